@@ -1,0 +1,279 @@
+"""Typed failures and warning codes, so every layer reports problems the agent can act on.
+
+Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
+
+    BraveSearchError
+    ├── InvalidArgument          INVALID_ARGUMENT      input rejected (details.field)
+    ├── MissingApiKey            MISSING_API_KEY       no key configured
+    ├── UpstreamStatusError      (a non-2xx answer from Brave)
+    │   ├── AuthFailed           AUTH_FAILED           token invalid / no subscription
+    │   ├── NotInPlan            NOT_IN_PLAN           option or resource outside the plan
+    │   ├── RateLimited          RATE_LIMITED          per-second limit, still after retries
+    │   ├── QuotaExceeded        QUOTA_EXCEEDED        monthly quota used up
+    │   ├── UpstreamValidation   UPSTREAM_VALIDATION   Brave 422 VALIDATION
+    │   └── UpstreamError        UPSTREAM_ERROR        any other non-2xx
+    ├── UpstreamTimeout          TIMEOUT               attempt or call deadline passed
+    ├── NetworkError             NETWORK_ERROR         connect/reset/protocol failures
+    ├── ParseError               PARSE_ERROR           body not JSON / not Brave's shape
+    ├── ResponseTooLarge         RESPONSE_TOO_LARGE    body over the byte cap
+    ├── NoResults                NO_RESULTS            every section empty
+    ├── SummaryUnavailable       SUMMARY_UNAVAILABLE   summarizer failed / deadline / no key
+    ├── Cancelled                CANCELLED             the client was closed under the call
+    └── InternalError            INTERNAL_ERROR        a bug (logged with the trace id)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ErrorCode(StrEnum):
+    """Envelope error codes: the contract agents branch on."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    MISSING_API_KEY = "MISSING_API_KEY"
+    AUTH_FAILED = "AUTH_FAILED"
+    NOT_IN_PLAN = "NOT_IN_PLAN"
+    RATE_LIMITED = "RATE_LIMITED"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
+    UPSTREAM_VALIDATION = "UPSTREAM_VALIDATION"
+    UPSTREAM_ERROR = "UPSTREAM_ERROR"
+    TIMEOUT = "TIMEOUT"
+    NETWORK_ERROR = "NETWORK_ERROR"
+    PARSE_ERROR = "PARSE_ERROR"
+    RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE"
+    NO_RESULTS = "NO_RESULTS"
+    SUMMARY_UNAVAILABLE = "SUMMARY_UNAVAILABLE"
+    CANCELLED = "CANCELLED"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+# What an agent should do about each error code; shown in the text rendering and the help tool.
+ERROR_ADVICE: dict[ErrorCode, str] = {
+    ErrorCode.INVALID_ARGUMENT: "Fix the named argument and call again; brave_web_search_help lists valid values.",
+    ErrorCode.MISSING_API_KEY: (
+        "Ask the user to set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or BRAVE_API_KEY_FILE) "
+        "for the server; retrying will not help until then."
+    ),
+    ErrorCode.AUTH_FAILED: "The API key is invalid or has no subscription; ask the user to check it. Do not retry.",
+    ErrorCode.NOT_IN_PLAN: "The user's Brave plan does not include this; use another tool or option. Do not retry.",
+    ErrorCode.RATE_LIMITED: "Brave's per-second limit was hit even after retries; wait a few seconds, then retry.",
+    ErrorCode.QUOTA_EXCEEDED: "The monthly quota is used up; retrying will not help until it resets.",
+    ErrorCode.UPSTREAM_VALIDATION: "Brave rejected a parameter (see details); change it and call again.",
+    ErrorCode.UPSTREAM_ERROR: "Brave answered with an error; retry later if retryable is true.",
+    ErrorCode.TIMEOUT: "Brave did not answer in time; retry, perhaps with fewer results.",
+    ErrorCode.NETWORK_ERROR: "Brave could not be reached; retry later.",
+    ErrorCode.PARSE_ERROR: "Brave's answer was not readable JSON; retrying rarely helps.",
+    ErrorCode.RESPONSE_TOO_LARGE: "The answer exceeded the size cap; ask for fewer results.",
+    ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness.",
+    ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
+    ErrorCode.CANCELLED: "The call was cancelled before it finished; call again if still needed.",
+    ErrorCode.INTERNAL_ERROR: "A bug in the server; report the trace_id. Retrying may help.",
+}
+
+
+class WarningCode(StrEnum):
+    """Soft problems: the call went on, but the agent should know what changed."""
+
+    QUERY_TRUNCATED = "QUERY_TRUNCATED"
+    COUNT_CLAMPED = "COUNT_CLAMPED"
+    OFFSET_CAPPED = "OFFSET_CAPPED"
+    OFFSET_IGNORED = "OFFSET_IGNORED"
+    SAFE_SEARCH_ADJUSTED = "SAFE_SEARCH_ADJUSTED"
+    INVALID_COUNTRY = "INVALID_COUNTRY"
+    INVALID_SEARCH_LANGUAGE = "INVALID_SEARCH_LANGUAGE"
+    INVALID_UI_LANGUAGE = "INVALID_UI_LANGUAGE"
+    INVALID_FRESHNESS = "INVALID_FRESHNESS"
+    INVALID_RESULT_FILTER = "INVALID_RESULT_FILTER"
+    INVALID_GOGGLES = "INVALID_GOGGLES"
+    PARAM_IGNORED = "PARAM_IGNORED"
+    VALUE_NORMALIZED = "VALUE_NORMALIZED"
+    OUTPUT_LIMIT_CLAMPED = "OUTPUT_LIMIT_CLAMPED"
+    DEBUG_OPTION_IGNORED = "DEBUG_OPTION_IGNORED"
+    QUERY_ALTERED = "QUERY_ALTERED"
+    DEDUPLICATED = "DEDUPLICATED"
+    OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
+    RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
+    SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
+
+
+WARNING_ADVICE: dict[WarningCode, str] = {
+    WarningCode.QUERY_TRUNCATED: "The query was cut to Brave's 400 characters / 50 words; shorten it yourself.",
+    WarningCode.COUNT_CLAMPED: "max_results was outside the endpoint's range and was clamped.",
+    WarningCode.OFFSET_CAPPED: "offset is a page index 0-9; it was capped at 9.",
+    WarningCode.OFFSET_IGNORED: "Image search has no offset; it was not sent.",
+    WarningCode.SAFE_SEARCH_ADJUSTED: "Image search knows only off/strict; moderate was sent as strict.",
+    WarningCode.INVALID_COUNTRY: "The country is not one Brave supports; it was dropped (see help for the list).",
+    WarningCode.INVALID_SEARCH_LANGUAGE: "The search language is not one Brave supports; it was dropped.",
+    WarningCode.INVALID_UI_LANGUAGE: "The UI language is not one Brave supports; it was dropped.",
+    WarningCode.INVALID_FRESHNESS: "freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD; it was dropped.",
+    WarningCode.INVALID_RESULT_FILTER: "Some result_filter entries are unknown; they were dropped.",
+    WarningCode.INVALID_GOGGLES: "Only https URLs or inline goggle definitions are accepted; others were dropped.",
+    WarningCode.PARAM_IGNORED: "This search type does not support the parameter; it was not sent.",
+    WarningCode.VALUE_NORMALIZED: "A value was rewritten to the spelling Brave expects.",
+    WarningCode.OUTPUT_LIMIT_CLAMPED: "max_lines/max_bytes were outside the allowed range and were clamped.",
+    WarningCode.DEBUG_OPTION_IGNORED: "Debug controls only apply with debug: true.",
+    WarningCode.QUERY_ALTERED: "Brave's spellcheck searched for a corrected query; set spellcheck: false to stop it.",
+    WarningCode.DEDUPLICATED: "Results repeating a URL from an earlier section were dropped.",
+    WarningCode.OUTPUT_TRUNCATED: "Whole results were dropped to fit max_lines/max_bytes; raise them or page on.",
+    WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
+    WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
+}
+
+
+class BraveSearchError(Exception):
+    """Base of every failure this package reports; carries what the envelope needs."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.INTERNAL_ERROR
+    default_retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.details: dict[str, Any] = dict(details or {})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, retryable={self.retryable})"
+
+
+class InvalidArgument(BraveSearchError):
+    """The caller's input was rejected before anything was sent."""
+
+    code = ErrorCode.INVALID_ARGUMENT
+
+    def __init__(self, message: str, *, field: str | None = None, **details: Any) -> None:
+        if field is not None:
+            details = {"field": field, **details}
+        super().__init__(message, details=details)
+        self.field = field
+
+
+class MissingApiKey(BraveSearchError):
+    """No API key is configured, so nothing can be sent."""
+
+    code = ErrorCode.MISSING_API_KEY
+
+
+class UpstreamStatusError(BraveSearchError):
+    """Brave answered with a non-2xx status; ``status`` and Brave's own code are kept."""
+
+    code = ErrorCode.UPSTREAM_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        brave_code: str | None = None,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        merged: dict[str, Any] = {"status": status}
+        if brave_code:
+            merged["brave_code"] = brave_code
+        if retry_after is not None:
+            merged["retry_after_seconds"] = retry_after
+        merged.update(details or {})
+        super().__init__(message, retryable=retryable, details=merged)
+        self.status = status
+        self.brave_code = brave_code
+        self.retry_after = retry_after
+
+
+class AuthFailed(UpstreamStatusError):
+    """The key is invalid or has no subscription."""
+
+    code = ErrorCode.AUTH_FAILED
+
+
+class NotInPlan(UpstreamStatusError):
+    """The plan does not include the endpoint or option."""
+
+    code = ErrorCode.NOT_IN_PLAN
+
+
+class RateLimited(UpstreamStatusError):
+    """Brave's per-second limit answered 429 and retries did not get through."""
+
+    code = ErrorCode.RATE_LIMITED
+    default_retryable = True
+
+
+class QuotaExceeded(UpstreamStatusError):
+    """The monthly quota is exhausted; never retried."""
+
+    code = ErrorCode.QUOTA_EXCEEDED
+
+
+class UpstreamValidation(UpstreamStatusError):
+    """Brave's 422 VALIDATION: a parameter Brave refused."""
+
+    code = ErrorCode.UPSTREAM_VALIDATION
+
+
+class UpstreamError(UpstreamStatusError):
+    """Any other non-2xx answer."""
+
+    code = ErrorCode.UPSTREAM_ERROR
+
+
+class UpstreamTimeout(BraveSearchError):
+    """An attempt or the whole call ran out of time."""
+
+    code = ErrorCode.TIMEOUT
+    default_retryable = True
+
+
+class NetworkError(BraveSearchError):
+    """The connection failed (refused, reset, protocol error)."""
+
+    code = ErrorCode.NETWORK_ERROR
+    default_retryable = True
+
+
+class ParseError(BraveSearchError):
+    """The body was not JSON, or not shaped like Brave's answer."""
+
+    code = ErrorCode.PARSE_ERROR
+
+
+class ResponseTooLarge(BraveSearchError):
+    """The body exceeded the configured byte cap and was not read whole."""
+
+    code = ErrorCode.RESPONSE_TOO_LARGE
+
+
+class NoResults(BraveSearchError):
+    """Every section of the answer was empty."""
+
+    code = ErrorCode.NO_RESULTS
+
+
+class SummaryUnavailable(BraveSearchError):
+    """The summarizer could not produce a summary (failed, deadline, no key)."""
+
+    code = ErrorCode.SUMMARY_UNAVAILABLE
+    default_retryable = True
+
+
+class Cancelled(BraveSearchError):
+    """The client was closed while the call was in flight."""
+
+    code = ErrorCode.CANCELLED
+    default_retryable = True
+
+
+class InternalError(BraveSearchError):
+    """An unexpected failure; the message never includes internals."""
+
+    code = ErrorCode.INTERNAL_ERROR
+    default_retryable = True

@@ -1,0 +1,320 @@
+"""Strict tool inputs and the v1 envelopes: the single source of truth for schemas, validation and help."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+API_VERSION = "v1"
+SearchType = Literal["web", "news", "images", "videos"]
+SafeSearch = Literal["off", "moderate", "strict"]
+Units = Literal["metric", "imperial"]
+HelpTopic = Literal["params", "examples", "limits", "errors", "all"]
+
+
+class StrictInput(BaseModel):
+    """Base for tool inputs: unknown fields are errors, and an alias may not duplicate its canonical name."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
+
+    # canonical field name -> accepted Brave spellings
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_alias_duplicates(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for canonical, aliases in cls.ALIASES.items():
+                given = [name for name in (canonical, *aliases) if name in data]
+                if len(given) > 1:
+                    raise ValueError(f"give only one of {', '.join(given)} (they are the same parameter)")
+        return data
+
+
+def _as_list(value: Any) -> Any:
+    """Accept a single string or a comma-separated string where a list is expected."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()] or [value]
+    return value
+
+
+class WebSearchArgs(StrictInput):
+    """Arguments of ``brave_web_search``."""
+
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "max_results": ("count",),
+        "search_language": ("search_lang",),
+        "ui_language": ("ui_lang",),
+        "safe_search": ("safesearch",),
+    }
+
+    query: str = Field(description='Search text; Brave operators work (site:, "phrase", -term). Max 400 chars.')
+    search_type: SearchType = Field("web", description="Which Brave index to search.")
+    result_filter: list[str] | None = Field(
+        None, description='Web only: sections to return, e.g. ["web","news"]. Default: all.'
+    )
+    max_results: int | None = Field(
+        None,
+        ge=1,
+        validation_alias=AliasChoices("max_results", "count"),
+        description="Results wanted (default 10; max web 20, news/videos 50, images 200).",
+    )
+    offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
+    country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
+    search_language: str | None = Field(
+        None, validation_alias=AliasChoices("search_language", "search_lang"), description="e.g. en, de, zh-hans."
+    )
+    ui_language: str | None = Field(
+        None, validation_alias=AliasChoices("ui_language", "ui_lang"), description="e.g. en-US, de-DE."
+    )
+    safe_search: SafeSearch | None = Field(
+        None, validation_alias=AliasChoices("safe_search", "safesearch"), description="Images: off or strict only."
+    )
+    units: Units | None = None
+    freshness: str | None = Field(None, description="pd, pw, pm, py, or YYYY-MM-DDtoYYYY-MM-DD.")
+    spellcheck: bool | None = None
+    extra_snippets: bool | None = Field(None, description="Up to 5 extra snippets per result (web, news).")
+    text_decorations: bool | None = Field(None, description="Web: keep match highlights as **bold**.")
+    goggles: list[str] | None = Field(None, description="Goggle https URLs or inline definitions (web, news).")
+    summary: bool = Field(False, description="Web: also return a summarizer_key for brave_summarizer.")
+    max_lines: int | None = Field(None, description="Cap on text lines (20-300, default 120).")
+    max_bytes: int | None = Field(None, description="Cap on text bytes (4096-98304, default 32768).")
+    debug: bool = Field(False, description="Add debug data; enables the four debug controls.")
+    include_raw_payload: bool = False
+    include_request_url: bool = False
+    disable_cache: bool = False
+    disable_throttle: bool = False
+
+    @field_validator("result_filter", "goggles", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        return _as_list(value)
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+
+class SummarizerArgs(StrictInput):
+    """Arguments of ``brave_summarizer``: exactly one of ``key`` or ``query``."""
+
+    key: str | None = Field(None, description="summarizer_key from brave_web_search with summary: true.")
+    query: str | None = Field(None, description="Or a query: the tool searches and summarizes in one call.")
+    entity_info: bool = False
+    inline_references: bool = Field(False, description="Add (url) citations inside the summary text.")
+    country: str | None = None
+    search_language: str | None = Field(None, validation_alias=AliasChoices("search_language", "search_lang"))
+    deadline_seconds: float | None = Field(None, gt=0, le=120, description="Overall polling deadline (default 20).")
+
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",)}
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> SummarizerArgs:
+        has_key = bool(self.key and self.key.strip())
+        has_query = bool(self.query and self.query.strip())
+        if has_key == has_query:
+            raise ValueError("give exactly one of key or query")
+        return self
+
+
+class HelpArgs(StrictInput):
+    """Arguments of ``brave_web_search_help``."""
+
+    topic: HelpTopic = "all"
+
+
+class StatusArgs(StrictInput):
+    """Arguments of ``brave_web_search_status``."""
+
+    probe_connectivity: bool = Field(False, description="Send one count=1 request per search endpoint.")
+    verbose: bool = Field(False, description="Add per-endpoint request/error counters.")
+    include_limits: bool = Field(False, description="Add the parameter limits.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Output envelopes. Optional fields are omitted from the wire when None (see ``dump``).
+
+
+class Envelope(BaseModel):
+    """Base of every envelope: dumps compactly, without None fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready dict sent as ``structuredContent``."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class WarningItem(Envelope):
+    """A soft problem: the call went on, this tells the agent what changed."""
+
+    code: str
+    message: str
+
+
+class Result(Envelope):
+    """One search result; each search type fills only the fields it has."""
+
+    title: str
+    url: str
+    snippet: str = ""
+    age: str | None = None
+    source: str | None = None
+    extra_snippets: list[str] | None = None
+    # news
+    breaking: bool | None = None
+    # videos
+    duration: str | None = None
+    views: int | None = None
+    creator: str | None = None
+    publisher: str | None = None
+    thumbnail: str | None = None
+    # images
+    image_url: str | None = None
+    width: int | None = None
+    height: int | None = None
+    # faq / discussions
+    question: str | None = None
+    answer: str | None = None
+    forum: str | None = None
+    answers: int | None = None
+    score: str | None = None
+    # infobox / locations
+    attributes: list[list[str]] | None = None
+    address: str | None = None
+    phone: str | None = None
+    rating: str | None = None
+
+
+class Section(Envelope):
+    """A group of results of one kind (web, news, videos, faq, discussions, infobox, locations, images)."""
+
+    key: str
+    label: str
+    section_limit_reached: bool = False
+    results: list[Result]
+
+
+class RateLimitMeta(Envelope):
+    """The plan figures Brave reported on its last answer."""
+
+    per_second: float | None = None
+    remaining_second: int | None = None
+    limit_month: int | None = None
+    remaining_month: int | None = None
+    reset_seconds: float | None = None
+    reset_month_seconds: float | None = None
+
+
+class SearchMeta(Envelope):
+    """Facts about how a search was served."""
+
+    query: str
+    search_type: SearchType
+    requested: int
+    returned: int
+    offset: int
+    has_more: bool
+    provider: str = "brave"
+    cached: bool = False
+    attempts: int = 0
+    duration_ms: int = 0
+    trace_id: str
+    server_version: str
+    altered_query: str | None = None
+    rate_limit: RateLimitMeta | None = None
+
+
+class DebugData(Envelope):
+    """Only with ``debug: true``; capped at 64 KiB of raw payload."""
+
+    request_url: str | None = None
+    raw_payload: str | None = None
+    raw_payload_truncated: bool | None = None
+    raw_payload_original_bytes: int | None = None
+    cache_bypassed: bool = False
+    throttle_bypassed: bool = False
+
+
+class SearchEnvelope(Envelope):
+    """Success envelope of ``brave_web_search``."""
+
+    api_version: Literal["v1"] = API_VERSION
+    summary: str
+    sections: list[Section]
+    summarizer_key: str | None = None
+    meta: SearchMeta
+    warnings: list[WarningItem] = Field(default_factory=list)
+    debug: DebugData | None = None
+
+
+class Reference(Envelope):
+    """A numbered source cited by a summary."""
+
+    number: int
+    url: str
+    title: str | None = None
+
+
+class SummaryMeta(Envelope):
+    """Facts about how a summary was made."""
+
+    query: str | None = None
+    polls: int = 0
+    duration_ms: int = 0
+    trace_id: str
+    server_version: str
+    provider: str = "brave"
+    rate_limit: RateLimitMeta | None = None
+
+
+class SummaryEnvelope(Envelope):
+    """Success envelope of ``brave_summarizer``."""
+
+    api_version: Literal["v1"] = API_VERSION
+    summary_text: str
+    title: str | None = None
+    references: list[Reference] = Field(default_factory=list)
+    followups: list[str] = Field(default_factory=list)
+    enrichments: dict[str, Any] | None = None
+    entities_infos: dict[str, Any] | None = None
+    meta: SummaryMeta
+    warnings: list[WarningItem] = Field(default_factory=list)
+
+
+class ErrorBody(Envelope):
+    """The ``error`` member of an error envelope."""
+
+    code: str
+    message: str
+    retryable: bool
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorMeta(Envelope):
+    """Minimal meta of an error envelope."""
+
+    provider: str = "brave"
+    server_version: str
+    trace_id: str
+    tool: str | None = None
+
+
+class ErrorEnvelope(Envelope):
+    """Returned with ``isError: true`` for every failure."""
+
+    api_version: Literal["v1"] = API_VERSION
+    error: ErrorBody
+    meta: ErrorMeta
+    warnings: list[WarningItem] = Field(default_factory=list)
