@@ -170,7 +170,7 @@ def _lookup_key(env: Mapping[str, str]) -> tuple[str | None, KeySource | None]:
     for name in ("BRAVE_SEARCH_API_KEY", "BRAVE_API_KEY"):
         value = (env.get(name) or "").strip()
         if value:
-            return value, name  # type: ignore[return-value]
+            return value, name
     path = (env.get("BRAVE_API_KEY_FILE") or "").strip()
     if not path:
         return None, None

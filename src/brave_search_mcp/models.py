@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-API_VERSION = "v1"
+API_VERSION: Literal["v1"] = "v1"
 SearchType = Literal["web", "news", "images", "videos"]
 SafeSearch = Literal["off", "moderate", "strict"]
 Units = Literal["metric", "imperial"]
