@@ -139,9 +139,21 @@ class BraveSearchError(Exception):
         self.message = message
         self.retryable = self.default_retryable if retryable is None else retryable
         self.details: dict[str, Any] = dict(details or {})
+        # Warnings of the request that failed (models.WarningItem); set by the service layer.
+        self.warnings: list[Any] = []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, retryable={self.retryable})"
+
+    def for_call(self, warnings: list[Any], **details: Any) -> BraveSearchError:
+        """A copy carrying one call's warnings and details: callers sharing a request share the original."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        clone.details = {**self.details, **{k: v for k, v in details.items() if k not in self.details}}
+        clone.warnings = [*self.warnings, *(w for w in warnings if w not in self.warnings)]
+        clone.__cause__ = self.__cause__
+        return clone
 
 
 class InvalidArgument(BraveSearchError):

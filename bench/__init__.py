@@ -1,0 +1,1 @@
+"""Benchmarks: speed, size and resilience figures measured against a local fake upstream."""

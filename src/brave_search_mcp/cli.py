@@ -1,0 +1,192 @@
+"""Command line: serve stdio (the default), or search, summarize and check status from a terminal.
+
+Exit codes: 0 success, 1 an error envelope (explained on stderr), 2 usage or configuration errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import anyio
+
+from ._version import __version__
+from .client import BraveClient
+from .config import ConfigError, Settings
+from .errors import ErrorCode
+from .logs import configure_logging
+from .service import SearchService, ToolOutcome
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+MISSING_KEY_LINE = (
+    "brave-search-mcp: no Brave API key configured - set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or "
+    "BRAVE_API_KEY_FILE=/path/to/key-file); get a key at https://api-dashboard.search.brave.com"
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """All subcommands; no subcommand means ``serve``."""
+    parser = argparse.ArgumentParser(
+        prog="brave-search-mcp",
+        description="Brave Search MCP server (stdio) and command line. With no command, serves MCP on stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("serve", help="run the MCP server on stdio (the default)")
+
+    search = sub.add_parser("search", help="search and print compact results")
+    search.add_argument("query", help="search text")
+    search.add_argument("--type", dest="search_type", choices=["web", "news", "images", "videos"], default="web")
+    search.add_argument("--count", dest="max_results", type=int, help="results wanted (default 10)")
+    search.add_argument("--offset", type=int, help="page index 0-9")
+    search.add_argument("--country", help="e.g. US, DE, ALL")
+    search.add_argument("--search-lang", dest="search_language", help="e.g. en, de, zh-hans")
+    search.add_argument("--ui-lang", dest="ui_language", help="e.g. en-US")
+    search.add_argument("--safe-search", dest="safe_search", choices=["off", "moderate", "strict"])
+    search.add_argument("--freshness", help="pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD")
+    search.add_argument("--result-filter", dest="result_filter", help="web sections, comma separated")
+    search.add_argument("--goggles", action="append", help="goggle https URL or inline rules (repeatable)")
+    search.add_argument("--units", choices=["metric", "imperial"])
+    search.add_argument("--extra-snippets", action="store_true", default=None)
+    search.add_argument("--no-spellcheck", dest="spellcheck", action="store_false", default=None)
+    search.add_argument("--summary", action="store_true", default=None, help="also ask for a summarizer key")
+    search.add_argument("--max-lines", type=int)
+    search.add_argument("--max-bytes", type=int)
+    search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the cache")
+    search.add_argument("--json", action="store_true", help="print the JSON envelope instead of text")
+
+    summarize = sub.add_parser("summarize", help="print a short cited summary")
+    summarize.add_argument("query", nargs="?", help="question to search and summarize")
+    summarize.add_argument("--key", help="summarizer_key from 'search --summary'")
+    summarize.add_argument("--inline-references", action="store_true", default=None)
+    summarize.add_argument("--entity-info", action="store_true", default=None)
+    summarize.add_argument("--json", action="store_true")
+
+    status = sub.add_parser("status", help="configuration, limits and (with --probe) connectivity")
+    status.add_argument("--probe", action="store_true", help="send one count=1 request per search endpoint")
+    status.add_argument("--verbose", action="store_true")
+    status.add_argument("--json", action="store_true")
+
+    tool_help = sub.add_parser("tool-help", help="parameter reference, examples, limits, error codes")
+    tool_help.add_argument("topic", nargs="?", default="all", choices=["params", "examples", "limits", "errors", "all"])
+    tool_help.add_argument("--json", action="store_true")
+
+    skill = sub.add_parser("skill", help="agent-skill entry: JSON in, JSON {ok: ...} out")
+    skill.add_argument("mode", choices=["web", "summarizer"])
+    skill.add_argument("--params-json", required=True, help="tool arguments as a JSON object")
+    return parser
+
+
+def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
+    names = (
+        "query",
+        "search_type",
+        "max_results",
+        "offset",
+        "country",
+        "search_language",
+        "ui_language",
+        "safe_search",
+        "freshness",
+        "result_filter",
+        "goggles",
+        "units",
+        "extra_snippets",
+        "spellcheck",
+        "summary",
+        "max_lines",
+        "max_bytes",
+    )
+    args = {name: getattr(ns, name) for name in names if getattr(ns, name) is not None}
+    if ns.no_cache:
+        args.update(debug=True, disable_cache=True)
+    return args
+
+
+def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if ns.command == "search":
+        return "brave_web_search", _search_arguments(ns)
+    if ns.command == "summarize":
+        args = {k: v for k, v in {"query": ns.query, "key": ns.key}.items() if v is not None}
+        for flag in ("inline_references", "entity_info"):
+            if getattr(ns, flag):
+                args[flag] = True
+        return "brave_summarizer", args
+    if ns.command == "status":
+        return "brave_web_search_status", {"probe_connectivity": ns.probe, "verbose": ns.verbose}
+    return "brave_web_search_help", {"topic": ns.topic}
+
+
+async def run_tool(settings: Settings, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+    """One tool call through a fresh client, exactly as the MCP server would run it."""
+    async with BraveClient(settings) as client:
+        return await SearchService(settings, client).call(tool, arguments)
+
+
+def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
+    if as_json:
+        out.write(json.dumps(outcome.structured, ensure_ascii=False, indent=2) + "\n")
+    if outcome.is_error:
+        code = outcome.structured.get("error", {}).get("code")
+        err.write((MISSING_KEY_LINE if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
+        return EXIT_ERROR
+    if not as_json:
+        out.write(outcome.text + "\n")
+    return EXIT_OK
+
+
+def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
+    tool = "brave_web_search" if ns.mode == "web" else "brave_summarizer"
+    try:
+        arguments = json.loads(ns.params_json)
+        if not isinstance(arguments, dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        error = {"code": "INVALID_ARGUMENT", "message": f"--params-json must be a JSON object ({exc})"}
+        out.write(json.dumps({"ok": False, "error": {"api_version": "v1", "error": error}}) + "\n")
+        return EXIT_USAGE
+    outcome = anyio.run(run_tool, settings, tool, arguments)
+    body = {"ok": not outcome.is_error, ("error" if outcome.is_error else "result"): outcome.structured}
+    out.write(json.dumps(body, ensure_ascii=False) + "\n")
+    return EXIT_ERROR if outcome.is_error else EXIT_OK
+
+
+def serve(settings: Settings) -> None:
+    """Run the stdio MCP server until stdin closes."""
+    from .server import build_server  # the MCP SDK is only imported when serving
+
+    configure_logging(settings)
+    build_server(settings).run()
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Entry point of the ``brave-search-mcp`` console script."""
+    out, err = out or sys.stdout, err or sys.stderr
+    ns = build_parser().parse_args(argv)
+    command = ns.command or "serve"
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        err.write(f"brave-search-mcp: configuration error: {exc}\n")
+        return EXIT_USAGE
+    if command == "serve":
+        serve(settings)
+        return EXIT_OK
+    if "BRAVE_SEARCH_LOG_LEVEL" not in os.environ:
+        settings = settings.model_copy(update={"log_level": "WARNING"})
+    configure_logging(settings, err)
+    try:
+        if command == "skill":
+            return _skill(settings, ns, out)
+        tool, arguments = _tool_call(ns)
+        outcome = anyio.run(run_tool, settings, tool, arguments)
+        return _print_outcome(outcome, ns.json, out, err)
+    except KeyboardInterrupt:
+        err.write("brave-search-mcp: interrupted\n")
+        return 130

@@ -1,0 +1,83 @@
+"""``BraveSearch``: the same throttled, cached, retrying core for Python callers, without MCP."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import httpx2
+from pydantic import SecretStr, ValidationError
+
+from .client import BraveClient
+from .config import Settings
+from .models import SearchEnvelope, StatusArgs, SummarizerArgs, SummaryEnvelope, WebSearchArgs
+from .service import SearchService, invalid_argument_from
+from .status import build_status
+
+
+class BraveSearch:
+    """Async context manager around one client; methods return envelope models or raise ``BraveSearchError``.
+
+    >>> async with BraveSearch() as brave:                      # key from BRAVE_SEARCH_API_KEY etc.
+    ...     result = await brave.web_search("python 3.13 release notes", max_results=5)
+    ...     print(result.sections[0].results[0].url)
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        settings: Settings | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        settings = settings or Settings.from_env()
+        if api_key is not None:
+            settings = settings.model_copy(update={"api_key": SecretStr(api_key), "api_key_source": None})
+        self.settings = settings
+        self._transport = transport
+        self._client: BraveClient | None = None
+        self._service: SearchService | None = None
+
+    async def __aenter__(self) -> BraveSearch:
+        client = BraveClient(self.settings, transport=self._transport)
+        await client.__aenter__()
+        self._client = client
+        self._service = SearchService(self.settings, client)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        client, self._client, self._service = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
+    @property
+    def service(self) -> SearchService:
+        """The underlying service (raises if used outside ``async with``)."""
+        if self._service is None:
+            raise RuntimeError("use BraveSearch inside 'async with'")
+        return self._service
+
+    async def web_search(self, query: str, **params: Any) -> SearchEnvelope:
+        """Search; ``params`` are ``brave_web_search`` arguments (search_type, max_results, country, ...)."""
+        envelope, _ = await self.service.web_search(_validate(WebSearchArgs, {"query": query, **params}))
+        return envelope
+
+    async def summarize(self, query: str | None = None, *, key: str | None = None, **params: Any) -> SummaryEnvelope:
+        """A cited summary for ``query`` (one search + polling) or for a ``key`` from a summary search."""
+        args = _validate(SummarizerArgs, {"query": query, "key": key, **params})
+        envelope, _ = await self.service.summarize(args)
+        return envelope
+
+    async def status(self, *, probe_connectivity: bool = False, verbose: bool = False) -> dict[str, Any]:
+        """The same report as the status tool."""
+        args = StatusArgs(probe_connectivity=probe_connectivity, verbose=verbose)
+        return await build_status(self.service, args, "library")
+
+
+_ArgsT = TypeVar("_ArgsT", WebSearchArgs, SummarizerArgs)
+
+
+def _validate(model: type[_ArgsT], data: dict[str, Any]) -> _ArgsT:
+    try:
+        return model.model_validate({k: v for k, v in data.items() if v is not None})
+    except ValidationError as exc:
+        raise invalid_argument_from(exc) from None

@@ -1,0 +1,66 @@
+"""Structured logs on stderr only, because stdout carries the MCP protocol."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any, TextIO
+
+from .config import Settings
+
+PACKAGE_LOGGER = "brave_search_mcp"
+CALL_LOGGER = "brave_search_mcp.calls"
+
+# Attributes every LogRecord has; anything else was passed through ``extra=`` and is logged as a field.
+_STANDARD_ATTRS = frozenset(vars(logging.LogRecord("n", 0, "p", 0, "m", None, None))) | {"message", "asctime"}
+
+
+def _extra_fields(record: logging.LogRecord) -> list[tuple[str, Any]]:
+    """Fields passed through ``extra=``, in insertion order."""
+    return [(k, v) for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")]
+
+
+class JsonLineFormatter(logging.Formatter):
+    """One JSON object per line: easy to grep, impossible to confuse with JSON-RPC on stdout."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        payload.update(
+            (key, value)
+            for key, value in vars(record).items()
+            if key not in _STANDARD_ATTRS and not key.startswith("_")
+        )
+        if record.exc_info and record.levelno >= logging.ERROR:
+            payload["exc"] = self.formatException(record.exc_info)
+        return json.dumps(payload, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """Human-readable variant for people tailing stderr."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        extras = " ".join(f"{key}={value}" for key, value in _extra_fields(record))
+        line = f"{record.levelname} {record.name}: {record.getMessage()}"
+        return f"{line} {extras}" if extras else line
+
+
+def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
+    """Send this package's logs to stderr in the configured format; quiet third-party chatter."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonLineFormatter() if settings.log_format == "json" else TextFormatter())
+    package = logging.getLogger(PACKAGE_LOGGER)
+    for old in list(package.handlers):
+        package.removeHandler(old)
+    package.addHandler(handler)
+    package.setLevel(settings.log_level)
+    package.propagate = False
+    # httpx2 logs every request URL at INFO; the SDK logs per-request INFO lines. Keep them to warnings.
+    for name in ("httpx2", "httpcore", "mcp"):
+        logging.getLogger(name).setLevel(logging.WARNING)

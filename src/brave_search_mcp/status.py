@@ -1,0 +1,146 @@
+"""The status report: is the server configured, how close to the plan's limits, does Brave answer.
+
+The key itself never appears here — not even a prefix — only where it came from.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+from .client import SEARCH_ENDPOINTS
+from .errors import BraveSearchError
+from .helpdoc import limits as parameter_limits
+from .helpdoc import search_type_rules
+from .models import API_VERSION, StatusArgs
+
+if TYPE_CHECKING:
+    from .service import SearchService
+
+PROBE_QUERY = "brave search api"
+
+
+async def probe_endpoints(service: SearchService) -> list[dict[str, Any]]:
+    """One count=1 request per search endpoint, sequentially and through the throttle, uncached."""
+    results: list[dict[str, Any]] = []
+    for search_type, endpoint in SEARCH_ENDPOINTS.items():
+        started = time.perf_counter()
+        entry: dict[str, Any] = {"search_type": search_type, "endpoint": endpoint.value}
+        try:
+            response = await service.client.get(endpoint, [("q", PROBE_QUERY), ("count", "1")], use_cache=False)
+        except BraveSearchError as exc:
+            entry.update(ok=False, code=exc.code.value, message=exc.message, retryable=exc.retryable)
+        else:
+            entry.update(ok=True, http_status=response.status, attempts=response.attempts)
+        entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        results.append(entry)
+    return results
+
+
+async def build_status(service: SearchService, args: StatusArgs, trace_id: str) -> dict[str, Any]:
+    """The structured status report (see the brave_web_search_status contract)."""
+    settings = service.settings
+    client = service.client
+    rate, burst = client.throttle_rate
+    cache = client.cache_stats()
+    last = client.last_rate_limit
+    reasons: list[str] = []
+    report: dict[str, Any] = {
+        "api_version": API_VERSION,
+        "status": "ok",
+        "server_version": __version__,
+        "uptime_seconds": round(service.uptime_seconds, 1),
+        "key": {"configured": settings.has_key, "source": settings.api_key_source},
+        "settings": {
+            "base_url": settings.base_url,
+            "rate_limit_per_second": rate,
+            "burst": burst,
+            "rate_adaptive": settings.adaptive_rate,
+            "retries": settings.retries,
+            "retry_base_ms": settings.retry_base_ms,
+            "retry_max_ms": settings.retry_max_ms,
+            "timeout_seconds": settings.timeout_seconds,
+            "call_deadline_seconds": settings.call_deadline_seconds,
+            "cache_ttl_seconds": settings.cache_ttl_seconds,
+            "cache_size": settings.cache_size,
+            "max_response_bytes": settings.max_response_bytes,
+            "max_lines": settings.max_lines,
+            "max_bytes": settings.max_bytes,
+            "summarizer_deadline_seconds": settings.summarizer_deadline_seconds,
+            "enabled_tools": list(settings.enabled_tools),
+        },
+        "rate_limit": None,
+        "cache": {
+            "entries": cache.entries,
+            "max_entries": cache.max_entries,
+            "ttl_seconds": cache.ttl_seconds,
+            "hits": cache.hits,
+            "misses": cache.misses,
+            "shared": cache.shared,
+        },
+        "meta": {"trace_id": trace_id, "provider": "brave"},
+    }
+    if last is not None:
+        report["rate_limit"] = {
+            "per_second": last.per_second,
+            "remaining_second": last.remaining_second,
+            "limit_month": last.limit_month,
+            "remaining_month": last.remaining_month,
+            "reset_seconds": last.reset_seconds,
+            "reset_month_seconds": last.reset_month_seconds,
+            "seen_seconds_ago": round(service.client_clock() - last.observed_at, 1),
+        }
+        if last.limit_month and last.remaining_month == 0:
+            reasons.append("the monthly quota is used up")
+    if not settings.has_key:
+        report["status"] = "unconfigured"
+        reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+    elif args.probe_connectivity:
+        probes = await probe_endpoints(service)
+        report["probe"] = probes
+        failed = [p["search_type"] for p in probes if not p["ok"]]
+        if failed:
+            reasons.append(f"probe failed for {', '.join(failed)}")
+    if reasons and report["status"] == "ok":
+        report["status"] = "degraded"
+    report["reasons"] = reasons
+    if args.verbose:
+        report["counters"] = {
+            name: {"requests": c.requests, "errors": c.errors, "cache_hits": c.cache_hits, "by_code": dict(c.by_code)}
+            for name, c in client.counters().items()
+        }
+    if args.include_limits:
+        report["limits"] = {"search_types": search_type_rules(), **parameter_limits(settings)}
+    return report
+
+
+def render_status_text(report: dict[str, Any]) -> str:
+    """A few lines a person can read at a glance."""
+    key = report["key"]
+    settings = report["settings"]
+    cache = report["cache"]
+    lines = [
+        f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)",
+        f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
+        f"rate: {settings['rate_limit_per_second']:g}/s burst {settings['burst']}"
+        f"{' (adaptive)' if settings['rate_adaptive'] else ''}; retries {settings['retries']}; "
+        f"timeout {settings['timeout_seconds']:g} s",
+        f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
+        f"{cache['hits']} hits, {cache['misses']} misses",
+    ]
+    rl = report.get("rate_limit")
+    if rl:
+        lines.append(
+            f"brave limits: {rl['per_second']}/s, {rl['remaining_month']} of {rl['limit_month']} left this month "
+            f"(0 = unlimited), resets in {rl['reset_month_seconds']} s"
+        )
+    else:
+        lines.append("brave limits: not seen yet (no request made)")
+    for probe in report.get("probe", []):
+        outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
+        lines.append(f"probe {probe['search_type']}: {outcome} ({probe['duration_ms']} ms)")
+    for name, counter in report.get("counters", {}).items():
+        lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
+    lines.extend(f"! {reason}" for reason in report.get("reasons", []))
+    return "\n".join(lines)

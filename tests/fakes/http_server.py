@@ -1,0 +1,287 @@
+"""A real local HTTP server in front of ``FakeBrave``, so end-to-end tests exercise real sockets and real faults."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from .brave import FakeBrave, Reply, reset_cut, split_chunks
+
+logger = logging.getLogger(__name__)
+
+CONTROL_PREFIX = "/__fake/"
+_JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for threads
+_IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
+
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer that remembers its connections and threads so it can stop promptly."""
+
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, fake: FakeBrave, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.fake = fake
+        self.stopping = threading.Event()
+        self.track_lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self.threads: set[threading.Thread] = set()
+        self.handled = threading.Condition()
+        self.handled_count = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Track each connection's socket and thread before handing it to a worker thread."""
+        thread = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), name="fake-brave-conn", daemon=True
+        )
+        with self.track_lock:
+            self.connections.add(request)
+            self.threads.add(thread)
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Run one connection, then forget it."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.track_lock:
+                self.connections.discard(request)
+                self.threads.discard(threading.current_thread())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Connection errors are expected (faults, clients giving up): log them quietly."""
+        logger.debug("fake brave: connection error from %s", client_address, exc_info=True)
+
+    def note_handled(self) -> None:
+        """Wake anyone waiting for a request count."""
+        with self.handled:
+            self.handled_count += 1
+            self.handled.notify_all()
+
+    def drop_connections(self) -> None:
+        """Shut every open socket so worker threads blocked on I/O return at once."""
+        with self.track_lock:
+            conns = list(self.connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Parses a request, asks the fake for a reply and writes it (or performs the transport fault)."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeBrave/1.0"
+    sys_version = ""
+    timeout = _IDLE_TIMEOUT
+    disable_nagle_algorithm = True  # headers and body go out in separate writes; avoid delayed-ACK stalls
+    server: _Server
+
+    def do_GET(self) -> None:
+        """Serve GET."""
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        """Serve POST (control endpoints; Brave paths answer 405)."""
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        """Serve PUT (405 from the fake)."""
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        """Serve DELETE (405 from the fake)."""
+        self._dispatch()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Route access logs to logging (stderr), never stdout; the token travels in a header and is not logged."""
+        logger.info("fake brave: %s - %s", self.address_string(), format % args)
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _dispatch(self) -> None:
+        split = urlsplit(self.path)
+        body = self._read_body()
+        if split.path.startswith(CONTROL_PREFIX):
+            self._control(split.path, body)
+            return
+        params = parse_qsl(split.query, keep_blank_values=True)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        reply = self.server.fake.handle(self.command, split.path, params, headers)
+        self.server.note_handled()
+        self._send(reply)
+
+    # ------------------------------------------------------------------ control endpoints
+
+    def _control(self, path: str, body: bytes) -> None:
+        fake = self.server.fake
+        name = path[len(CONTROL_PREFIX) :]
+        if name == "stats" and self.command == "GET":
+            self._send_json(200, fake.stats())
+        elif name == "reset" and self.command == "POST":
+            fake.reset()
+            self._send_json(200, {"ok": True})
+        elif name == "inject" and self.command == "POST":
+            try:
+                spec = json.loads(body or b"{}")
+                if not isinstance(spec, dict):
+                    raise ValueError("body must be a JSON object")
+                fault = spec.pop("fault")
+                fake.inject(str(fault), path=spec.pop("path", None), times=int(spec.pop("times", 1)), **spec)
+            except (ValueError, KeyError, TypeError) as exc:
+                self._send_json(400, {"ok": False, "error": str(exc)})
+                return
+            self._send_json(200, {"ok": True, "pending": fake.pending_faults()})
+        else:
+            self._send_json(404, {"ok": False, "error": f"unknown control endpoint {self.command} {path}"})
+
+    def _send_json(self, status: int, obj: Any) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    # ------------------------------------------------------------------ replies and faults
+
+    def _start(self, reply: Reply, content_length: int | None) -> None:
+        self.send_response(reply.status)
+        for key, value in reply.headers:
+            self.send_header(key, value)
+        if content_length is None:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(content_length))
+        self.end_headers()
+
+    def _send(self, reply: Reply) -> None:
+        fault = reply.transport_fault
+        stopping = self.server.stopping
+        if fault == "refused":
+            # A real refusal needs a closed listener; the nearest per-request equivalent is closing before any byte.
+            self.close_connection = True
+            return
+        if fault in ("timeout", "hang"):
+            stopping.wait(float(reply.options.get("seconds", 30.0)))
+            self.close_connection = True
+            return
+        if reply.streamed:
+            self._start(reply, None)
+            for chunk in reply.iter_body():
+                if stopping.is_set():
+                    break
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            else:
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            self.close_connection = True
+            return
+        self._start(reply, len(reply.body))
+        if fault == "reset":
+            self.wfile.write(reply.body[: reset_cut(reply)])
+            self._reset_socket()
+            return
+        if fault == "slow_body":
+            delay = float(reply.options.get("delay", 0.05))
+            for i, piece in enumerate(split_chunks(reply.body, int(reply.options.get("chunk_size", 512)))):
+                if i and stopping.wait(delay):
+                    self.close_connection = True
+                    return
+                self.wfile.write(piece)
+            return
+        self.wfile.write(reply.body)
+
+    def _reset_socket(self) -> None:
+        """Abort the connection with a TCP RST (SO_LINGER 0) after part of the body went out."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+
+    def finish(self) -> None:
+        """Tolerate sockets we already reset or the client already dropped."""
+        with contextlib.suppress(OSError):
+            super().finish()
+
+
+class FakeBraveServer:
+    """Runs ``FakeBrave`` on 127.0.0.1 (random port) in daemon threads; ``with`` starts it and stops it promptly."""
+
+    def __init__(self, fake: FakeBrave | None = None, *, port: int = 0, **fake_kwargs: Any) -> None:
+        if fake is not None and fake_kwargs:
+            raise TypeError("pass either a FakeBrave or keyword arguments for one, not both")
+        self.fake = fake if fake is not None else FakeBrave(**fake_kwargs)
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` of the running server."""
+        if self._server is None:
+            raise RuntimeError("server is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeBraveServer:
+        """Bind and serve in a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError("server already started")
+        self._server = _Server(self.fake, self._port)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-brave-server", daemon=True
+        )
+        self._thread.start()
+        logger.info("fake brave listening on %s", self.base_url)
+        return self
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
+        """Block until ``count`` Brave requests have been answered (or are in a fault); False on timeout."""
+        server = self._server
+        if server is None:
+            raise RuntimeError("server is not running")
+        with server.handled:
+            return server.handled.wait_for(lambda: server.handled_count >= count, timeout)
+
+    def stop(self) -> None:
+        """Stop promptly: wake hanging faults, close open connections, and join threads for a bounded time."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._server = self._thread = None
+        deadline = time.monotonic() + _JOIN_BUDGET
+        server.stopping.set()
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with server.track_lock:
+            workers = list(server.threads)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        logger.info("fake brave stopped")
+
+    def __enter__(self) -> FakeBraveServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

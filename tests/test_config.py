@@ -1,0 +1,138 @@
+"""Settings: key lookup order, every knob validated with an error that names its variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from brave_search_mcp.config import DEFAULT_BASE_URL, TOOL_NAMES, ConfigError, Settings
+
+
+def test_defaults_without_any_environment() -> None:
+    settings = Settings.from_env({})
+    assert settings.api_key is None
+    assert settings.api_key_source is None
+    assert not settings.has_key
+    assert settings.base_url == DEFAULT_BASE_URL
+    assert (settings.timeout_seconds, settings.retries, settings.retry_base_ms, settings.retry_max_ms) == (
+        15.0,
+        3,
+        250,
+        5000,
+    )
+    assert settings.rate_limit is None
+    assert settings.adaptive_rate
+    assert (settings.cache_ttl_seconds, settings.max_lines, settings.max_bytes) == (300.0, 120, 32 * 1024)
+    assert settings.enabled_tools == TOOL_NAMES
+
+
+def test_key_lookup_order(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text("from-file-key\n")
+    env = {"BRAVE_SEARCH_API_KEY": "first", "BRAVE_API_KEY": "second", "BRAVE_API_KEY_FILE": str(key_file)}
+    s = Settings.from_env(env)
+    assert s.api_key is not None
+    assert (s.api_key.get_secret_value(), s.api_key_source) == ("first", "BRAVE_SEARCH_API_KEY")
+    del env["BRAVE_SEARCH_API_KEY"]
+    s = Settings.from_env(env)
+    assert s.api_key is not None
+    assert (s.api_key.get_secret_value(), s.api_key_source) == ("second", "BRAVE_API_KEY")
+    del env["BRAVE_API_KEY"]
+    s = Settings.from_env(env)
+    assert s.api_key is not None
+    assert (s.api_key.get_secret_value(), s.api_key_source) == ("from-file-key", "BRAVE_API_KEY_FILE")
+
+
+def test_blank_key_variables_fall_through() -> None:
+    s = Settings.from_env({"BRAVE_SEARCH_API_KEY": "  ", "BRAVE_API_KEY": "real"})
+    assert s.api_key_source == "BRAVE_API_KEY"
+
+
+def test_key_never_shows_in_repr() -> None:
+    s = Settings.from_env({"BRAVE_SEARCH_API_KEY": "super-secret-fake-key"})
+    assert "super-secret-fake-key" not in repr(s)
+    assert "super-secret-fake-key" not in s.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("", "empty file"), ("two words\n", "alone on one line")],
+)
+def test_bad_key_file_contents(tmp_path: Path, content: str, message: str) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(content)
+    with pytest.raises(ConfigError, match=message) as info:
+        Settings.from_env({"BRAVE_API_KEY_FILE": str(key_file)})
+    assert "BRAVE_API_KEY_FILE" in str(info.value)
+
+
+def test_missing_key_file_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="BRAVE_API_KEY_FILE"):
+        Settings.from_env({"BRAVE_API_KEY_FILE": str(tmp_path / "absent")})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BRAVE_SEARCH_TIMEOUT_SECONDS", "soon"),
+        ("BRAVE_SEARCH_TIMEOUT_SECONDS", "0"),
+        ("BRAVE_SEARCH_RETRIES", "11"),
+        ("BRAVE_SEARCH_RETRIES", "2.5"),
+        ("BRAVE_SEARCH_RATE_LIMIT", "nan"),
+        ("BRAVE_SEARCH_BURST", "0"),
+        ("BRAVE_SEARCH_CACHE_TTL_SECONDS", "-1"),
+        ("BRAVE_SEARCH_CACHE_SIZE", "lots"),
+        ("BRAVE_SEARCH_MAX_LINES", "19"),
+        ("BRAVE_SEARCH_MAX_BYTES", "100000"),
+        ("BRAVE_SEARCH_MAX_RESPONSE_BYTES", "10"),
+        ("BRAVE_SEARCH_LOG_LEVEL", "chatty"),
+        ("BRAVE_SEARCH_LOG_FORMAT", "xml"),
+        ("BRAVE_SEARCH_BASE_URL", "ftp://example.com"),
+        ("BRAVE_SEARCH_DEADLINE_SECONDS", "0.5"),
+        ("BRAVE_SEARCH_SUMMARIZER_DEADLINE_SECONDS", "1000"),
+    ],
+)
+def test_invalid_values_fail_fast_naming_the_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env({name: value})
+    assert name in str(info.value)
+
+
+def test_valid_overrides_are_applied() -> None:
+    s = Settings.from_env(
+        {
+            "BRAVE_SEARCH_BASE_URL": "http://127.0.0.1:8787/",
+            "BRAVE_SEARCH_RATE_LIMIT": "20",
+            "BRAVE_SEARCH_BURST": "5",
+            "BRAVE_SEARCH_LOG_LEVEL": "debug",
+            "BRAVE_SEARCH_LOG_FORMAT": "TEXT",
+            "BRAVE_SEARCH_MAX_LINES": "300",
+        }
+    )
+    assert s.base_url == "http://127.0.0.1:8787"
+    assert (s.rate_limit, s.burst, s.adaptive_rate) == (20.0, 5, False)
+    assert (s.log_level, s.log_format, s.max_lines) == ("DEBUG", "text", 300)
+
+
+def test_retry_base_may_not_exceed_the_cap() -> None:
+    with pytest.raises(ConfigError, match="BRAVE_SEARCH_RETRY_BASE_MS"):
+        Settings.from_env({"BRAVE_SEARCH_RETRY_BASE_MS": "6000", "BRAVE_SEARCH_RETRY_MAX_MS": "5000"})
+
+
+def test_tool_selection() -> None:
+    assert Settings.from_env(
+        {"BRAVE_SEARCH_ENABLED_TOOLS": "brave_web_search_help, brave_web_search"}
+    ).enabled_tools == (
+        "brave_web_search",
+        "brave_web_search_help",
+    )
+    assert (
+        "brave_summarizer" not in Settings.from_env({"BRAVE_SEARCH_DISABLED_TOOLS": "brave_summarizer"}).enabled_tools
+    )
+    with pytest.raises(ConfigError, match="not both"):
+        Settings.from_env({"BRAVE_SEARCH_ENABLED_TOOLS": "brave_web_search", "BRAVE_SEARCH_DISABLED_TOOLS": "x"})
+    with pytest.raises(ConfigError, match="unknown tools"):
+        Settings.from_env({"BRAVE_SEARCH_ENABLED_TOOLS": "brave_local_search"})
+    with pytest.raises(ConfigError, match="every tool"):
+        Settings.from_env({"BRAVE_SEARCH_DISABLED_TOOLS": " ".join(TOOL_NAMES)})

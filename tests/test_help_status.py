@@ -1,0 +1,135 @@
+"""Help cannot drift from validation; status tells the truth and never shows the key."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from brave_search_mcp import params
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.config import Settings
+from brave_search_mcp.errors import ErrorCode, WarningCode
+from brave_search_mcp.helpdoc import EXAMPLES, TOOL_MODELS, build_help, render_help_text
+from brave_search_mcp.models import WebSearchArgs
+from brave_search_mcp.service import SearchService
+from tests.conftest import FakeClock, make_settings
+from tests.fakes.brave import VALID_KEY, FakeBrave
+
+pytestmark = pytest.mark.anyio
+
+
+def test_help_lists_exactly_the_parameters_the_models_accept() -> None:
+    doc = build_help("params", Settings())
+    for tool, model in TOOL_MODELS.items():
+        listed = {entry["name"] for entry in doc["parameters"][tool]}
+        assert listed == set(model.model_fields), tool
+        aliases = {alias for entry in doc["parameters"][tool] for alias in entry.get("aliases", [])}
+        assert aliases == {a for names in model.ALIASES.values() for a in names}, tool
+
+
+def test_help_lists_exactly_the_codes_the_errors_module_defines() -> None:
+    doc = build_help("errors", Settings())
+    assert [e["code"] for e in doc["errors"]] == [c.value for c in ErrorCode]
+    assert [w["code"] for w in doc["warnings"]] == [c.value for c in WarningCode]
+    assert all(e["what_to_do"] for e in doc["errors"])
+    retryable = {e["code"]: e["retryable"] for e in doc["errors"]}
+    assert retryable["RATE_LIMITED"] is True
+    assert retryable["QUOTA_EXCEEDED"] is False
+
+
+def test_help_carries_the_value_lists_the_schemas_leave_out() -> None:
+    entries = {e["name"]: e for e in build_help("params", Settings())["parameters"]["brave_web_search"]}
+    assert entries["country"]["values"] == list(params.COUNTRIES)
+    assert entries["search_language"]["values"] == list(params.SEARCH_LANGUAGES)
+    assert entries["ui_language"]["values"] == list(params.UI_LANGUAGES)
+    assert entries["safe_search"]["values"] == ["off", "moderate", "strict"]
+    assert entries["max_results"]["aliases"] == ["count"]
+
+
+def test_help_limits_follow_the_rules_and_settings() -> None:
+    limits = build_help("limits", make_settings(max_lines=200))["limits"]
+    assert limits["max_results"]["images"]["max"] == 200
+    assert limits["max_results"]["web"]["max"] == 20
+    assert limits["output"]["max_lines"]["default"] == 200
+    assert limits["query"] == {"max_chars": 400, "max_words": 50}
+
+
+@pytest.mark.parametrize("topic", ["params", "examples", "limits", "errors", "all"])
+def test_help_topics_select_sections(topic: Any) -> None:
+    doc = build_help(topic, Settings())
+    sections = {"parameters", "search_types", "examples", "limits", "errors", "warnings"} & set(doc)
+    expected = {
+        "params": {"parameters", "search_types"},
+        "examples": {"examples"},
+        "limits": {"limits"},
+        "errors": {"errors", "warnings"},
+        "all": {"parameters", "search_types", "examples", "limits", "errors", "warnings"},
+    }[topic]
+    assert sections == expected
+    assert render_help_text(doc).startswith(f"brave-search help ({topic})")
+
+
+def test_every_example_is_valid_input_for_its_tool() -> None:
+    for example in EXAMPLES:
+        TOOL_MODELS[example["tool"]].model_validate(example["arguments"])
+        if example["tool"] == "brave_web_search":
+            prepared = params.prepare_search(WebSearchArgs.model_validate(example["arguments"]), Settings())
+            assert prepared.warnings == (), example
+
+
+async def _status(fake: FakeBrave, settings: Settings, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    clock = FakeClock()
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = SearchService(settings, client, clock=clock, sleep=clock.sleep)
+        await service.call("brave_web_search", {"query": "warm up"})
+        outcome = await service.call("brave_web_search_status", arguments)
+        assert not outcome.is_error
+        return outcome.structured, outcome.text
+
+
+async def test_status_ok_reports_settings_limits_cache_and_never_the_key(fake: FakeBrave) -> None:
+    report, text = await _status(fake, make_settings(), {"verbose": True, "include_limits": True})
+    assert report["status"] == "ok"
+    assert report["key"] == {"configured": True, "source": "BRAVE_SEARCH_API_KEY"}
+    assert report["rate_limit"]["per_second"] is not None
+    assert report["rate_limit"]["remaining_month"] is not None
+    assert report["cache"]["misses"] == 1
+    assert report["cache"]["entries"] == 1
+    assert report["counters"]["web"]["requests"] == 1
+    assert report["limits"]["max_results"]["news"]["max"] == 50
+    assert "probe" not in report
+    everything = json.dumps(report) + text
+    assert VALID_KEY not in everything
+    assert VALID_KEY[:6] not in everything
+
+
+async def test_status_probe_sends_one_count_1_request_per_endpoint(fake: FakeBrave) -> None:
+    before = len(fake.requests)
+    report, text = await _status(fake, make_settings(), {"probe_connectivity": True})
+    probes = fake.requests[before + 1 :]
+    assert [r.path.rsplit("/", 2)[-2] for r in probes] == ["web", "news", "images", "videos"]
+    assert all(("count", "1") in r.params for r in probes)
+    assert [p["ok"] for p in report["probe"]] == [True] * 4
+    assert "probe web: ok" in text
+
+
+async def test_status_probe_through_a_fault_is_degraded(fake: FakeBrave) -> None:
+    fake.inject("400_not_in_plan", path="/res/v1/images/search")
+    report, text = await _status(fake, make_settings(), {"probe_connectivity": True})
+    assert report["status"] == "degraded"
+    images = next(p for p in report["probe"] if p["search_type"] == "images")
+    assert (images["ok"], images["code"]) == (False, "NOT_IN_PLAN")
+    assert "probe failed for images" in report["reasons"]
+    assert "! probe failed for images" in text
+
+
+async def test_status_unconfigured_sends_nothing(fake: FakeBrave) -> None:
+    settings = make_settings(api_key=None, api_key_source=None)
+    clock = FakeClock()
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        outcome = await SearchService(settings, client).call("brave_web_search_status", {"probe_connectivity": True})
+    assert outcome.structured["status"] == "unconfigured"
+    assert outcome.structured["key"] == {"configured": False, "source": None}
+    assert fake.requests == []

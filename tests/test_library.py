@@ -1,0 +1,96 @@
+"""``BraveSearch`` for Python callers: envelopes back, typed errors raised, one client reused."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from brave_search_mcp import BraveSearch, BraveSearchError, ErrorCode, SearchEnvelope
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.errors import InvalidArgument, MissingApiKey
+from brave_search_mcp.models import WebSearchArgs
+from brave_search_mcp.service import SearchService
+from tests.conftest import FakeClock, make_settings
+from tests.fakes.brave import FakeBrave
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_web_search_returns_the_envelope_model(fake: FakeBrave) -> None:
+    async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
+        result = await brave.web_search("hello world", max_results=5, search_type="news")
+    assert isinstance(result, SearchEnvelope)
+    assert result.meta.search_type == "news"
+    assert 0 < result.meta.returned <= 5
+    assert result.sections[0].results[0].url.startswith("http")
+
+
+async def test_explicit_key_overrides_the_environment(fake: FakeBrave) -> None:
+    settings = make_settings(api_key=None, api_key_source=None)
+    async with BraveSearch("test-key-not-real", settings=settings, transport=fake.mock_transport()) as brave:
+        assert (await brave.web_search("q")).meta.returned > 0
+
+
+async def test_errors_are_raised_typed(fake: FakeBrave) -> None:
+    settings = make_settings(api_key=None, api_key_source=None)
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as brave:
+        with pytest.raises(MissingApiKey):
+            await brave.web_search("q")
+    async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
+        with pytest.raises(InvalidArgument) as info:
+            await brave.web_search("q", bogus=True)
+        assert info.value.details["field"] == "bogus"
+        fake.inject("429_quota")
+        with pytest.raises(BraveSearchError) as quota:
+            await brave.web_search("quota")
+        assert quota.value.code is ErrorCode.QUOTA_EXCEEDED
+
+
+async def test_five_identical_concurrent_calls_reach_the_upstream_once(fake: FakeBrave) -> None:
+    async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
+        results: list[SearchEnvelope] = []
+
+        async def one() -> None:
+            results.append(await brave.web_search("Same   Query"))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for _ in range(5):
+                    tg.start_soon(one)
+    assert len(results) == 5
+    assert fake.hits("/web/search") == 1
+
+
+async def test_summarize_and_status(fake: FakeBrave) -> None:
+    async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
+        summary = await brave.summarize("what is mcp")
+        assert summary.summary_text
+        report = await brave.status()
+        assert report["status"] == "ok"
+
+
+async def test_use_outside_the_context_manager_is_a_clear_error() -> None:
+    brave = BraveSearch(settings=make_settings())
+    with pytest.raises(RuntimeError, match="async with"):
+        await brave.web_search("q")
+
+
+async def test_ten_concurrent_calls_at_one_request_per_second_all_succeed_without_429() -> None:
+    clock = FakeClock()
+    upstream = FakeBrave(rate_per_second=1, clock=clock)
+    settings = make_settings(rate_limit=None, burst=None)  # adaptive: starts at 1 request/s
+    async with BraveClient(settings, transport=upstream.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = SearchService(settings, client, clock=clock, sleep=clock.sleep)
+        outcomes: list[bool] = []
+
+        async def one(n: int) -> None:
+            envelope, _ = await service.web_search(WebSearchArgs(query=f"distinct query {n}"))
+            outcomes.append(envelope.meta.returned > 0)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for n in range(10):
+                    tg.start_soon(one, n)
+    assert outcomes == [True] * 10
+    assert upstream.rate_limited_count == 0
+    assert upstream.hits("/web/search") == 10

@@ -1,0 +1,132 @@
+"""The tool boundary: every outcome is an envelope, one log line per call, and nothing leaks."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from brave_search_mcp import service as service_module
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.logs import CALL_LOGGER, JsonLineFormatter
+from brave_search_mcp.service import SearchService, ToolOutcome
+from tests.conftest import FakeClock, make_settings
+from tests.fakes.brave import VALID_KEY, FakeBrave
+
+pytestmark = pytest.mark.anyio
+
+
+async def _call(fake: FakeBrave, tool: str, arguments: dict[str, Any], **settings: Any) -> ToolOutcome:
+    config = make_settings(**settings)
+    clock = FakeClock()
+    async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        return await SearchService(config, client).call(tool, arguments)
+
+
+class _GatedTransport(httpx2.AsyncBaseTransport):
+    """Holds every request until the test opens the gate, so concurrent callers really overlap."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.gate = anyio.Event()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await self.gate.wait()
+        return await self.inner.handle_async_request(request)
+
+
+async def test_identical_concurrent_calls_sharing_a_failure_keep_their_own_warnings(fake: FakeBrave) -> None:
+    fake.inject("429_quota")
+    config = make_settings()
+    clock = FakeClock()
+    transport = _GatedTransport(fake.mock_transport())
+    outcomes: dict[str, ToolOutcome] = {}
+    async with BraveClient(config, transport=transport, clock=clock, sleep=clock.sleep) as client:
+        service = SearchService(config, client)
+
+        async def one(name: str, arguments: dict[str, Any]) -> None:
+            outcomes[name] = await service.call("brave_web_search", arguments)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one, "clamped", {"query": "shared", "max_lines": 5})
+                tg.start_soon(one, "plain", {"query": "shared"})
+                await anyio.wait_all_tasks_blocked()
+                transport.gate.set()
+    assert fake.hits("/web/search") == 1
+    clamped, plain = outcomes["clamped"].structured, outcomes["plain"].structured
+    assert clamped["error"]["code"] == plain["error"]["code"] == "QUOTA_EXCEEDED"
+    assert [w["code"] for w in clamped["warnings"]] == ["OUTPUT_LIMIT_CLAMPED"]
+    assert plain["warnings"] == []
+
+
+async def test_no_results_error_still_explains_the_warnings(fake: FakeBrave) -> None:
+    outcome = await _call(fake, "brave_web_search", {"query": "noresults", "freshness": "1w"})
+    assert outcome.structured["error"]["code"] == "NO_RESULTS"
+    assert [w["code"] for w in outcome.structured["warnings"]] == ["INVALID_FRESHNESS"]
+    assert outcome.text.splitlines()[1].startswith("! INVALID_FRESHNESS:")
+
+
+class _HangingTransport(httpx2.AsyncBaseTransport):
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_the_call_deadline_ends_a_hung_call_as_timeout() -> None:
+    config = make_settings(call_deadline_seconds=0.05, timeout_seconds=30.0)
+    async with BraveClient(config, transport=_HangingTransport()) as client:
+        with anyio.fail_after(5):
+            outcome = await SearchService(config, client).call("brave_web_search", {"query": "hang"})
+    error = outcome.structured["error"]
+    assert (error["code"], error["retryable"]) == ("TIMEOUT", True)
+    assert "deadline" in error["message"]
+
+
+async def test_a_bug_is_an_internal_error_without_internals(
+    fake: FakeBrave, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("db password=hunter2")
+
+    monkeypatch.setattr(service_module, "parse_answer", explode)
+    with caplog.at_level(logging.ERROR, logger=CALL_LOGGER):
+        outcome = await _call(fake, "brave_web_search", {"query": "boom"})
+    error = outcome.structured["error"]
+    assert error["code"] == "INTERNAL_ERROR"
+    assert outcome.trace_id in error["message"]
+    assert "hunter2" not in json.dumps(outcome.structured) + outcome.text
+    assert "Traceback" not in outcome.text
+    logged = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert logged
+    assert logged[0].__dict__["trace_id"] == outcome.trace_id
+
+
+async def test_unknown_tool_name_is_an_envelope(fake: FakeBrave) -> None:
+    outcome = await _call(fake, "brave_local_search", {"query": "x"})
+    assert outcome.structured["error"]["code"] == "INVALID_ARGUMENT"
+    assert outcome.structured["error"]["details"]["field"] == "tool"
+
+
+async def test_one_json_log_line_per_call_with_the_facts_and_never_the_key(
+    fake: FakeBrave, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger=CALL_LOGGER):
+        ok = await _call(fake, "brave_web_search", {"query": "logged", "search_type": "news"})
+        fake.inject("500", times=4)
+        failed = await _call(fake, "brave_web_search", {"query": "logged again"})
+    lines = [json.loads(JsonLineFormatter().format(r)) for r in caplog.records if r.name == CALL_LOGGER]
+    assert len(lines) == 2
+    first, second = lines
+    assert first["trace_id"] == ok.trace_id
+    assert (first["tool"], first["outcome"], first["search_type"]) == ("brave_web_search", "ok", "news")
+    assert (first["cache_hit"], first["attempts"], first["upstream_status"]) == (False, 1, 200)
+    assert isinstance(first["duration_ms"], float)
+    assert second["trace_id"] == failed.trace_id
+    assert (second["outcome"], second["upstream_status"]) == ("UPSTREAM_ERROR", 500)
+    assert VALID_KEY not in caplog.text
+    assert all(VALID_KEY not in json.dumps(line) for line in lines)

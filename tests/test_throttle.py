@@ -1,0 +1,226 @@
+"""The throttle keeps parallel calls under Brave's plan rate: fair queueing, live limits, clean cancellation."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from brave_search_mcp.throttle import Throttle
+from tests.conftest import FakeClock as FakeTime
+
+pytestmark = pytest.mark.anyio
+
+MARGIN = 1.03
+SLACK = 0.005
+
+
+class GatedTime(FakeTime):
+    """Virtual clock whose sleep blocks until the test advances the clock past its deadline."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        super().__init__(start)
+        self._pending: list[tuple[float, anyio.Event]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        entry = (self.now + seconds, anyio.Event())
+        self._pending.append(entry)
+        try:
+            await entry[1].wait()
+        finally:
+            self._pending.remove(entry)
+
+    @property
+    def sleeping(self) -> int:
+        return len(self._pending)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for deadline, event in self._pending:
+            if deadline <= self.now + 1e-9:
+                event.set()
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    """Let other tasks run until ``condition`` holds (bounded)."""
+    for _ in range(1000):
+        if condition():
+            return
+        await anyio.lowlevel.checkpoint()
+    raise AssertionError("condition never became true")
+
+
+async def test_ten_callers_at_one_per_second_start_in_order_one_window_apart() -> None:
+    ft = FakeTime()
+    throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
+    starts: list[tuple[int, float, float]] = []
+
+    async def caller(index: int) -> None:
+        waited = await throttle.acquire()
+        starts.append((index, ft.now, waited))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for index in range(10):
+                tg.start_soon(caller, index)
+
+    assert [index for index, _, _ in starts] == list(range(10))
+    times = [t for _, t, _ in starts]
+    assert times[0] == 1000.0
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert gaps == pytest.approx([1.0 * MARGIN + SLACK] * 9)
+    # Each caller reports how long it queued, measured on the injected clock.
+    assert [waited for _, _, waited in starts] == pytest.approx([t - 1000.0 for t in times])
+
+
+async def test_burst_lets_a_full_window_start_at_once_then_slides() -> None:
+    ft = FakeTime()
+    throttle = Throttle(20.0, 20, clock=ft.clock, sleep=ft.sleep)
+    with anyio.fail_after(5):
+        for _ in range(20):
+            assert await throttle.acquire() == 0.0
+        assert ft.sleeps == []
+        waited = await throttle.acquire()
+    assert waited == pytest.approx(1.0 * MARGIN + SLACK)
+
+
+async def test_window_is_sliding_not_fixed() -> None:
+    ft = FakeTime()
+    throttle = Throttle(2.0, 2, clock=ft.clock, sleep=ft.sleep)  # 2 per 1 s
+    with anyio.fail_after(5):
+        await throttle.acquire()  # t=1000.0
+        ft.now += 0.5
+        await throttle.acquire()  # t=1000.5
+        third = await throttle.acquire()  # waits for the first start to age out
+        third_at = ft.now
+        fourth = await throttle.acquire()  # waits for the second start to age out
+    assert third == pytest.approx(1.035 - 0.5)
+    assert third_at == pytest.approx(1001.035)
+    assert fourth == pytest.approx(0.5)
+    assert ft.now == pytest.approx(1001.535)
+
+
+async def test_cancelled_head_leaves_at_once_without_using_a_slot() -> None:
+    gt = GatedTime()
+    throttle = Throttle(1.0, 1, clock=gt.clock, sleep=gt.sleep)
+    events: list[str] = []
+
+    async def head(scope: anyio.CancelScope) -> None:
+        with scope:
+            await throttle.acquire()
+            events.append("head started")
+        events.append("head left")
+
+    async def second() -> None:
+        await throttle.acquire()
+        events.append(f"second started at {gt.now:.3f}")
+
+    with anyio.fail_after(5):
+        await throttle.acquire()  # occupies the only slot at t=1000
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+            tg.start_soon(head, scope)
+            await wait_until(lambda: gt.sleeping == 1)
+            tg.start_soon(second)
+            await wait_until(lambda: throttle.waiting == 2)
+            scope.cancel()
+            await wait_until(lambda: "head left" in events)
+            assert gt.now == 1000.0  # freed at once, no time passed
+            # The second caller is now the head and waits only for the first start to age out.
+            await wait_until(lambda: gt.sleeping == 1 and len(gt.sleeps) == 2)
+            assert gt.sleeps[-1] == pytest.approx(1.035)
+            gt.advance(1.035)
+    assert events == ["head left", "second started at 1001.035"]
+    assert throttle.waiting == 0
+
+
+async def test_cancelled_queued_caller_does_not_block_those_behind_it() -> None:
+    ft = FakeTime()
+    throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
+    order: list[str] = []
+
+    async def caller(name: str, scope: anyio.CancelScope | None = None) -> None:
+        with scope or anyio.CancelScope():
+            await throttle.acquire()
+            order.append(name)
+
+    with anyio.fail_after(5):
+        await throttle.acquire()
+        middle = anyio.CancelScope()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(caller, "a")
+            tg.start_soon(caller, "b", middle)
+            tg.start_soon(caller, "c")
+            await wait_until(lambda: throttle.waiting == 3)
+            middle.cancel()
+    assert order == ["a", "c"]
+    # "b" never took a slot: "c" started one window after "a".
+    assert ft.now == pytest.approx(1000.0 + 2 * 1.035)
+
+
+async def test_update_wakes_a_sleeping_head_and_speeds_up_the_queue() -> None:
+    gt = GatedTime()
+    throttle = Throttle(1.0, 1, clock=gt.clock, sleep=gt.sleep)
+    waits: list[float] = []
+
+    async def caller() -> None:
+        waits.append(await throttle.acquire())
+
+    with anyio.fail_after(5):
+        await throttle.acquire()
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(caller)
+            await wait_until(lambda: gt.sleeping == 1 and throttle.waiting == 3)
+            throttle.update(20.0, 20)
+    # Nobody waited for the old 1 s window: the clock never moved.
+    assert waits == [0.0, 0.0, 0.0]
+    assert gt.now == 1000.0
+    assert (throttle.rate, throttle.burst) == (20.0, 20)
+
+
+async def test_update_to_a_slower_rate_makes_the_next_caller_wait_longer() -> None:
+    ft = FakeTime()
+    throttle = Throttle(10.0, 10, clock=ft.clock, sleep=ft.sleep)
+    with anyio.fail_after(5):
+        await throttle.acquire()
+        throttle.update(0.5, 1)  # one start per 2 s
+        waited = await throttle.acquire()
+    assert waited == pytest.approx(2.0 * MARGIN + SLACK)
+
+
+async def test_block_until_holds_every_start_until_the_given_time() -> None:
+    ft = FakeTime()
+    throttle = Throttle(50.0, 50, clock=ft.clock, sleep=ft.sleep)
+    throttle.block_until(1003.0)
+    throttle.block_until(1001.0)  # an earlier time never shortens the block
+    with anyio.fail_after(5):
+        first = await throttle.acquire()
+        second = await throttle.acquire()
+    assert first == pytest.approx(3.0)
+    assert second == 0.0
+    assert ft.now == pytest.approx(1003.0)
+
+
+async def test_acquire_without_contention_does_not_sleep() -> None:
+    ft = FakeTime()
+    throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
+    assert await throttle.acquire() == 0.0
+    ft.now += 5.0
+    assert await throttle.acquire() == 0.0
+    assert ft.sleeps == []
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(0.0, 1), (-1.0, 1), (float("nan"), 1), (float("inf"), 1), (1.0, 0)])
+def test_invalid_limits_are_refused(rate: float, burst: int) -> None:
+    ft = FakeTime()
+    with pytest.raises(ValueError):
+        Throttle(rate, burst, clock=ft.clock, sleep=ft.sleep)
+    throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
+    with pytest.raises(ValueError):
+        throttle.update(rate, burst)
+    assert (throttle.rate, throttle.burst) == (1.0, 1)
