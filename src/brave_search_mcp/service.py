@@ -66,6 +66,12 @@ _ARG_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
+# Warnings about the result page of a search, meaningless on the summary made from it.
+_SEARCH_ONLY_WARNINGS = frozenset(
+    {WarningCode.DEDUPLICATED, WarningCode.OUTPUT_TRUNCATED, WarningCode.SUMMARY_NOT_AVAILABLE}
+)
+
+
 @dataclass(frozen=True)
 class ToolOutcome:
     """What a tool call produced: the envelope for programs and the text for the model."""
@@ -245,7 +251,7 @@ class SearchService:
                 search_language=args.search_language,
             )
             envelope, _ = await self._web_search(search_args, trace_id, facts)
-            warnings.extend(w for w in envelope.warnings if w.code != WarningCode.SUMMARY_NOT_AVAILABLE)
+            warnings.extend(w for w in envelope.warnings if w.code not in _SEARCH_ONLY_WARNINGS)
             if not envelope.summarizer_key:
                 raise SummaryUnavailable(
                     "Unable to retrieve a Summarizer summary. (reason: Brave returned no summarizer key "
