@@ -410,6 +410,16 @@ class BraveClient:
         }
 
     @property
+    def clock(self) -> Clock:
+        """The clock this client stamps and throttles with (shared by the service for deadlines)."""
+        return self._clock
+
+    @property
+    def sleep(self) -> Sleep:
+        """The sleep this client waits with (shared by the service for summarizer polling)."""
+        return self._sleep
+
+    @property
     def throttle_rate(self) -> tuple[float, int]:
         """The throttle's current (requests per second, burst)."""
         return self._throttle.rate, self._throttle.burst

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -144,14 +143,15 @@ class SearchService:
         settings: Settings,
         client: BraveClient,
         *,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = anyio.sleep,
+        clock: Clock | None = None,
+        sleep: Sleep | None = None,
     ) -> None:
         self.settings = settings
         self.client = client
-        self._clock = clock
-        self._sleep = sleep
-        self._started_at = clock()
+        # One notion of time per process: by default the client's (so tests can fake both at once).
+        self._clock = clock or client.clock
+        self._sleep = sleep or client.sleep
+        self._started_at = self._clock()
 
     # ----------------------------------------------------------------------------- typed use cases
 
@@ -369,8 +369,8 @@ class SearchService:
         return ToolOutcome(tool, envelope.dump(), render_error_text(envelope), True, trace_id)
 
     def client_clock(self) -> float:
-        """Now, on the clock the client stamps rate-limit observations with (they share it)."""
-        return self._clock()
+        """Now, on the clock the client stamps rate-limit observations with."""
+        return self.client.clock()
 
     @property
     def uptime_seconds(self) -> float:

@@ -891,7 +891,8 @@ class FakeBrave:
         if not decorations:
             for item in out.get("faq", {}).get("results", []):
                 item["answer"] = _strip_strong(item["answer"])
-        if summary and "summarizer" in include and not empty:
+        eligible = "nosummary" not in q.lower()  # Brave gives no key for queries it will not summarize
+        if summary and "summarizer" in include and not empty and eligible:
             out["summarizer"] = {"type": "summarizer", "key": self._issue_key(values)}
         if filters is None:
             out["mixed"] = _mixed(out)
