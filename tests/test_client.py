@@ -703,9 +703,9 @@ async def test_cache_hit_costs_no_request_and_no_throttle_slot() -> None:
         assert (second.cached, second.attempts) == (True, 0)
         assert second.data == first.data
         assert second.request_url == f"{BASE}/res/v1/web/search?q=++hello+++world+"
-        first.data["web"]["results"].clear()  # a caller mutating its answer must not corrupt the cache
         third = await call(client, params=[("q", "hello world")])
-        assert third.data["web"]["results"]
+        assert third.data is first.data  # hits share the decoded body (read-only by contract): no re-decoding
+        assert third.memo is first.memo
         stats = client.cache_stats()
         assert (stats.hits, stats.misses, stats.entries, stats.max_entries, stats.ttl_seconds) == (2, 1, 1, 256, 300.0)
         counters = client.counters()["web"]
@@ -772,7 +772,7 @@ async def test_identical_concurrent_calls_share_one_upstream_request() -> None:
     assert all(r.data == web_body() for r in results)
     assert sum(r.attempts for r in results) == 5  # each reports the one shared attempt
     assert (stats.misses, stats.shared) == (1, 4)
-    assert len({id(r.data) for r in results}) == 5  # every caller owns its data
+    assert len({id(r.data) for r in results}) == 1  # one decoded body, shared read-only
 
 
 # -- counters and lifecycle ---------------------------------------------------------------------

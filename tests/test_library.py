@@ -25,6 +25,18 @@ async def test_web_search_returns_the_envelope_model(fake: FakeBrave) -> None:
     assert result.sections[0].results[0].url.startswith("http")
 
 
+async def test_mutating_a_result_does_not_change_the_next_cached_answer(fake: FakeBrave) -> None:
+    async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
+        first = await brave.web_search("shared page")
+        first.sections[0].results.clear()
+        first.sections[1].results[0].title = "changed"
+        again = await brave.web_search("shared page")
+    assert again.meta.cached is True
+    assert again.sections[0].results
+    assert again.sections[1].results[0].title != "changed"
+    assert fake.hits("/web/search") == 1
+
+
 async def test_explicit_key_overrides_the_environment(fake: FakeBrave) -> None:
     settings = make_settings(api_key=None, api_key_source=None)
     async with BraveSearch("test-key-not-real", settings=settings, transport=fake.mock_transport()) as brave:

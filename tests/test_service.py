@@ -130,3 +130,53 @@ async def test_one_json_log_line_per_call_with_the_facts_and_never_the_key(
     assert (second["outcome"], second["upstream_status"]) == ("UPSTREAM_ERROR", 500)
     assert VALID_KEY not in caplog.text
     assert all(VALID_KEY not in json.dumps(line) for line in lines)
+
+
+async def test_cache_hits_reuse_work_but_answer_each_request_exactly(fake: FakeBrave) -> None:
+    config = make_settings()
+    clock = FakeClock()
+    async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = SearchService(config, client)
+        first = await service.call("brave_web_search", {"query": "Hello World"})
+        respelled = await service.call("brave_web_search", {"query": "hello   world"})
+        tight = await service.call("brave_web_search", {"query": "Hello World", "max_lines": 20})
+        same = await service.call("brave_web_search", {"query": "Hello World", "debug": True})
+        after = await service.call("brave_web_search", {"query": "Hello World"})
+    assert fake.hits("/web/search") == 1
+    assert 'for "Hello World"' in first.text.splitlines()[0]
+    assert 'for "hello world"' in respelled.text.splitlines()[0]
+    assert respelled.structured["meta"]["query"] == "hello world"
+    assert respelled.structured["meta"]["cached"] is True
+    assert first.structured["meta"]["cached"] is False
+    assert len({first.trace_id, respelled.trace_id, tight.trace_id, same.trace_id}) == 4
+    assert respelled.structured["meta"]["trace_id"] == respelled.trace_id
+    assert len(tight.text.splitlines()) <= 20
+    assert "OUTPUT_TRUNCATED" in {w["code"] for w in tight.structured["warnings"]}
+    assert "OUTPUT_TRUNCATED" not in {w["code"] for w in first.structured["warnings"]}
+    assert same.structured["sections"] == first.structured["sections"]
+    assert "request_url" not in same.structured["debug"]  # not asked for with include_request_url
+    assert "debug" not in after.structured  # the debug call's additions did not leak into the shared page
+    assert after.structured["warnings"] == first.structured["warnings"]
+    assert after.text == first.text
+
+
+async def test_a_pause_brave_demands_beyond_the_deadline_fails_fast_as_rate_limited(fake: FakeBrave) -> None:
+    config = make_settings(call_deadline_seconds=30.0)
+    clock = FakeClock()
+    async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = SearchService(config, client)
+        fake.inject("429", retry_after=45)
+        first = await service.call("brave_web_search", {"query": "asked to wait"})
+        assert clock.sleeps == []  # did not sit out a wait that cannot end before the deadline
+        paused = await service.call("brave_web_search", {"query": "while paused"})
+        assert fake.hits("/web/search") == 1  # a call that cannot outlast the pause sends nothing
+        clock.now += 46
+        fake.inject("429", reset_only=True, reset=20)
+        fits = await service.call("brave_web_search", {"query": "pause that fits"})
+    for outcome in (first, paused):
+        error = outcome.structured["error"]
+        assert (error["code"], error["retryable"]) == ("RATE_LIMITED", True)
+        assert 44 <= error["details"]["retry_after_seconds"] <= 45
+    assert not fits.is_error  # a 20 s pause fits in the 30 s deadline: waited, retried, answered
+    assert clock.sleeps[-1] == 20
+    assert fake.hits("/web/search") == 3

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import random
+import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -87,6 +88,9 @@ class BraveResponse:
     body_bytes: int  # decoded size of the body
     rate_limit: RateLimitInfo | None
     raw_body: bytes = b""  # decoded body as received (for debug raw payload)
+    # Values derived from this body (e.g. parsed sections), shared by every response served from the same
+    # cache entry, so a cache hit does not redo the work. ``data`` and memoized values are read-only.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -141,6 +145,7 @@ PLAN_NEEDED: dict[Endpoint, str] = {
     Endpoint.LOCAL_POIS: "Search",
     Endpoint.LOCAL_DESCRIPTIONS: "Search",
 }
+_BRAVE_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 MISSING_KEY_MESSAGE = (
     "No Brave Search API key is configured: set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, "
     "or BRAVE_API_KEY_FILE naming a file that holds the key)."
@@ -311,6 +316,7 @@ class _Fetched:
     body_bytes: int
     raw_body: bytes
     rate_limit: RateLimitInfo | None
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 class BraveClient:
@@ -365,8 +371,15 @@ class BraveClient:
         *,
         use_cache: bool = True,
         throttle: bool = True,
+        retries: int | None = None,
+        deadline: float | None = None,
     ) -> BraveResponse:
-        """GET ``endpoint`` with ``params``; raises a ``BraveSearchError`` subclass on any failure."""
+        """GET ``endpoint`` with ``params``; raises a ``BraveSearchError`` subclass on any failure.
+
+        ``retries`` overrides the configured retry count for this call; ``deadline`` (a time on this
+        client's clock) makes a wait Brave demands that cannot end before it fail at once as
+        ``RATE_LIMITED`` with ``retry_after_seconds``, instead of holding the call until it times out.
+        """
         endpoint = Endpoint(endpoint)
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
         try:
@@ -376,7 +389,14 @@ class BraveClient:
             self._calls.add(scope)
             try:
                 with scope:
-                    return await self._get(endpoint, list(params), use_cache=use_cache, throttle=throttle)
+                    return await self._get(
+                        endpoint,
+                        list(params),
+                        use_cache=use_cache,
+                        throttle=throttle,
+                        retries=retries,
+                        deadline=deadline,
+                    )
             finally:
                 self._calls.discard(scope)
             raise errors.Cancelled("The Brave client was closed while the call was in flight.")
@@ -456,54 +476,74 @@ class BraveClient:
             ) from None
 
     async def _get(
-        self, endpoint: Endpoint, params: list[tuple[str, str]], *, use_cache: bool, throttle: bool
+        self,
+        endpoint: Endpoint,
+        params: list[tuple[str, str]],
+        *,
+        use_cache: bool,
+        throttle: bool,
+        retries: int | None,
+        deadline: float | None,
     ) -> BraveResponse:
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         name = ENDPOINT_NAMES[endpoint]
-        url = self._url(endpoint, params)
         started = self._clock()
+        url_key = ("request_url", tuple(params))
 
         async def fetch() -> _Fetched:
-            return await self._fetch(endpoint, url, throttle=throttle)
+            url = self._url(endpoint, params)
+            fetched = await self._fetch(endpoint, url, throttle=throttle, retries=retries, deadline=deadline)
+            fetched.memo[url_key] = str(url)
+            return fetched
 
-        fetched, hit, shared = await self._cache.get_or_fetch(
+        fetched, hit, _shared = await self._cache.get_or_fetch(
             make_key(endpoint.value, params), fetch, bypass=not use_cache
         )
         duration_ms = max(0.0, (self._clock() - started) * 1000.0)
         if hit:
             self._counters[name].cache_hits += 1
-        # Cache hits and shared answers get their own parsed copy: callers may mutate ``data``.
-        data = decode_json_object(fetched.raw_body) if hit or shared else fetched.data
+        request_url: str | None = fetched.memo.get(url_key)
+        if request_url is None:  # a hit spelled differently from the request that filled the entry
+            request_url = fetched.memo[url_key] = str(self._url(endpoint, params))
+        # Hits and shared answers hand out the same decoded body and memo: both are read-only by contract.
         return BraveResponse(
-            data=data,
+            data=fetched.data,
             status=fetched.status,
             cached=hit,
             attempts=0 if hit else fetched.attempts,
             duration_ms=duration_ms,
-            request_url=str(url),
+            request_url=request_url,
             body_bytes=fetched.body_bytes,
             rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
             raw_body=fetched.raw_body,
+            memo=fetched.memo,
         )
 
-    async def _fetch(self, endpoint: Endpoint, url: httpx2.URL, *, throttle: bool) -> _Fetched:
+    async def _fetch(
+        self, endpoint: Endpoint, url: httpx2.URL, *, throttle: bool, retries: int | None, deadline: float | None
+    ) -> _Fetched:
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
         attempt = 0
 
         async def one_attempt() -> _Fetched:
             nonlocal attempt
+            if throttle:
+                self._check_pause(deadline)  # before counting: no request goes out
             attempt += 1
             if throttle:
                 await self._throttle.acquire()
             counters.requests += 1
             return await self._attempt(endpoint, url, attempt)
 
+        def should_retry(exc: BaseException) -> bool:
+            return self._should_retry(exc, deadline)
+
         retrying = AsyncRetrying(
             sleep=self._sleep,
-            stop=stop_after_attempt(self._settings.retries + 1),
+            stop=stop_after_attempt((self._settings.retries if retries is None else retries) + 1),
             wait=self._retry_wait,
-            retry=retry_if_exception(self._should_retry),
+            retry=retry_if_exception(should_retry),
             reraise=True,
         )
         try:
@@ -521,7 +561,21 @@ class BraveClient:
             return exc.retry_after
         return None
 
-    def _should_retry(self, exc: BaseException) -> bool:
+    def _check_pause(self, deadline: float | None) -> None:
+        """Fail fast when Brave's demanded pause (after a 429 or an exhausted window) outlasts the call."""
+        if deadline is None:
+            return
+        now = self._clock()
+        pause = self._throttle.blocked_until - now
+        if pause > 0 and now + pause > deadline:
+            raise errors.RateLimited(
+                f"Brave asked this key to pause for {pause:.1f} s, longer than this call may wait; retry after that.",
+                status=429,
+                brave_code="RATE_LIMITED",
+                retry_after=round(pause, 3),
+            )
+
+    def _should_retry(self, exc: BaseException, deadline: float | None = None) -> bool:
         """Retry only what a later try can fix, and only if Brave does not ask for an unreasonable wait."""
         if isinstance(exc, errors.RateLimited):
             retry = True
@@ -532,7 +586,8 @@ class BraveClient:
         else:
             return False
         wait = self._server_wait(exc)
-        return retry and (wait is None or wait <= MAX_SERVER_WAIT_SECONDS)
+        limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self._clock())
+        return retry and (wait is None or wait <= limit)
 
     def _retry_wait(self, state: RetryCallState) -> float:
         """Retry-After / X-RateLimit-Reset when Brave gave one, else capped exponential backoff with jitter."""
@@ -693,7 +748,8 @@ class BraveClient:
         status = response.status_code
         error = _brave_error(body)
         code = error.get("code") if error is not None else None
-        code = code if isinstance(code, str) and code else None
+        # Brave's codes look like RATE_LIMITED; anything else (a proxy's text, an echoed token) is not kept.
+        code = code if isinstance(code, str) and _BRAVE_CODE.fullmatch(code) else None
         raw_detail = error.get("detail") if error is not None else None
         detail = self._safe(raw_detail) if isinstance(raw_detail, str) else ""
         meta = error.get("meta") if error is not None else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -73,7 +72,10 @@ _TAG = re.compile(
 )
 _BOLD = re.compile(r"</?(?:strong|b)(?:\s[^<>]*)?>", re.I)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+# Control characters (Cc), lone surrogates (Cs) and bidi overrides: invisible, or able to disguise text.
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A usable URL has no white space, control characters or lone surrogates.
+_URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
 
 
@@ -106,21 +108,29 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _strip_invisible(text: str) -> str:
-    text = _ANSI.sub("", text)
-    return "".join(ch for ch in text if ch not in _BIDI_CONTROLS and unicodedata.category(ch) not in ("Cc", "Cs"))
+    return _INVISIBLE.sub("", _ANSI.sub("", text))
 
 
 def clean_text(value: Any, *, limit: int, decorations: bool = False) -> str:
     """Plain, single-line, bounded text from Brave's HTML-ish strings, safe to show the model."""
     if not isinstance(value, str) or limit <= 0:
         return ""
-    text = _COMMENT.sub("", value)
-    if decorations:
-        text = _BOLD.sub("**", text)
-    text = _TAG.sub("", text)
-    text = html.unescape(text)
-    text = _TAG.sub("", _COMMENT.sub("", text))
-    text = " ".join(_strip_invisible(text.replace("\t", " ").translate(_LINE_BREAKS)).split())
+    text = value
+    if "<" in text:  # every markup pattern starts with "<": skip the regex passes for plain text
+        text = _COMMENT.sub("", text)
+        if decorations:
+            text = _BOLD.sub("**", text)
+        text = _TAG.sub("", text)
+    if "&" in text:
+        text = html.unescape(text)
+        if "<" in text:
+            text = _TAG.sub("", _COMMENT.sub("", text))
+    if text.isprintable():
+        # No control, format, surrogate or separator characters but the space: nothing to strip or
+        # translate, and the space is the only white space left to collapse.
+        text = " ".join(text.split())
+    else:
+        text = " ".join(_strip_invisible(text.replace("\t", " ").translate(_LINE_BREAKS)).split())
     if decorations:
         text = text.replace("****", "")
     out = _cut(text, limit)
@@ -177,7 +187,7 @@ def _http_url(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
-    if not text or any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cs") for ch in text):
+    if not text or _URL_FORBIDDEN.search(text):
         return None
     try:
         parts = urlsplit(text)
@@ -450,11 +460,7 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
     if isinstance(more, bool):
         parsed.more_available = more
     summarizer_key = _map(data.get("summarizer")).get("key")
-    if (
-        isinstance(summarizer_key, str)
-        and summarizer_key.strip()
-        and not any(unicodedata.category(ch) in ("Cc", "Cs") for ch in summarizer_key)
-    ):
+    if isinstance(summarizer_key, str) and summarizer_key.strip() and not _INVISIBLE.search(summarizer_key):
         parsed.summarizer_key = summarizer_key
     return parsed
 

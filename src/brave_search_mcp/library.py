@@ -59,7 +59,7 @@ class BraveSearch:
     async def web_search(self, query: str, **params: Any) -> SearchEnvelope:
         """Search; ``params`` are ``brave_web_search`` arguments (search_type, max_results, country, ...)."""
         envelope, _ = await self.service.web_search(_validate(WebSearchArgs, {"query": query, **params}))
-        return envelope
+        return envelope.model_copy(deep=True)  # cache hits share parsed sections; the caller gets its own
 
     async def summarize(self, query: str | None = None, *, key: str | None = None, **params: Any) -> SummaryEnvelope:
         """A cited summary for ``query`` (one search + polling) or for a ``key`` from a summary search."""

@@ -29,7 +29,7 @@ from .errors import (
     UpstreamTimeout,
     WarningCode,
 )
-from .formatting import fit_to_limits, parse_answer, render_error_text, render_summary_text, summary_line
+from .formatting import ParsedAnswer, fit_to_limits, parse_answer, render_error_text, render_summary_text, summary_line
 from .helpdoc import build_help, render_help_text
 from .logs import CALL_LOGGER
 from .models import (
@@ -90,6 +90,7 @@ class _CallFacts:
     cached: bool | None = None
     attempts: int = 0
     upstream_status: int | None = None
+    deadline: float | None = None  # client-clock time by which the call must end
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -170,12 +171,20 @@ class SearchService:
         warnings = list(prepared.warnings)
         try:
             response = await self.client.get(
-                prepared.endpoint, prepared.params, use_cache=prepared.use_cache, throttle=prepared.throttle
+                prepared.endpoint,
+                prepared.params,
+                use_cache=prepared.use_cache,
+                throttle=prepared.throttle,
+                deadline=facts.deadline,
             )
         except BraveSearchError as exc:
             raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
         facts.cached, facts.attempts, facts.upstream_status = response.cached, response.attempts, response.status
-        parsed = parse_answer(prepared.search_type, response.data, text_decorations=prepared.text_decorations)
+        memo_key = ("parsed", prepared.search_type, prepared.text_decorations)
+        parsed: ParsedAnswer | None = response.memo.get(memo_key)
+        if parsed is None:  # a cache hit reuses the sections parsed from the same body (read-only)
+            parsed = parse_answer(prepared.search_type, response.data, text_decorations=prepared.text_decorations)
+            response.memo[memo_key] = parsed
         warnings.extend(parsed.warnings)
         returned = sum(len(section.results) for section in parsed.sections)
         if returned == 0:
@@ -203,15 +212,30 @@ class SearchService:
             altered_query=parsed.altered_query,
             rate_limit=rate_limit_meta(response.rate_limit or self.client.last_rate_limit),
         )
-        envelope = SearchEnvelope(
-            summary="",
-            sections=parsed.sections,
-            summarizer_key=parsed.summarizer_key,
-            meta=meta,
-            warnings=warnings,
+        # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
+        fit_key = (
+            memo_key,
+            prepared.query,
+            prepared.offset,
+            prepared.requested,
+            prepared.max_lines,
+            prepared.max_bytes,
+            has_more,
+            tuple((w.code, w.message) for w in warnings),
         )
-        envelope.summary = summary_line(envelope)
-        envelope, text = fit_to_limits(envelope, prepared.max_lines, prepared.max_bytes)
+        fitted: tuple[SearchEnvelope, str] | None = response.memo.get(fit_key)
+        if fitted is None:
+            page = SearchEnvelope(
+                summary="", sections=parsed.sections, summarizer_key=parsed.summarizer_key, meta=meta, warnings=warnings
+            )
+            page.summary = summary_line(page)
+            fitted = response.memo[fit_key] = fit_to_limits(page, prepared.max_lines, prepared.max_bytes)
+        page, text = fitted
+        per_call: dict[str, Any] = {"cached": meta.cached, "attempts": meta.attempts, "trace_id": trace_id}
+        per_call |= {"duration_ms": meta.duration_ms, "rate_limit": meta.rate_limit}
+        envelope = page.model_copy(
+            update={"meta": page.meta.model_copy(update=per_call), "warnings": list(page.warnings)}
+        )
         if prepared.debug:
             envelope.debug = self._debug_data(prepared, response, envelope.warnings)
             text += "\n[debug] " + json.dumps(envelope.debug.dump(), ensure_ascii=False)
@@ -296,8 +320,8 @@ class SearchService:
     async def call(self, tool: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one tool call to an envelope; never raises except on cancellation by the caller."""
         trace_id = new_trace_id()
-        facts = _CallFacts()
         started = self._clock()
+        facts = _CallFacts(deadline=started + self.settings.call_deadline_seconds)
         try:
             with anyio.fail_after(self.settings.call_deadline_seconds):
                 structured, text = await self._dispatch(tool, dict(arguments or {}), trace_id, facts)
@@ -355,7 +379,7 @@ class SearchService:
             doc = build_help(args.topic, self.settings)
             return doc, render_help_text(doc)
         if isinstance(args, StatusArgs):
-            report = await build_status(self, args, trace_id)
+            report = await build_status(self, args, trace_id, facts.deadline)
             return report, render_status_text(report)
         raise InvalidArgument(f"Unknown tool '{tool}'.", field="tool")  # pragma: no cover - exhaustive
 

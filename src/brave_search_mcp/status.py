@@ -8,9 +8,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ._version import __version__
 from .client import SEARCH_ENDPOINTS
-from .errors import BraveSearchError
+from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
 from .models import API_VERSION, StatusArgs
@@ -19,26 +21,45 @@ if TYPE_CHECKING:
     from .service import SearchService
 
 PROBE_QUERY = "brave search api"
+# Time kept back from the call deadline so the report itself always gets out.
+_REPORT_MARGIN = 1.0
 
 
-async def probe_endpoints(service: SearchService) -> list[dict[str, Any]]:
-    """One count=1 request per search endpoint, sequentially and through the throttle, uncached."""
+async def probe_endpoints(service: SearchService, deadline: float | None = None) -> list[dict[str, Any]]:
+    """One count=1 request per search endpoint, sequentially, through the throttle and uncached.
+
+    Each probe gets an equal share of the time left before ``deadline``, so one endpoint that hangs
+    is reported as TIMEOUT instead of costing the whole report.
+    """
+    settings = service.settings
+    clock = service.client.clock
+    margin = min(_REPORT_MARGIN, settings.call_deadline_seconds / 10)
+    end = (deadline if deadline is not None else clock() + settings.call_deadline_seconds) - margin
     results: list[dict[str, Any]] = []
-    for search_type, endpoint in SEARCH_ENDPOINTS.items():
+    endpoints = list(SEARCH_ENDPOINTS.items())
+    for index, (search_type, endpoint) in enumerate(endpoints):
+        budget = max(0.0, (end - clock()) / (len(endpoints) - index))
         started = time.perf_counter()
         entry: dict[str, Any] = {"search_type": search_type, "endpoint": endpoint.value}
-        try:
-            response = await service.client.get(endpoint, [("q", PROBE_QUERY), ("count", "1")], use_cache=False)
-        except BraveSearchError as exc:
-            entry.update(ok=False, code=exc.code.value, message=exc.message, retryable=exc.retryable)
-        else:
-            entry.update(ok=True, http_status=response.status, attempts=response.attempts)
+        with anyio.move_on_after(budget) as scope:
+            try:
+                params = [("q", PROBE_QUERY), ("count", "1")]
+                response = await service.client.get(endpoint, params, use_cache=False, deadline=clock() + budget)
+            except BraveSearchError as exc:
+                entry.update(ok=False, code=exc.code.value, message=exc.message, retryable=exc.retryable)
+            else:
+                entry.update(ok=True, http_status=response.status, attempts=response.attempts)
+        if scope.cancelled_caught:
+            message = f"No answer within the probe's {budget:.1f} s budget."
+            entry.update(ok=False, code=ErrorCode.TIMEOUT.value, message=message, retryable=True)
         entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         results.append(entry)
     return results
 
 
-async def build_status(service: SearchService, args: StatusArgs, trace_id: str) -> dict[str, Any]:
+async def build_status(
+    service: SearchService, args: StatusArgs, trace_id: str, deadline: float | None = None
+) -> dict[str, Any]:
     """The structured status report (see the brave_web_search_status contract)."""
     settings = service.settings
     client = service.client
@@ -97,7 +118,7 @@ async def build_status(service: SearchService, args: StatusArgs, trace_id: str) 
         report["status"] = "unconfigured"
         reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
     elif args.probe_connectivity:
-        probes = await probe_endpoints(service)
+        probes = await probe_endpoints(service, deadline)
         report["probe"] = probes
         failed = [p["search_type"] for p in probes if not p["ok"]]
         if failed:

@@ -83,6 +83,11 @@ class Throttle:
         self._burst = burst
         self._wake_head()
 
+    @property
+    def blocked_until(self) -> float:
+        """No start before this clock time (minus infinity when not blocked)."""
+        return self._blocked_until
+
     def block_until(self, t: float) -> None:
         """Forbid any start before clock time ``t`` (Brave said the window is used up, maybe by another process)."""
         if t > self._blocked_until:

@@ -1,0 +1,90 @@
+"""``python -m bench``: measure, print the table, and (unless ``--no-write``) write docs/benchmarks.md.
+
+Exit status: 0 whenever the bench ran, targets met or not (CI does not judge timings on shared
+machines); 1 when the bench itself broke; 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from .machine import describe_machine, render_machine_line
+from .measure import FULL_PLAN, QUICK_PLAN, run_all
+from .report import build_rows, render_document, render_table
+
+logger = logging.getLogger("bench")
+
+DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Options of the bench command."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Benchmarks of brave-search-mcp against a local fake Brave upstream (127.0.0.1 only).",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="few repetitions (CI): 3 start-ups, 20 latency samples, one burst each"
+    )
+    parser.add_argument("--no-write", action="store_true", help=f"print the table only; do not write {DEFAULT_OUTPUT}")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the Markdown report")
+    parser.add_argument("--verbose", action="store_true", help="log progress at DEBUG level")
+    return parser
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """The command as a reader would type it to reproduce this run."""
+    args = "".join(f" {arg}" for arg in argv)
+    if os.environ.get("UV_RUN_RECURSION_DEPTH"):
+        return f"uv run --extra dev python -m bench{args}"
+    return f"python -m bench{args}"
+
+
+def configure_logging(verbose: bool) -> None:
+    """Progress on stderr; the fake's per-request access log stays quiet."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s bench: %(message)s"
+    )
+    for noisy in ("tests.fakes", "httpx2", "httpcore2"):  # per-request INFO lines from the fake and the HTTP client
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the bench; see the module docstring for the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    ns = build_parser().parse_args(args_list)
+    configure_logging(ns.verbose)
+    out = out or sys.stdout
+    plan = QUICK_PLAN if ns.quick else FULL_PLAN
+    machine = describe_machine()  # before the run, so its load average says how busy the machine was
+    try:
+        results = anyio.run(lambda: run_all(plan, quick=ns.quick))
+    except KeyboardInterrupt:
+        sys.stderr.write("bench: interrupted\n")
+        return 130
+    except Exception:
+        logger.exception("the bench itself failed")
+        return 1
+    out.write(f"\nbrave-search-mcp bench ({'quick' if ns.quick else 'full'}; {render_machine_line(machine)})\n\n")
+    out.write(render_table(build_rows(results)))
+    out.write(
+        f"\n{results.elapsed:.0f} s in total. Targets are reported, never enforced (exit 0 unless the bench broke).\n"
+    )
+    if not ns.no_write:
+        document = render_document(results, machine, command_line(args_list))
+        ns.output.parent.mkdir(parents=True, exist_ok=True)
+        ns.output.write_text(document, encoding="utf-8")
+        out.write(f"wrote {ns.output}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The local upstream: the project's fake Brave, optionally answering web searches with a recorded Brave page.
+
+Text sizes only mean something on real result data, so when the shared recorded page
+(``../shared/brave-fixtures/web_search_recorded.json``) is beside the checkout, web answers are
+sliced from it; everything else (key check, validation, rate limits, headers) stays the fake's.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from tests.fakes.brave import FakeBrave
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RECORDED_PAGE = REPO_ROOT.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"
+DIRECT_KEY = "bench-direct-key-not-real"  # a second fake key, so direct GETs never share the server's rate window
+_SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
+
+
+def load_recorded_page(path: Path = RECORDED_PAGE) -> dict[str, Any] | None:
+    """The recorded Brave web answer, or None when the shared fixtures are not beside the checkout."""
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("web", {}).get("results"), list):
+        raise ValueError(f"{path} is not a Brave web search answer")
+    return data
+
+
+def _strip_strong(text: Any) -> Any:
+    return text.replace("<strong>", "").replace("</strong>", "") if isinstance(text, str) else text
+
+
+def page_slice(page: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, Any]:
+    """What Brave would send for these (validated) parameters from one recorded page.
+
+    Only the requested sections, the requested page of web results, ``extra_snippets`` only when
+    asked for, and ``<strong>`` highlights removed when ``text_decorations`` is false, as Brave does.
+    Shares the page's objects where it changes nothing, so it costs microseconds, not a deep copy.
+    """
+    count = int(values.get("count", "20"))
+    offset = int(values.get("offset", "0"))
+    raw_filter = values.get("result_filter")
+    wanted = None if raw_filter is None else {part.strip() for part in raw_filter.split(",") if part.strip()}
+    decorations = values.get("text_decorations", "true").strip().lower() in ("true", "1")
+    extra = values.get("extra_snippets", "false").strip().lower() in ("true", "1")
+    results: list[Any] = page["web"]["results"]
+    start = offset * count
+    query = dict(page.get("query", {}))
+    query["original"] = values.get("q", query.get("original", ""))
+    query["more_results_available"] = start + count < len(results)
+    out: dict[str, Any] = {"type": "search", "query": query}
+    for name in _SECTIONS:
+        if name not in page or (wanted is not None and name not in wanted):
+            continue
+        section = dict(page[name])
+        items = section.get("results", [])
+        if name == "web":
+            items = items[start : start + count]
+        section["results"] = [_shape_result(item, decorations, extra) for item in items]
+        out[name] = section
+    if wanted is None and "mixed" in page:
+        out["mixed"] = page["mixed"]
+    return out
+
+
+def _shape_result(item: Any, decorations: bool, extra: bool) -> Any:
+    if not isinstance(item, dict):
+        return item
+    shaped = dict(item)
+    if not extra:
+        shaped.pop("extra_snippets", None)
+    if not decorations and "description" in shaped:
+        shaped["description"] = _strip_strong(shaped["description"])
+    return shaped
+
+
+class RecordedPageBrave(FakeBrave):
+    """The fake Brave, but successful web searches are answered from a recorded page.
+
+    Hooks the fake's web-body builder, so key, rate window, parameter validation, headers and gzip
+    stay exactly the fake's, and the answer is built once (about a millisecond end to end).
+    """
+
+    def __init__(self, page: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._page = page
+
+    def _web_body(self, values: Mapping[str, str], goggles: list[str]) -> dict[str, Any]:
+        return page_slice(self._page, values)
+
+
+def make_fake(page: Mapping[str, Any] | None, *, rate_per_second: int, keys: Sequence[str]) -> FakeBrave:
+    """A fake with unlimited monthly quota: the recorded-page variant when a page is given."""
+    if page is not None:
+        return RecordedPageBrave(page, api_keys=keys, rate_per_second=rate_per_second, monthly_limit=0)
+    return FakeBrave(api_keys=keys, rate_per_second=rate_per_second, monthly_limit=0)
+
+
+class DirectClient:
+    """A keep-alive HTTP/1.1 connection to the fake: the upstream's own round trip, with no server in between."""
+
+    def __init__(self, base_url: str, key: str = DIRECT_KEY, timeout: float = 10.0) -> None:
+        split = urlsplit(base_url)
+        if split.scheme != "http" or split.hostname != "127.0.0.1" or split.port is None:
+            raise ValueError(f"direct GETs only go to the local fake (http://127.0.0.1:PORT), not {base_url!r}")
+        self._connection = http.client.HTTPConnection(split.hostname, split.port, timeout=timeout)
+        self._headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip",
+            "X-Subscription-Token": key,
+        }
+
+    def get(self, path: str, params: Sequence[tuple[str, str]]) -> float:
+        """Seconds from sending the request to holding the whole body; the answer must be 200."""
+        target = f"{path}?{urlencode(list(params))}"
+        started = time.perf_counter()
+        self._connection.request("GET", target, headers=self._headers)
+        response = self._connection.getresponse()
+        body = response.read()
+        elapsed = time.perf_counter() - started
+        if response.status != 200:
+            raise RuntimeError(f"direct GET {path} answered {response.status}: {body[:200]!r}")
+        return elapsed
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
