@@ -74,6 +74,8 @@ _BOLD = re.compile(r"</?(?:strong|b)(?:\s[^<>]*)?>", re.I)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 # Control characters (Cc), lone surrogates (Cs) and bidi overrides: invisible, or able to disguise text.
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A netloc with any of these needs urllib's full parse (user info, port, IPv6, a zone id kept in its case).
+_NOT_PLAIN_HOST = re.compile(r"[@:\[\]%]")
 # A usable URL has no white space, control characters or lone surrogates.
 _URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
@@ -159,6 +161,17 @@ def _one_line(text: str) -> str:
 # ------------------------------------------------------------------------------------------ URLs
 
 
+def _plain_host(netloc: str) -> str | None:
+    """``netloc`` lower-cased when it is a bare host (no user, port, IPv6 brackets or zone), else None.
+
+    For such a netloc this is exactly urllib's ``hostname`` (and ``port``, ``username`` and
+    ``password`` are None), without the re-parsing each of those properties does on every access.
+    """
+    if not netloc or _NOT_PLAIN_HOST.search(netloc):
+        return None
+    return netloc.lower()
+
+
 def normalize_url(url: str) -> str:
     """A comparison key so the same page found in two sections is shown once."""
     text = url.strip() if isinstance(url, str) else ""
@@ -167,6 +180,9 @@ def normalize_url(url: str) -> str:
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https"):
             return text
+        plain = _plain_host(parts.netloc)
+        if plain is not None:
+            return urlunsplit((scheme, plain, parts.path.rstrip("/"), parts.query, ""))
         host = (parts.hostname or "").lower()
         port = parts.port
     except ValueError:
@@ -191,7 +207,11 @@ def _http_url(value: Any) -> str | None:
         return None
     try:
         parts = urlsplit(text)
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        if parts.scheme.lower() not in ("http", "https"):
+            return None
+        if _plain_host(parts.netloc) is not None:
+            return text
+        if not parts.hostname:
             return None
         _ = parts.port
     except ValueError:
@@ -201,7 +221,8 @@ def _http_url(value: Any) -> str | None:
 
 def _host(url: str) -> str:
     try:
-        host = urlsplit(url).hostname or ""
+        parts = urlsplit(url)
+        host = _plain_host(parts.netloc) or parts.hostname or ""
     except ValueError:
         return ""
     return host.removeprefix("www.")
