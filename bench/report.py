@@ -337,9 +337,13 @@ def missed_causes(results: Results) -> list[str]:
                 f"**Cache miss** adds {fmt_ms(miss - upstream)} to the upstream's {fmt_ms(upstream)}. Measured split "
                 f"(medians): {fmt_ms(parts['framing'])} is stdio and MCP SDK request handling outside the server's "
                 f"own timer (round trip minus its `duration_ms`); {fmt_ms(parts['shaping'])} is the work a cache hit "
-                "does too — argument validation, cache lookup, JSON decoding, parsing, formatting (a hit's "
-                f"`duration_ms`); {fmt_ms(parts['http'])} is the rest of the miss inside the server beyond the "
-                "upstream's own round trip: the HTTP client, throttle and retry wrapper."
+                "does too — argument validation, the cache lookup and building the envelope (a hit's "
+                f"`duration_ms`; a hit reuses the parsed and fitted page); {fmt_ms(parts['http'])} is the rest of "
+                "the miss inside the server beyond the upstream's own round trip: the HTTP client (httpx2, whose "
+                "per-request cost on loopback exceeds the bench's plain `http.client` reference by several tenths "
+                "of a millisecond), gzip and JSON decoding, parsing and formatting the page (about 0.45 ms for "
+                "these 10 results in-process), throttle and retry wrapper. The margin to the target is a few "
+                "tenths of a millisecond either way from run to run."
             )
         hit = summarize(lat.hit_inside).median
         if not judge_hit(hit):
