@@ -180,3 +180,14 @@ async def test_a_pause_brave_demands_beyond_the_deadline_fails_fast_as_rate_limi
     assert not fits.is_error  # a 20 s pause fits in the 30 s deadline: waited, retried, answered
     assert clock.sleeps[-1] == 20
     assert fake.hits("/web/search") == 3
+
+
+async def test_a_key_typed_into_a_query_is_never_echoed_back(fake: FakeBrave) -> None:
+    outcome = await _call(fake, "brave_web_search", {"query": f"why does {VALID_KEY} fail"})
+    assert not outcome.is_error
+    assert VALID_KEY not in outcome.text
+    assert VALID_KEY not in json.dumps(outcome.structured)
+    assert "[redacted]" in outcome.structured["meta"]["query"]
+    no_results = await _call(fake, "brave_web_search", {"query": f"noresults {VALID_KEY}"})
+    assert no_results.structured["error"]["code"] == "NO_RESULTS"
+    assert VALID_KEY not in no_results.text + json.dumps(no_results.structured)

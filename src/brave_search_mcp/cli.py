@@ -19,6 +19,7 @@ from .client import BraveClient
 from .config import ConfigError, Settings
 from .errors import ErrorCode
 from .logs import configure_logging
+from .models import WebSearchArgs
 from .service import SearchService, ToolOutcome
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -84,25 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
-    names = (
-        "query",
-        "search_type",
-        "max_results",
-        "offset",
-        "country",
-        "search_language",
-        "ui_language",
-        "safe_search",
-        "freshness",
-        "result_filter",
-        "goggles",
-        "units",
-        "extra_snippets",
-        "spellcheck",
-        "summary",
-        "max_lines",
-        "max_bytes",
-    )
+    # Options are named after the tool's fields (dest=...), so the model says which ones to pass on.
+    names = [name for name in WebSearchArgs.model_fields if hasattr(ns, name)]
     args = {name: getattr(ns, name) for name in names if getattr(ns, name) is not None}
     if ns.no_cache:
         args.update(debug=True, disable_cache=True)

@@ -345,6 +345,7 @@ class BraveClient:
         )
         self._counters: dict[str, EndpointCounters] = {name: EndpointCounters() for name in ENDPOINT_NAMES.values()}
         self._last_rate_limit: RateLimitInfo | None = None
+        self._key_echoes = 0
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -428,6 +429,11 @@ class BraveClient:
             name: EndpointCounters(c.requests, c.errors, c.cache_hits, dict(c.by_code))
             for name, c in self._counters.items()
         }
+
+    @property
+    def key_echoes(self) -> int:
+        """How many successful bodies contained the API key (the service then scrubs its output)."""
+        return self._key_echoes
 
     @property
     def clock(self) -> Clock:
@@ -675,6 +681,9 @@ class BraveClient:
             self._observe(info)
         if 200 <= status < 300:
             body = await self._read_capped(response)
+            key = self._key()
+            if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
+                self._key_echoes += 1
             return _Fetched(
                 data=decode_json_object(body),
                 status=status,

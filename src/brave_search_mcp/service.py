@@ -357,7 +357,28 @@ class SearchService:
                 **facts.extra,
             },
         )
-        return outcome
+        return self._without_key(outcome, arguments)
+
+    def _without_key(self, outcome: ToolOutcome, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+        """Last guard: a key the agent typed into a query, echoed back by Brave, never leaves the server.
+
+        The key can only reach an envelope through the call's own arguments or a body Brave sent back
+        (error text is already scrubbed in the client), so the full scrub runs only when one of those
+        holds it — or the text does.
+        """
+        key = self.settings.api_key.get_secret_value() if self.settings.api_key is not None else ""
+        if not key:
+            return outcome
+        suspect = self.client.key_echoes > 0 or key in outcome.text or _contains(arguments, key)
+        if not suspect:
+            return outcome
+        return ToolOutcome(
+            outcome.tool,
+            _redact(outcome.structured, key),
+            outcome.text.replace(key, REDACTED),
+            outcome.is_error,
+            outcome.trace_id,
+        )
 
     async def _dispatch(
         self, tool: str, arguments: dict[str, Any], trace_id: str, facts: _CallFacts
@@ -400,6 +421,52 @@ class SearchService:
     def uptime_seconds(self) -> float:
         """Seconds since this service was created (status tool)."""
         return self._clock() - self._started_at
+
+
+REDACTED = "[redacted]"
+
+
+def _contains(value: Any, secret: str) -> bool:
+    """Whether any string in a JSON-like value (keys included) holds ``secret``; iterative, so any depth."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if secret in item:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def _redact(value: Any, secret: str) -> Any:
+    """A copy of a JSON-like value with ``secret`` replaced in every string, keys included; any depth."""
+
+    def scrub(item: Any) -> Any:
+        return item.replace(secret, REDACTED) if isinstance(item, str) else item
+
+    if not isinstance(value, dict | list):
+        return scrub(value)
+    root: dict[Any, Any] | list[Any] = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            child: Any = item
+            if isinstance(item, dict | list):
+                child = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+            else:
+                child = scrub(item)
+            if isinstance(target, dict):
+                target[scrub(key)] = child
+            else:
+                target.append(child)
+    return root
 
 
 def _warning(code: WarningCode, message: str) -> WarningItem:
