@@ -71,6 +71,10 @@ def judge_text(text: TextResult) -> bool:
     )
 
 
+# A target met by less than this is reported with its causes too: run-to-run noise is about this size.
+MARGINAL_S = 0.0003
+
+
 def judge_miss(miss_median: float, upstream_median: float) -> bool:
     """A cache miss adds at most 3 ms to the upstream's own round trip."""
     return miss_median - upstream_median <= MISS_MAX_OVERHEAD_S
@@ -303,7 +307,7 @@ def miss_breakdown(results: Results) -> dict[str, float]:
 
 
 def missed_causes(results: Results) -> list[str]:
-    """For every missed target, the measured figures that explain it."""
+    """For every missed (or barely met) target, the measured figures that explain it."""
     causes: list[str] = []
     if results.startup is not None and results.profile is not None:
         server = summarize(results.startup.server).median
@@ -331,10 +335,12 @@ def missed_causes(results: Results) -> list[str]:
         lat = results.latency
         upstream = summarize(lat.upstream).median
         miss = summarize(lat.miss_rtt).median
-        if not judge_miss(miss, upstream):
+        if not judge_miss(miss, upstream) or miss - upstream > MISS_MAX_OVERHEAD_S - MARGINAL_S:
             parts = miss_breakdown(results)
+            verdict = "missed" if not judge_miss(miss, upstream) else f"met by less than {fmt_ms(MARGINAL_S)}"
             causes.append(
-                f"**Cache miss** adds {fmt_ms(miss - upstream)} to the upstream's {fmt_ms(upstream)}. Measured split "
+                f"**Cache miss** ({verdict}) adds {fmt_ms(miss - upstream)} to the upstream's {fmt_ms(upstream)}. "
+                "Measured split "
                 f"(medians): {fmt_ms(parts['framing'])} is stdio and MCP SDK request handling outside the server's "
                 f"own timer (round trip minus its `duration_ms`); {fmt_ms(parts['shaping'])} is the work a cache hit "
                 "does too — argument validation, the cache lookup and building the envelope (a hit's "
@@ -525,7 +531,7 @@ def render_document(results: Results, machine: Machine, command: str) -> str:
         render_table(build_rows(results)),
     ]
     if causes:
-        parts.append("### Missed targets: measured causes\n")
+        parts.append("### Missed or marginal targets: measured causes\n")
         parts.append("\n".join(f"- {cause}" for cause in causes) + "\n")
     parts.append(_method_notes(results))
     parts.extend(section for section in (render_profile(results), render_hit_profile(results)) if section)

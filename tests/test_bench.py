@@ -242,7 +242,7 @@ def test_missed_targets_say_missed_and_explain_the_cause() -> None:
 def test_all_targets_met_means_no_cause_section() -> None:
     document = render_document(_results(), _machine(), "python -m bench")
     assert missed_causes(_results()) == []
-    assert "Missed targets" not in document
+    assert "targets: measured causes" not in document
 
 
 def _machine() -> Machine:
@@ -267,7 +267,7 @@ def test_document_has_machine_table_method_and_command_in_order() -> None:
         "**Quick run**",
         "Test CPU, 4 logical CPUs (2 physical cores); RAM 8.0 GiB",
         "| Measurement |",
-        "### Missed targets",
+        "### Missed or marginal targets",
         "## Method",
         "raw line-delimited JSON-RPC",
         "## Start-up profile",
@@ -514,3 +514,12 @@ def test_command_line_names_uv_when_run_through_it(monkeypatch: pytest.MonkeyPat
     assert bench_main.command_line([]) == "uv run --extra dev python -m bench"
     monkeypatch.delenv("UV_RUN_RECURSION_DEPTH")
     assert bench_main.command_line(["--quick"]) == "python -m bench --quick"
+
+
+def test_a_target_met_by_a_hair_is_still_explained() -> None:
+    marginal = _results(miss_ms=3.9, upstream_ms=1.0)  # +2.9 ms: met, but within run-to-run noise of 3 ms
+    causes = missed_causes(marginal)
+    assert len(causes) == 1
+    assert "(met by less than 0.30 ms)" in causes[0]
+    assert "### Missed or marginal targets" in render_document(marginal, _machine(), "python -m bench")
+    assert missed_causes(_results(miss_ms=3.5, upstream_ms=1.0)) == []  # +2.5 ms: comfortably met
