@@ -191,3 +191,26 @@ async def test_a_key_typed_into_a_query_is_never_echoed_back(fake: FakeBrave) ->
     no_results = await _call(fake, "brave_web_search", {"query": f"noresults {VALID_KEY}"})
     assert no_results.structured["error"]["code"] == "NO_RESULTS"
     assert VALID_KEY not in no_results.text + json.dumps(no_results.structured)
+
+
+async def test_raw_payload_in_debug_data_is_capped_with_a_warning() -> None:
+    results = [
+        {"title": f"Result {n}", "url": f"https://example.com/{n}", "description": "x " * 2000} for n in range(20)
+    ]
+    body = json.dumps({"type": "search", "query": {"original": "big"}, "web": {"results": results}}).encode()
+    assert len(body) > 64 * 1024
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+
+    config = make_settings()
+    async with BraveClient(config, transport=httpx2.MockTransport(handler)) as client:
+        outcome = await SearchService(config, client).call(
+            "brave_web_search", {"query": "big", "debug": True, "include_raw_payload": True}
+        )
+    debug = outcome.structured["debug"]
+    assert debug["raw_payload_truncated"] is True
+    assert debug["raw_payload_original_bytes"] == len(body)
+    assert len(debug["raw_payload"].encode()) <= 64 * 1024
+    assert "RAW_PAYLOAD_TRUNCATED" in {w["code"] for w in outcome.structured["warnings"]}
+    assert len(outcome.text.encode()) < 32 * 1024 + 70 * 1024  # text within max_bytes, plus the capped debug block
