@@ -183,6 +183,15 @@ async def spawn_server(
             await session.shutdown()
 
 
+async def _reap(process: Process) -> None:
+    """Kill a command still running (a timeout or a failure cut it short) and release its pipes."""
+    if process.returncode is None:
+        process.kill()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(EXIT_TIMEOUT):
+            await process.wait()
+    await process.aclose()
+
+
 async def time_command(argv: list[str], env: Mapping[str, str], timeout: float = 60.0) -> float:
     """Seconds from spawn to exit of a command whose output is discarded; it must exit 0."""
     started = time.perf_counter()
@@ -194,11 +203,7 @@ async def time_command(argv: list[str], env: Mapping[str, str], timeout: float =
             code = await process.wait()
         elapsed = time.perf_counter() - started
     finally:
-        if process.returncode is None:
-            process.kill()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(EXIT_TIMEOUT):
-                await process.wait()
-        await process.aclose()
+        await _reap(process)
     if code != 0:
         raise BenchError(f"{argv!r} exited with status {code}")
     return elapsed
@@ -221,11 +226,7 @@ async def time_to_output(argv: list[str], env: Mapping[str, str], timeout: float
             elapsed = time.perf_counter() - started
             code = await process.wait()
     finally:
-        if process.returncode is None:
-            process.kill()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(EXIT_TIMEOUT):
-                await process.wait()
-        await process.aclose()
+        await _reap(process)
     if code != 0:
         raise BenchError(f"{argv!r} exited with status {code}")
     return elapsed

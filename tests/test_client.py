@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -26,32 +26,19 @@ from brave_search_mcp.client import (
 )
 from brave_search_mcp.config import Settings
 from tests.conftest import FakeClock as FakeTime
+from tests.scripted import Handler, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
 
 KEY = "test-key-not-real"
 BASE = "https://brave.test"
-Handler = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
 
 
-class Upstream:
-    """A fake Brave: records requests and answers from a script (the last reply repeats)."""
+class Upstream(ScriptedUpstream):
+    """The scripted upstream, answering with a small web page when given no script."""
 
     def __init__(self, *replies: httpx2.Response | Exception | Handler) -> None:
-        self.replies = list(replies) or [ok()]
-        self.requests: list[httpx2.Request] = []
-        self.times: list[float] = []
-        self.clock: Callable[[], float] = lambda: 0.0
-
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        self.times.append(self.clock())
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, Exception):
-            raise reply
-        if isinstance(reply, httpx2.Response):
-            return reply
-        return await reply(request)
+        super().__init__(*(replies or (ok(),)))
 
 
 @pytest.fixture

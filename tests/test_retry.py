@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -15,33 +15,11 @@ from brave_search_mcp import errors
 from brave_search_mcp.client import BraveClient, BraveResponse, Endpoint
 from brave_search_mcp.config import Settings
 from tests.conftest import FakeClock as FakeTime
+from tests.scripted import ScriptedUpstream as Upstream
 
 pytestmark = pytest.mark.anyio
 
 KEY = "test-key-not-real"
-Handler = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
-
-
-class Upstream:
-    """A scripted fake Brave (the last reply repeats) that records when each request arrived."""
-
-    def __init__(self, *replies: httpx2.Response | Exception | Handler) -> None:
-        self.replies = list(replies)
-        self.times: list[float] = []
-        self.clock: Callable[[], float] = lambda: 0.0
-
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.times.append(self.clock())
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, Exception):
-            raise reply
-        if isinstance(reply, httpx2.Response):
-            return reply
-        return await reply(request)
-
-    @property
-    def count(self) -> int:
-        return len(self.times)
 
 
 def rng_sequence(*values: float) -> Callable[[], float]:

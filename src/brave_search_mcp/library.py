@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import httpx2
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 
 from .client import BraveClient
 from .config import Settings
 from .models import SearchEnvelope, StatusArgs, SummarizerArgs, SummaryEnvelope, WebSearchArgs
-from .service import SearchService, invalid_argument_from
+from .service import SearchService, validate_arguments
 from .status import build_status
 
 
@@ -77,7 +77,4 @@ _ArgsT = TypeVar("_ArgsT", WebSearchArgs, SummarizerArgs)
 
 
 def _validate(model: type[_ArgsT], data: dict[str, Any]) -> _ArgsT:
-    try:
-        return model.model_validate({k: v for k, v in data.items() if v is not None})
-    except ValidationError as exc:
-        raise invalid_argument_from(exc) from None
+    return validate_arguments(model, {k: v for k, v in data.items() if v is not None})

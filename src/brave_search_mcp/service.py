@@ -12,13 +12,13 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 from ._version import __version__
-from .client import BraveClient, BraveResponse, RateLimitInfo
+from .client import BraveClient, BraveResponse
 from .config import DEBUG_PAYLOAD_CAP_BYTES, Settings
 from .errors import (
     BraveSearchError,
@@ -99,18 +99,15 @@ def new_trace_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def rate_limit_meta(info: RateLimitInfo | None) -> RateLimitMeta | None:
-    """The plan figures worth showing an agent, from the client's last observation."""
-    if info is None:
-        return None
-    return RateLimitMeta(
-        per_second=info.per_second,
-        remaining_second=info.remaining_second,
-        limit_month=info.limit_month,
-        remaining_month=info.remaining_month,
-        reset_seconds=info.reset_seconds,
-        reset_month_seconds=info.reset_month_seconds,
-    )
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+
+def validate_arguments(model: type[_ModelT], arguments: Mapping[str, Any]) -> _ModelT:
+    """Strict validation of tool arguments; every rejection is one INVALID_ARGUMENT naming the field."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise invalid_argument_from(exc) from None
 
 
 def invalid_argument_from(exc: ValidationError) -> InvalidArgument:
@@ -210,7 +207,7 @@ class SearchService:
             trace_id=trace_id,
             server_version=__version__,
             altered_query=parsed.altered_query,
-            rate_limit=rate_limit_meta(response.rate_limit or self.client.last_rate_limit),
+            rate_limit=RateLimitMeta.from_info(response.rate_limit or self.client.last_rate_limit),
         )
         # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
         fit_key = (
@@ -309,7 +306,7 @@ class SearchService:
                 duration_ms=round((self._clock() - started) * 1000),
                 trace_id=trace_id,
                 server_version=__version__,
-                rate_limit=rate_limit_meta(self.client.last_rate_limit),
+                rate_limit=RateLimitMeta.from_info(self.client.last_rate_limit),
             ),
             warnings=warnings,
         )
@@ -386,10 +383,7 @@ class SearchService:
         model = _ARG_MODELS.get(tool)
         if model is None:
             raise InvalidArgument(f"Unknown tool '{tool}'.", field="tool")
-        try:
-            args = model.model_validate(arguments)
-        except ValidationError as exc:
-            raise invalid_argument_from(exc) from None
+        args = validate_arguments(model, arguments)
         if isinstance(args, WebSearchArgs):
             envelope, text = await self._web_search(args, trace_id, facts)
             return envelope.dump(), text
@@ -412,10 +406,6 @@ class SearchService:
             warnings=list(exc.warnings),
         )
         return ToolOutcome(tool, envelope.dump(), render_error_text(envelope), True, trace_id)
-
-    def client_clock(self) -> float:
-        """Now, on the clock the client stamps rate-limit observations with."""
-        return self.client.clock()
 
     @property
     def uptime_seconds(self) -> float:

@@ -15,7 +15,7 @@ from .client import SEARCH_ENDPOINTS
 from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
-from .models import API_VERSION, StatusArgs
+from .models import API_VERSION, RateLimitMeta, StatusArgs
 
 if TYPE_CHECKING:
     from .service import SearchService
@@ -103,14 +103,11 @@ async def build_status(
         "meta": {"trace_id": trace_id, "provider": "brave"},
     }
     if last is not None:
+        figures = RateLimitMeta.from_info(last)
+        assert figures is not None
         report["rate_limit"] = {
-            "per_second": last.per_second,
-            "remaining_second": last.remaining_second,
-            "limit_month": last.limit_month,
-            "remaining_month": last.remaining_month,
-            "reset_seconds": last.reset_seconds,
-            "reset_month_seconds": last.reset_month_seconds,
-            "seen_seconds_ago": round(service.client_clock() - last.observed_at, 1),
+            **figures.model_dump(mode="json"),
+            "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
         }
         if last.limit_month and last.remaining_month == 0:
             reasons.append("the monthly quota is used up")
