@@ -53,7 +53,7 @@ def configure_logging(verbose: bool) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s bench: %(message)s"
     )
-    for noisy in ("tests.fakes", "httpx2", "httpcore2"):  # per-request INFO lines from the fake and the HTTP client
+    for noisy in ("testkit.brave", "httpx2", "httpcore2"):  # per-request INFO lines from the fake and the HTTP client
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

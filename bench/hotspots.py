@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.service import SearchService
-from tests.fakes.brave import VALID_KEY
+from testkit.brave.brave import VALID_KEY
 
 from .upstream import make_fake
 

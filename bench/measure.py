@@ -17,8 +17,8 @@ from typing import Any
 
 import anyio
 
-from tests.fakes.brave import FIXTURES_DIR, VALID_KEY, WEB_PATH
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.brave import FIXTURES_DIR, VALID_KEY, WEB_PATH
+from testkit.brave.http_server import FakeBraveServer
 
 from .hotspots import HitProfile, profile_hits
 from .rpc import BenchError, RpcSession, capture_stderr, spawn_server, time_command, time_to_output
@@ -330,7 +330,7 @@ async def measure_text(session: RpcSession, page: Mapping[str, Any] | None) -> T
         source = "recorded Brave page (../shared/brave-fixtures/web_search_recorded.json)"
         source_results = page["web"]["results"][:10]
     else:
-        source = "FALLBACK: the fake's own fixture (tests/fakes/fixtures/web.json); the recorded page was not found"
+        source = "FALLBACK: the fake's own fixture (testkit/brave/fixtures/web.json); the recorded page was not found"
         fixture = json.loads((FIXTURES_DIR / "web.json").read_text(encoding="utf-8"))
         source_results = fixture["web"]["results"][:10]
     ages = source_ages(source_results)

@@ -404,7 +404,7 @@ def _method_notes(results: Results) -> str:
         "## Method",
         "",
         "All traffic stays on 127.0.0.1. The upstream is the project's fake Brave "
-        "(`tests.fakes.FakeBraveServer`: a real HTTP/1.1 server that checks the key, the parameters and a "
+        "(`testkit.brave.FakeBraveServer`: a real HTTP/1.1 server that checks the key, the parameters and a "
         "1-second sliding rate window, and sends Brave's rate-limit headers). The server runs as a real stdio "
         "subprocess (`python -m brave_search_mcp`, the interpreter running the bench) with a minimal environment "
         "(the fake's URL and key, JSON logs at INFO on stderr). The bench speaks **raw line-delimited JSON-RPC over "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from tests.fakes.brave import FakeBrave
+from testkit.brave.brave import FakeBrave
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RECORDED_PAGE = REPO_ROOT.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"

@@ -57,7 +57,7 @@ from bench.report import (
 from bench.rpc import BenchError, read_vm_status, result_of
 from bench.stats import paired_differences, summarize
 from bench.upstream import DIRECT_KEY, DirectClient, RecordedPageBrave, page_slice
-from tests.fakes.brave import VALID_KEY, WEB_PATH
+from testkit.brave.brave import VALID_KEY, WEB_PATH
 
 MS = 0.001
 

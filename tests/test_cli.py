@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from brave_search_mcp.cli import MISSING_KEY_LINE, main
-from tests.fakes.brave import VALID_KEY
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
 
 
 @pytest.fixture

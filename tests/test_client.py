@@ -25,8 +25,8 @@ from brave_search_mcp.client import (
     parse_retry_after,
 )
 from brave_search_mcp.config import Settings
-from tests.conftest import FakeClock as FakeTime
-from tests.scripted import Handler, ScriptedUpstream
+from testkit.clock import FakeClock as FakeTime
+from testkit.scripted import Handler, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
 

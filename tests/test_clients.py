@@ -23,8 +23,8 @@ from typing import Any, NoReturn
 import pytest
 
 from brave_search_mcp.config import TOOL_NAMES
-from tests.fakes.brave import VALID_KEY
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
 
 pytestmark = pytest.mark.clients
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.fakes.brave import (
+from testkit.brave.brave import (
     FAULTS,
     IMAGES_PATH,
     NEWS_PATH,
@@ -26,7 +26,7 @@ from tests.fakes.brave import (
     FakeBrave,
     Reply,
 )
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.http_server import FakeBraveServer
 
 BASE = "https://api.search.brave.com"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -948,7 +948,7 @@ def test_control_endpoints_reject_bad_input(http: httpx2.Client) -> None:
 
 def test_module_runs_a_foreground_server_until_interrupted() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes", "--port", "0", "--rate", "1", "--monthly", "2000"],
+        [sys.executable, "-m", "testkit.brave", "--port", "0", "--rate", "1", "--monthly", "2000"],
         cwd=REPO_ROOT,
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,

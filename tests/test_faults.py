@@ -28,9 +28,10 @@ from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.server import build_server
 from brave_search_mcp.service import SearchService, ToolOutcome
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import IMAGES_PATH, NEWS_PATH, SUMMARIZER_PATH, VIDEOS_PATH, WEB_PATH, FakeBrave, Reply
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.brave import IMAGES_PATH, NEWS_PATH, SUMMARIZER_PATH, VIDEOS_PATH, WEB_PATH, FakeBrave, Reply
+from testkit.brave.http_server import FakeBraveServer
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -37,8 +37,9 @@ from brave_search_mcp.errors import ErrorCode
 from brave_search_mcp.server import build_server
 from brave_search_mcp.service import SearchService, ToolOutcome
 from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import FakeBrave
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,9 @@ from brave_search_mcp.errors import ErrorCode, WarningCode
 from brave_search_mcp.helpdoc import EXAMPLES, TOOL_MODELS, build_help, render_help_text
 from brave_search_mcp.models import WebSearchArgs
 from brave_search_mcp.service import SearchService
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import VALID_KEY, FakeBrave
+from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -32,8 +32,7 @@ from brave_search_mcp.client import BraveClient
 from brave_search_mcp.logs import JsonLineFormatter
 from brave_search_mcp.server import build_server
 from brave_search_mcp.service import SearchService
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import (
+from testkit.brave.brave import (
     FAULTS,
     IMAGES_PATH,
     NEWS_PATH,
@@ -42,7 +41,9 @@ from tests.fakes.brave import (
     WEB_PATH,
     FakeBrave,
 )
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.http_server import FakeBraveServer
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,9 @@ from brave_search_mcp.client import BraveClient
 from brave_search_mcp.errors import InvalidArgument, MissingApiKey
 from brave_search_mcp.models import WebSearchArgs
 from brave_search_mcp.service import SearchService
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import FakeBrave
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ from pydantic import SecretStr
 from brave_search_mcp import errors
 from brave_search_mcp.client import BraveClient, BraveResponse, Endpoint
 from brave_search_mcp.config import Settings
-from tests.conftest import FakeClock as FakeTime
-from tests.scripted import ScriptedUpstream as Upstream
+from testkit.clock import FakeClock as FakeTime
+from testkit.scripted import ScriptedUpstream as Upstream
 
 pytestmark = pytest.mark.anyio
 

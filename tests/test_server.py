@@ -15,8 +15,9 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import TOOL_NAMES, Settings
 from brave_search_mcp.server import build_server
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import FakeBrave
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,9 @@ from brave_search_mcp import service as service_module
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.logs import CALL_LOGGER, JsonLineFormatter
 from brave_search_mcp.service import SearchService, ToolOutcome
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import VALID_KEY, FakeBrave
+from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

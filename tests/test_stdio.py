@@ -15,8 +15,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 
-from tests.fakes.brave import VALID_KEY
-from tests.fakes.http_server import FakeBraveServer
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
 
 pytestmark = pytest.mark.anyio
 

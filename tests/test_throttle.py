@@ -10,7 +10,7 @@ import anyio.lowlevel
 import pytest
 
 from brave_search_mcp.throttle import Throttle
-from tests.conftest import FakeClock as FakeTime
+from testkit.clock import FakeClock as FakeTime
 
 pytestmark = pytest.mark.anyio
 

@@ -16,8 +16,9 @@ from brave_search_mcp.config import Settings
 from brave_search_mcp.errors import ErrorCode, WarningCode
 from brave_search_mcp.helpdoc import TOOL_MODELS
 from brave_search_mcp.server import build_server
-from tests.conftest import FakeClock, make_settings
-from tests.fakes.brave import VALID_KEY, FakeBrave
+from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Run the fake Brave server in the foreground for benches and manual demos: ``python -m tests.fakes --port 8787``."""
+"""Run the fake Brave server in the foreground for benches and manual demos: ``python -m testkit.brave --port 8787``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import threading
 from .brave import VALID_KEY, FakeBrave
 from .http_server import FakeBraveServer
 
-logger = logging.getLogger("tests.fakes")
+logger = logging.getLogger("testkit.brave")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse options, serve until Ctrl-C, return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fakes", description="Fake Brave Search API server.")
+    parser = argparse.ArgumentParser(prog="python -m testkit.brave", description="Fake Brave Search API server.")
     parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (0 = any free port)")
     parser.add_argument("--rate", type=int, default=1, help="requests per second per key")
     parser.add_argument("--monthly", type=int, default=2000, help="successful requests per month (0 = unlimited)")
