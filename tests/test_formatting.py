@@ -366,7 +366,7 @@ def test_discussion_fields() -> None:
     assert item.title == "Why hello world?"
     assert item.forum == "r/learn"
     assert item.answers == 87
-    assert item.score == "0.92"
+    assert item.votes == "0.92"
     assert item.question == "Is there a reason?"
     assert item.snippet == "It proves the toolchain works."  # empty description falls back to top_comment
 

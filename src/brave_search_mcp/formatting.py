@@ -341,7 +341,7 @@ def _discussion_result(item: Mapping[str, Any], decorations: bool) -> Result | N
     result.age = _age(item)
     result.forum = _text(data.get("forum_name")) or None
     result.answers = _int(data.get("num_answers"))
-    result.score = _text(data.get("score"), 40) or None
+    result.votes = _text(data.get("score"), 40) or None
     result.question = _text(data.get("question"), SNIPPET_LIMIT, decorations=decorations) or None
     return result
 

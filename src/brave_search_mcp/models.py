@@ -174,6 +174,14 @@ class Result(Envelope):
     snippet: str = ""
     age: str | None = None
     source: str | None = None
+    # provenance: which provider found it (brave, searxng), the engines behind it (SearXNG), its rank
+    # in the provider's list (1-based), the publication time as ISO-8601 when known, and the provider's
+    # own relevance score when it gives one
+    provider: str | None = None
+    engines: list[str] | None = None
+    rank: int | None = None
+    published_date: str | None = None
+    score: float | None = None
     extra_snippets: list[str] | None = None
     # news
     breaking: bool | None = None
@@ -192,7 +200,7 @@ class Result(Envelope):
     answer: str | None = None
     forum: str | None = None
     answers: int | None = None
-    score: str | None = None
+    votes: str | None = None
     # infobox / locations
     attributes: list[list[str]] | None = None
     address: str | None = None
