@@ -206,6 +206,16 @@ class Result(Envelope):
     address: str | None = None
     phone: str | None = None
     rating: str | None = None
+    # places (brave_local_search): numbers for programs and widgets beside the readable rating
+    rating_value: float | None = None
+    review_count: int | None = None
+    hours: str | None = None
+    open_now: bool | None = None
+    price_range: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    distance: str | None = None
+    categories: list[str] | None = None
 
 
 class Section(Envelope):
