@@ -15,8 +15,8 @@ from pydantic import SecretStr
 
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
-from brave_search_mcp.service import SearchService
 from testkit.brave.brave import VALID_KEY
+from testkit.tools import tool_boundary
 
 from .upstream import make_fake
 
@@ -103,7 +103,7 @@ async def profile_hits(page: Mapping[str, Any] | None, args: Mapping[str, Any], 
     package_logger.setLevel(logging.WARNING)  # the per-call INFO line is not part of duration_ms
     try:
         async with BraveClient(settings, transport=fake.mock_transport()) as client:
-            service = SearchService(settings, client)
+            service = tool_boundary(settings, client)
             first = await service.call(tool, dict(args))
             if first.is_error:
                 raise RuntimeError(f"in-process call failed: {first.text[:300]}")

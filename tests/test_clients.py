@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from brave_search_mcp.config import TOOL_NAMES
+from brave_search_mcp.tools import all_tools
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 
@@ -34,6 +34,8 @@ SERVER = REPO / ".venv" / "bin" / "brave-search-mcp"
 # A key that looks real enough and is found nowhere else, so a leak anywhere is detectable.
 FAKE_KEY = "BSAfake-7Qd9-distinctive-key-not-real"
 CLIENT_TIMEOUT = 120
+
+TOOL_NAMES = tuple(tool.name for tool in all_tools())
 
 
 def _node_bin() -> Path:

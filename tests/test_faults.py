@@ -27,11 +27,12 @@ from mcp.types import CallToolResult, TextContent
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.server import build_server
-from brave_search_mcp.service import SearchService, ToolOutcome
+from brave_search_mcp.tools import ToolBoundary, ToolOutcome
 from testkit.brave.brave import IMAGES_PATH, NEWS_PATH, SUMMARIZER_PATH, VIDEOS_PATH, WEB_PATH, FakeBrave, Reply
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
@@ -189,7 +190,7 @@ class Harness:
     fake: FakeBrave
     clock: FakeClock
     client: BraveClient
-    service: SearchService
+    service: ToolBoundary
     settings: Settings
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
@@ -214,7 +215,7 @@ async def harness(fake: FakeBrave, *, base_url: str | None = None, **overrides: 
     clock = FakeClock()
     transport = None if base_url is not None else fake.mock_transport()
     async with BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(settings, client, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
         yield Harness(fake, clock, client, service, settings)
 
 
@@ -486,12 +487,12 @@ class BlockingSleep:
 @asynccontextmanager
 async def blocking_service(
     transport: httpx2.AsyncBaseTransport, **overrides: Any
-) -> AsyncIterator[tuple[SearchService, BlockingSleep, FakeClock]]:
+) -> AsyncIterator[tuple[ToolBoundary, BlockingSleep, FakeClock]]:
     clock = FakeClock()
     sleep = BlockingSleep(clock)
     settings = make_settings(**overrides)
     async with BraveClient(settings, transport=transport, clock=clock, sleep=sleep) as client:
-        yield SearchService(settings, client, clock=clock, sleep=sleep), sleep, clock
+        yield tool_boundary(settings, client, clock=clock, sleep=sleep), sleep, clock
 
 
 async def wait_for_sleepers(sleep: BlockingSleep, count: int) -> None:

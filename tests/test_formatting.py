@@ -8,17 +8,9 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp import formatting
+from brave_search_mcp import render
+from brave_search_mcp.answers import parse_answer
 from brave_search_mcp.errors import ERROR_ADVICE, ErrorCode, ParseError, WarningCode
-from brave_search_mcp.formatting import (
-    clean_text,
-    fit_to_limits,
-    normalize_url,
-    parse_answer,
-    render_error_text,
-    render_summary_text,
-    summary_line,
-)
 from brave_search_mcp.models import (
     ErrorBody,
     ErrorEnvelope,
@@ -33,6 +25,9 @@ from brave_search_mcp.models import (
     SummaryMeta,
     WarningItem,
 )
+from brave_search_mcp.render import fit_to_limits, render_error_text, render_summary_text, summary_line
+from brave_search_mcp.text import clean_text
+from brave_search_mcp.text import dedup_key as normalize_url
 
 RECORDED = Path(__file__).resolve().parent.parent.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"
 
@@ -820,14 +815,14 @@ def test_input_envelope_is_not_mutated() -> None:
 
 def test_truncation_renders_each_result_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = 0
-    real = formatting._render_result
+    real = render._render_result
 
     def counting(result: Result, number: int) -> list[str]:
         nonlocal calls
         calls += 1
         return real(result, number)
 
-    monkeypatch.setattr(formatting, "_render_result", counting)
+    monkeypatch.setattr(render, "_render_result", counting)
     envelope = web_envelope(2000, "snippet " * 40)
     fitted, text = fit_to_limits(envelope, 300, 98304)
     assert calls == 2000

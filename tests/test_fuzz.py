@@ -31,15 +31,15 @@ from brave_search_mcp.config import (
     MAX_MAX_LINES,
     MIN_MAX_BYTES,
     MIN_MAX_LINES,
-    TOOL_NAMES,
 )
 from brave_search_mcp.errors import ErrorCode
 from brave_search_mcp.server import build_server
-from brave_search_mcp.service import SearchService, ToolOutcome
 from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
+from brave_search_mcp.tools import ToolOutcome, all_tools
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
@@ -58,6 +58,8 @@ markup_text = st.sampled_from(
 )
 huge_text = st.builds(lambda piece, n: piece * n, st.text(min_size=1, max_size=3), st.integers(2_000, 120_000))
 texts = st.one_of(st.text(max_size=60), control_text, markup_text, huge_text)
+
+TOOL_NAMES = tuple(tool.name for tool in all_tools())
 
 
 def nested(leaf: Any, depth: int, as_dict: bool) -> Any:
@@ -271,7 +273,7 @@ async def test_wild_arguments_at_the_tool_boundary_always_get_an_envelope() -> N
     clock = FakeClock()
     config = make_settings()
     async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave:
-        service = SearchService(config, brave, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
 
         async def call(tool: str, arguments: dict[str, Any]) -> ToolOutcome:
             with anyio.fail_after(CALL_LIMIT):
@@ -445,7 +447,7 @@ async def test_random_brave_bodies_through_the_whole_search_service() -> None:
     config = make_settings(cache_size=0)
     cap = config.max_response_bytes
     async with BraveClient(config, transport=httpx2.MockTransport(replay), clock=clock, sleep=clock.sleep) as brave:
-        service = SearchService(config, brave, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
 
         async def call(arguments: dict[str, Any]) -> ToolOutcome:
             with anyio.fail_after(CALL_LIMIT):
@@ -545,7 +547,7 @@ async def test_random_summarizer_bodies_through_the_whole_service() -> None:
     clock = FakeClock()
     config = make_settings(cache_size=0)
     async with BraveClient(config, transport=httpx2.MockTransport(replay), clock=clock, sleep=clock.sleep) as brave:
-        service = SearchService(config, brave, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
 
         async def call(arguments: dict[str, Any]) -> ToolOutcome:
             with anyio.fail_after(CALL_LIMIT):

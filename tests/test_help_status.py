@@ -7,22 +7,27 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp import params
+from brave_search_mcp import brave_api as params
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.errors import ErrorCode, WarningCode
-from brave_search_mcp.helpdoc import EXAMPLES, TOOL_MODELS, build_help, render_help_text
+from brave_search_mcp.helpdoc import EXAMPLES, build_help, render_help_text
 from brave_search_mcp.models import WebSearchArgs
-from brave_search_mcp.service import SearchService
+from brave_search_mcp.params import prepare_search
+from brave_search_mcp.tools import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
+TOOL_MODELS = {tool.name: tool.input_model for tool in all_tools()}
+TOOL_DOCS = [tool.doc() for tool in all_tools()]
+
 
 def test_help_lists_exactly_the_parameters_the_models_accept() -> None:
-    doc = build_help("params", Settings())
+    doc = build_help("params", Settings(), TOOL_DOCS)
     for tool, model in TOOL_MODELS.items():
         listed = {entry["name"] for entry in doc["parameters"][tool]}
         assert listed == set(model.model_fields), tool
@@ -31,7 +36,7 @@ def test_help_lists_exactly_the_parameters_the_models_accept() -> None:
 
 
 def test_help_lists_exactly_the_codes_the_errors_module_defines() -> None:
-    doc = build_help("errors", Settings())
+    doc = build_help("errors", Settings(), TOOL_DOCS)
     assert [e["code"] for e in doc["errors"]] == [c.value for c in ErrorCode]
     assert [w["code"] for w in doc["warnings"]] == [c.value for c in WarningCode]
     assert all(e["what_to_do"] for e in doc["errors"])
@@ -41,7 +46,7 @@ def test_help_lists_exactly_the_codes_the_errors_module_defines() -> None:
 
 
 def test_help_carries_the_value_lists_the_schemas_leave_out() -> None:
-    entries = {e["name"]: e for e in build_help("params", Settings())["parameters"]["brave_web_search"]}
+    entries = {e["name"]: e for e in build_help("params", Settings(), TOOL_DOCS)["parameters"]["brave_web_search"]}
     assert entries["country"]["values"] == list(params.COUNTRIES)
     assert entries["search_language"]["values"] == list(params.SEARCH_LANGUAGES)
     assert entries["ui_language"]["values"] == list(params.UI_LANGUAGES)
@@ -50,7 +55,7 @@ def test_help_carries_the_value_lists_the_schemas_leave_out() -> None:
 
 
 def test_help_limits_follow_the_rules_and_settings() -> None:
-    limits = build_help("limits", make_settings(max_lines=200))["limits"]
+    limits = build_help("limits", make_settings(max_lines=200), TOOL_DOCS)["limits"]
     assert limits["max_results"]["images"]["max"] == 200
     assert limits["max_results"]["web"]["max"] == 20
     assert limits["output"]["max_lines"]["default"] == 200
@@ -59,7 +64,7 @@ def test_help_limits_follow_the_rules_and_settings() -> None:
 
 @pytest.mark.parametrize("topic", ["params", "examples", "limits", "errors", "all"])
 def test_help_topics_select_sections(topic: Any) -> None:
-    doc = build_help(topic, Settings())
+    doc = build_help(topic, Settings(), TOOL_DOCS)
     sections = {"parameters", "search_types", "examples", "limits", "errors", "warnings"} & set(doc)
     expected = {
         "params": {"parameters", "search_types"},
@@ -76,14 +81,14 @@ def test_every_example_is_valid_input_for_its_tool() -> None:
     for example in EXAMPLES:
         TOOL_MODELS[example["tool"]].model_validate(example["arguments"])
         if example["tool"] == "brave_web_search":
-            prepared = params.prepare_search(WebSearchArgs.model_validate(example["arguments"]), Settings())
+            prepared = prepare_search(WebSearchArgs.model_validate(example["arguments"]), Settings())
             assert prepared.warnings == (), example
 
 
 async def _status(fake: FakeBrave, settings: Settings, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
     clock = FakeClock()
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(settings, client, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
         await service.call("brave_web_search", {"query": "warm up"})
         outcome = await service.call("brave_web_search_status", arguments)
         assert not outcome.is_error
@@ -130,7 +135,7 @@ async def test_status_unconfigured_sends_nothing(fake: FakeBrave) -> None:
     settings = make_settings(api_key=None, api_key_source=None)
     clock = FakeClock()
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        outcome = await SearchService(settings, client).call("brave_web_search_status", {"probe_connectivity": True})
+        outcome = await tool_boundary(settings, client).call("brave_web_search_status", {"probe_connectivity": True})
     assert outcome.structured["status"] == "unconfigured"
     assert outcome.structured["key"] == {"configured": False, "source": None}
     assert fake.requests == []

@@ -31,7 +31,6 @@ from pydantic import SecretStr
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.logs import JsonLineFormatter
 from brave_search_mcp.server import build_server
-from brave_search_mcp.service import SearchService
 from testkit.brave.brave import (
     FAULTS,
     IMAGES_PATH,
@@ -44,6 +43,7 @@ from testkit.brave.brave import (
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
@@ -293,7 +293,7 @@ async def test_an_upstream_echoing_the_key_does_not_leak_it(
     settings = make_settings(api_key=SecretStr(KEY), retries=RETRIES)
     clock = FakeClock()
     async with BraveClient(settings, transport=httpx2.MockTransport(handler), clock=clock, sleep=clock.sleep) as brave:
-        service = SearchService(settings, brave, clock=clock, sleep=clock.sleep)
+        service = tool_boundary(settings, brave, clock=clock, sleep=clock.sleep)
         arguments = {"query": "echo"} if tool == "brave_web_search" else {"key": "echo"}
         with anyio.fail_after(CALL_LIMIT):
             outcome = await service.call(tool, arguments)
@@ -311,7 +311,7 @@ async def test_an_upstream_echoing_the_key_as_its_error_code_does_not_leak_it() 
     settings = make_settings(api_key=SecretStr(KEY), retries=0)
     clock = FakeClock()
     async with BraveClient(settings, transport=httpx2.MockTransport(handler), clock=clock, sleep=clock.sleep) as brave:
-        outcome = await SearchService(settings, brave, clock=clock, sleep=clock.sleep).call(
+        outcome = await tool_boundary(settings, brave, clock=clock, sleep=clock.sleep).call(
             "brave_web_search", {"query": "echo"}
         )
     assert outcome.structured["error"]["code"] == "AUTH_FAILED"

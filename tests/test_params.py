@@ -6,11 +6,7 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.client import Endpoint
-from brave_search_mcp.config import Settings
-from brave_search_mcp.errors import InvalidArgument, WarningCode
-from brave_search_mcp.models import WebSearchArgs
-from brave_search_mcp.params import (
+from brave_search_mcp.brave_api import (
     COUNTRIES,
     DEFAULT_COUNT,
     FRESHNESS_SHORTCUTS,
@@ -20,9 +16,12 @@ from brave_search_mcp.params import (
     RESULT_FILTERS,
     SEARCH_LANGUAGES,
     UI_LANGUAGES,
-    PreparedSearch,
-    rules_for,
+    Endpoint,
 )
+from brave_search_mcp.config import Settings
+from brave_search_mcp.errors import InvalidArgument, WarningCode
+from brave_search_mcp.models import WebSearchArgs
+from brave_search_mcp.params import PreparedSearch, rules_for
 from brave_search_mcp.params import prepare_search as _prepare
 
 SETTINGS = Settings(max_lines=120, max_bytes=32 * 1024)

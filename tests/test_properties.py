@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from brave_search_mcp.answers import parse_answer
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.errors import InvalidArgument, ParseError
-from brave_search_mcp.formatting import fit_to_limits, parse_answer, summary_line
 from brave_search_mcp.models import (
     Result,
     SearchEnvelope,
@@ -22,6 +22,7 @@ from brave_search_mcp.models import (
     WebSearchArgs,
 )
 from brave_search_mcp.params import PreparedSearch, prepare_search
+from brave_search_mcp.render import fit_to_limits, summary_line
 
 
 def word_set(text: str) -> set[str]:

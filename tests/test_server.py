@@ -13,13 +13,15 @@ from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.client import BraveClient
-from brave_search_mcp.config import TOOL_NAMES, Settings
+from brave_search_mcp.config import Settings
 from brave_search_mcp.server import build_server
+from brave_search_mcp.tools import all_tools
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
+TOOL_NAMES = tuple(tool.name for tool in all_tools())
 
 
 @pytest.fixture(params=["auto", "legacy"])

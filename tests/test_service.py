@@ -13,10 +13,11 @@ import pytest
 from brave_search_mcp import service as service_module
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.logs import CALL_LOGGER, JsonLineFormatter
-from brave_search_mcp.service import SearchService, ToolOutcome
+from brave_search_mcp.tools import ToolOutcome
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +26,7 @@ async def _call(fake: FakeBrave, tool: str, arguments: dict[str, Any], **setting
     config = make_settings(**settings)
     clock = FakeClock()
     async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        return await SearchService(config, client).call(tool, arguments)
+        return await tool_boundary(config, client).call(tool, arguments)
 
 
 class _GatedTransport(httpx2.AsyncBaseTransport):
@@ -47,7 +48,7 @@ async def test_identical_concurrent_calls_sharing_a_failure_keep_their_own_warni
     transport = _GatedTransport(fake.mock_transport())
     outcomes: dict[str, ToolOutcome] = {}
     async with BraveClient(config, transport=transport, clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(config, client)
+        service = tool_boundary(config, client)
 
         async def one(name: str, arguments: dict[str, Any]) -> None:
             outcomes[name] = await service.call("brave_web_search", arguments)
@@ -82,7 +83,7 @@ async def test_the_call_deadline_ends_a_hung_call_as_timeout() -> None:
     config = make_settings(call_deadline_seconds=0.05, timeout_seconds=30.0)
     async with BraveClient(config, transport=_HangingTransport()) as client:
         with anyio.fail_after(5):
-            outcome = await SearchService(config, client).call("brave_web_search", {"query": "hang"})
+            outcome = await tool_boundary(config, client).call("brave_web_search", {"query": "hang"})
     error = outcome.structured["error"]
     assert (error["code"], error["retryable"]) == ("TIMEOUT", True)
     assert "deadline" in error["message"]
@@ -137,7 +138,7 @@ async def test_cache_hits_reuse_work_but_answer_each_request_exactly(fake: FakeB
     config = make_settings()
     clock = FakeClock()
     async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(config, client)
+        service = tool_boundary(config, client)
         first = await service.call("brave_web_search", {"query": "Hello World"})
         respelled = await service.call("brave_web_search", {"query": "hello   world"})
         tight = await service.call("brave_web_search", {"query": "Hello World", "max_lines": 20})
@@ -165,7 +166,7 @@ async def test_a_pause_brave_demands_beyond_the_deadline_fails_fast_as_rate_limi
     config = make_settings(call_deadline_seconds=30.0)
     clock = FakeClock()
     async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(config, client)
+        service = tool_boundary(config, client)
         fake.inject("429", retry_after=45)
         first = await service.call("brave_web_search", {"query": "asked to wait"})
         assert clock.sleeps == []  # did not sit out a wait that cannot end before the deadline
@@ -206,7 +207,7 @@ async def test_raw_payload_in_debug_data_is_capped_with_a_warning() -> None:
 
     config = make_settings()
     async with BraveClient(config, transport=httpx2.MockTransport(handler)) as client:
-        outcome = await SearchService(config, client).call(
+        outcome = await tool_boundary(config, client).call(
             "brave_web_search", {"query": "big", "debug": True, "include_raw_payload": True}
         )
     debug = outcome.structured["debug"]

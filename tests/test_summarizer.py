@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.client import BraveClient, BraveResponse, Endpoint, Params
+from brave_search_mcp.brave_api import Endpoint
+from brave_search_mcp.client import BraveClient, BraveResponse, Params
 from brave_search_mcp.errors import (
     AuthFailed,
     BraveSearchError,

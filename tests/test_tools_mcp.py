@@ -14,8 +14,8 @@ from mcp.types import CallToolResult, TextContent
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.errors import ErrorCode, WarningCode
-from brave_search_mcp.helpdoc import TOOL_MODELS
 from brave_search_mcp.server import build_server
+from brave_search_mcp.tools import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
@@ -23,6 +23,9 @@ from testkit.settings import make_settings
 pytestmark = pytest.mark.anyio
 
 SUMMARIZER_PATH = "/res/v1/summarizer/search"
+
+TOOL_MODELS = {tool.name: tool.input_model for tool in all_tools()}
+TOOL_DOCS = [tool.doc() for tool in all_tools()]
 
 
 @pytest.fixture(params=["auto", "legacy"])

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -15,12 +14,12 @@ from typing import Any, TextIO
 import anyio
 
 from ._version import __version__
-from .client import BraveClient
+from .app import open_tools
 from .config import ConfigError, Settings
 from .errors import ErrorCode
 from .logs import configure_logging
 from .models import WebSearchArgs
-from .service import SearchService, ToolOutcome
+from .tools import ToolOutcome, enabled_tools
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -109,8 +108,8 @@ def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 async def run_tool(settings: Settings, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
     """One tool call through a fresh client, exactly as the MCP server would run it."""
-    async with BraveClient(settings) as client:
-        return await SearchService(settings, client).call(tool, arguments)
+    async with open_tools(settings) as tools:
+        return await tools.call(tool, arguments)
 
 
 def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -155,15 +154,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     ns = build_parser().parse_args(argv)
     command = ns.command or "serve"
     try:
-        settings = Settings.from_env()
+        # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
+        settings = Settings.from_env() if command == "serve" else Settings.from_env(log_level="WARNING")
+        enabled_tools(settings)
     except ConfigError as exc:
         err.write(f"brave-search-mcp: configuration error: {exc}\n")
         return EXIT_USAGE
     if command == "serve":
         serve(settings)
         return EXIT_OK
-    if "BRAVE_SEARCH_LOG_LEVEL" not in os.environ:
-        settings = settings.model_copy(update={"log_level": "WARNING"})
     configure_logging(settings, err)
     try:
         if command == "skill":

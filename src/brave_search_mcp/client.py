@@ -10,18 +10,12 @@ timeout (body included) and by the byte cap, and is retried only when a later tr
 from __future__ import annotations
 
 import contextlib
-import json
+import itertools
 import logging
-import math
 import random
-import re
 import time
-import unicodedata
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from enum import StrEnum
 from typing import Any
 
 import anyio
@@ -29,50 +23,27 @@ import httpx2
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from . import errors
-from ._version import __version__
+from .brave_api import (
+    ENDPOINT_NAMES,
+    ERROR_BODY_CAP_BYTES,
+    MAX_SERVER_WAIT_SECONDS,
+    MESSAGE_CAP_CHARS,
+    MISSING_KEY_MESSAGE,
+    USER_AGENT,
+    Endpoint,
+)
 from .cache import ResponseCache, make_key
 from .config import Settings
+from .text import clean_text
 from .throttle import Throttle
+from .wire import RateLimitInfo, decode_json_object, is_retryable, map_error, parse_rate_limit
 
 logger = logging.getLogger(__name__)
 
 
-class Endpoint(StrEnum):
-    """Brave API paths (relative to the base URL)."""
-
-    WEB = "/res/v1/web/search"
-    NEWS = "/res/v1/news/search"
-    IMAGES = "/res/v1/images/search"
-    VIDEOS = "/res/v1/videos/search"
-    SUMMARIZER = "/res/v1/summarizer/search"
-    LOCAL_POIS = "/res/v1/local/pois"
-    LOCAL_DESCRIPTIONS = "/res/v1/local/descriptions"
-    LLM_CONTEXT = "/res/v1/llm/context"
-
-
-SEARCH_ENDPOINTS: dict[str, Endpoint] = {
-    "web": Endpoint.WEB,
-    "news": Endpoint.NEWS,
-    "images": Endpoint.IMAGES,
-    "videos": Endpoint.VIDEOS,
-}
-
 Params = Sequence[tuple[str, str]]
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class RateLimitInfo:
-    """Figures parsed from X-RateLimit-* headers of one answer (first window = per second, second = month)."""
-
-    per_second: float | None = None
-    remaining_second: int | None = None
-    limit_month: int | None = None  # 0 means unlimited (pay as you go)
-    remaining_month: int | None = None
-    reset_seconds: float | None = None
-    reset_month_seconds: float | None = None
-    observed_at: float = 0.0  # client clock
 
 
 @dataclass(frozen=True)
@@ -88,9 +59,9 @@ class BraveResponse:
     body_bytes: int  # decoded size of the body
     rate_limit: RateLimitInfo | None
     raw_body: bytes = b""  # decoded body as received (for debug raw payload)
-    # Values derived from this body (e.g. parsed sections), shared by every response served from the same
-    # cache entry, so a cache hit does not redo the work. ``data`` and memoized values are read-only.
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    # Identity of the body: every response served from the same upstream answer (cache hits, shared
+    # in-flight calls) carries the same id, so callers may key their own derived values on it.
+    body_id: int = 0
 
 
 @dataclass
@@ -115,197 +86,6 @@ class CacheStats:
     shared: int  # callers served by another caller's in-flight request
 
 
-ENDPOINT_NAMES: dict[Endpoint, str] = {
-    Endpoint.WEB: "web",
-    Endpoint.NEWS: "news",
-    Endpoint.IMAGES: "images",
-    Endpoint.VIDEOS: "videos",
-    Endpoint.SUMMARIZER: "summarizer",
-    Endpoint.LOCAL_POIS: "local_pois",
-    Endpoint.LOCAL_DESCRIPTIONS: "local_descriptions",
-    Endpoint.LLM_CONTEXT: "llm_context",
-}
-
-USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
-# A server-demanded wait longer than this is not worth holding a tool call for: give up at once.
-MAX_SERVER_WAIT_SECONDS = 60.0
-# Error bodies are only read this far (they are small; anything longer is not Brave's error JSON).
-ERROR_BODY_CAP_BYTES = 64 * 1024
-MESSAGE_CAP_CHARS = 300
-DETAIL_VALUE_CAP_CHARS = 200
-MAX_VALIDATION_ERRORS = 5
-RETRY_STATUSES: frozenset[int] = frozenset({500, 502, 503, 504})
-AUTH_CODES: frozenset[str] = frozenset({"SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND"})
-PLAN_CODES: frozenset[str] = frozenset({"OPTION_NOT_IN_PLAN", "RESOURCE_NOT_ALLOWED"})
-META_DETAIL_FIELDS: tuple[str, ...] = ("plan", "rate_limit", "quota_limit", "quota_current", "component")
-# Which Brave plan includes an endpoint, for NOT_IN_PLAN messages (reference/brave-api.md §1).
-PLAN_NEEDED: dict[Endpoint, str] = {
-    Endpoint.SUMMARIZER: "Pro AI (the legacy summarizer plan)",
-    Endpoint.LLM_CONTEXT: "Search",
-    Endpoint.LOCAL_POIS: "Search",
-    Endpoint.LOCAL_DESCRIPTIONS: "Search",
-}
-_BRAVE_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
-MISSING_KEY_MESSAGE = (
-    "No Brave Search API key is configured: set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, "
-    "or BRAVE_API_KEY_FILE naming a file that holds the key)."
-)
-
-
-def clean_text(text: str, limit: int = MESSAGE_CAP_CHARS) -> str:
-    """Make upstream text safe to show: control characters dropped, whitespace collapsed, length capped."""
-    kept = "".join(" " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch)[0] != "C")
-    collapsed = " ".join(kept.split())
-    if len(collapsed) > limit:
-        return collapsed[: max(0, limit - 1)].rstrip() + "…"
-    return collapsed
-
-
-def _numbers(raw: str | None) -> list[float | None]:
-    """Split a comma list of numbers; unreadable entries become None."""
-    if raw is None:
-        return []
-    values: list[float | None] = []
-    for part in raw.split(","):
-        try:
-            number = float(part.strip())
-        except ValueError:
-            values.append(None)
-            continue
-        values.append(number if math.isfinite(number) and number >= 0 else None)
-    return values
-
-
-def _policy(raw: str | None) -> list[tuple[float | None, float | None]]:
-    """Parse ``X-RateLimit-Policy`` (``1;w=1, 15000;w=2592000``) into (limit, window seconds) pairs."""
-    if raw is None:
-        return []
-    entries: list[tuple[float | None, float | None]] = []
-    for part in raw.split(","):
-        pieces = [piece.strip() for piece in part.split(";")]
-        limit = _numbers(pieces[0])[0] if pieces[0] else None
-        window: float | None = None
-        for piece in pieces[1:]:
-            name, _, value = piece.partition("=")
-            if name.strip().lower() == "w":
-                window = _numbers(value)[0]
-        entries.append((limit, window))
-    return entries
-
-
-def _at(values: Sequence[float | None], index: int | None) -> float | None:
-    if index is None or not 0 <= index < len(values):
-        return None
-    return values[index]
-
-
-def _int(value: float | None) -> int | None:
-    return None if value is None else int(value)
-
-
-def parse_rate_limit(headers: Mapping[str, str], now: float) -> RateLimitInfo | None:
-    """Read Brave's X-RateLimit-* headers (first window per second, second per month); None when absent."""
-    limits = _numbers(headers.get("x-ratelimit-limit"))
-    policy = _policy(headers.get("x-ratelimit-policy"))
-    remaining = _numbers(headers.get("x-ratelimit-remaining"))
-    resets = _numbers(headers.get("x-ratelimit-reset"))
-    if not (limits or policy or remaining or resets):
-        return None
-    second_index: int | None = 0
-    month_index: int | None = 1
-    per_second: float | None
-    if policy:
-        windows = [window for _, window in policy]
-        second_index = windows.index(1.0) if 1.0 in windows else None
-        month_index = next(
-            (i for i, window in enumerate(windows) if i != second_index and window is not None and window > 1), None
-        )
-        per_second = policy[second_index][0] if second_index is not None else None
-        if per_second is None and second_index is not None:
-            per_second = _at(limits, second_index)
-        limit_month = policy[month_index][0] if month_index is not None else None
-        if limit_month is None:
-            limit_month = _at(limits, month_index)
-    else:
-        per_second = _at(limits, 0)
-        limit_month = _at(limits, 1)
-    return RateLimitInfo(
-        per_second=per_second,
-        remaining_second=_int(_at(remaining, second_index)),
-        limit_month=_int(limit_month),
-        remaining_month=_int(_at(remaining, month_index)),
-        reset_seconds=_at(resets, second_index),
-        reset_month_seconds=_at(resets, month_index),
-        observed_at=now,
-    )
-
-
-def parse_retry_after(value: str | None, date_header: str | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (seconds or HTTP-date, measured against ``Date`` if sent)."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    when = _http_date(text)
-    if when is None:
-        return None
-    reference = _http_date(date_header) if date_header else None
-    if reference is None:
-        reference = datetime.now(UTC)
-    return max(0.0, (when - reference).total_seconds())
-
-
-def _http_date(text: str) -> datetime | None:
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def _brave_error(body: bytes) -> dict[str, Any] | None:
-    """Brave's error object from an error body (``error`` or the doc-example ``errors`` list), if any."""
-    if not body.strip():
-        return None
-    try:
-        document = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(document, dict):
-        return None
-    error = document.get("error")
-    if isinstance(error, dict):
-        return error
-    listed = document.get("errors")
-    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
-        return listed[0]
-    return None
-
-
-def decode_json_object(body: bytes) -> dict[str, Any]:
-    """Parse a success body; anything but a JSON object is a ``ParseError``."""
-    if not body.strip():
-        raise errors.ParseError("Brave answered with an empty body.", details={"body_bytes": len(body)})
-    try:
-        document = json.loads(body)
-    except (ValueError, RecursionError):
-        raise errors.ParseError(
-            "Brave's answer was not valid JSON (perhaps a proxy page or a cut-off body).",
-            details={"body_bytes": len(body)},
-        ) from None
-    if not isinstance(document, dict):
-        raise errors.ParseError(
-            f"Brave's answer was JSON but not an object (got {type(document).__name__}).",
-            details={"body_bytes": len(body)},
-        )
-    return document
-
-
 @dataclass(frozen=True)
 class _Fetched:
     """What one successful upstream exchange produced (also the cached value)."""
@@ -316,7 +96,7 @@ class _Fetched:
     body_bytes: int
     raw_body: bytes
     rate_limit: RateLimitInfo | None
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    body_id: int = 0
 
 
 class BraveClient:
@@ -346,6 +126,7 @@ class BraveClient:
         self._counters: dict[str, EndpointCounters] = {name: EndpointCounters() for name in ENDPOINT_NAMES.values()}
         self._last_rate_limit: RateLimitInfo | None = None
         self._key_echoes = 0
+        self._body_ids = itertools.count(1)
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -471,7 +252,7 @@ class BraveClient:
         key = self._key()
         if key:
             text = text.replace(key, "[redacted]")
-        return clean_text(text, limit)
+        return clean_text(text, limit=limit, markup=False)
 
     def _url(self, endpoint: Endpoint, params: Params) -> httpx2.URL:
         try:
@@ -495,13 +276,11 @@ class BraveClient:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         name = ENDPOINT_NAMES[endpoint]
         started = self._clock()
-        url_key = ("request_url", tuple(params))
 
         async def fetch() -> _Fetched:
             url = self._url(endpoint, params)
             fetched = await self._fetch(endpoint, url, throttle=throttle, retries=retries, deadline=deadline)
-            fetched.memo[url_key] = str(url)
-            return fetched
+            return replace(fetched, body_id=next(self._body_ids))
 
         fetched, hit, _shared = await self._cache.get_or_fetch(
             make_key(endpoint.value, params), fetch, bypass=not use_cache
@@ -509,21 +288,18 @@ class BraveClient:
         duration_ms = max(0.0, (self._clock() - started) * 1000.0)
         if hit:
             self._counters[name].cache_hits += 1
-        request_url: str | None = fetched.memo.get(url_key)
-        if request_url is None:  # a hit spelled differently from the request that filled the entry
-            request_url = fetched.memo[url_key] = str(self._url(endpoint, params))
-        # Hits and shared answers hand out the same decoded body and memo: both are read-only by contract.
+        # Hits and shared answers hand out the same decoded body: it is read-only by contract.
         return BraveResponse(
             data=fetched.data,
             status=fetched.status,
             cached=hit,
             attempts=0 if hit else fetched.attempts,
             duration_ms=duration_ms,
-            request_url=request_url,
+            request_url=str(self._url(endpoint, params)),
             body_bytes=fetched.body_bytes,
             rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
             raw_body=fetched.raw_body,
-            memo=fetched.memo,
+            body_id=fetched.body_id,
         )
 
     async def _fetch(
@@ -583,17 +359,11 @@ class BraveClient:
 
     def _should_retry(self, exc: BaseException, deadline: float | None = None) -> bool:
         """Retry only what a later try can fix, and only if Brave does not ask for an unreasonable wait."""
-        if isinstance(exc, errors.RateLimited):
-            retry = True
-        elif isinstance(exc, errors.UpstreamError):
-            retry = exc.status in RETRY_STATUSES
-        elif isinstance(exc, errors.UpstreamTimeout | errors.NetworkError):
-            retry = exc.retryable
-        else:
+        if not is_retryable(exc):
             return False
         wait = self._server_wait(exc)
         limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self._clock())
-        return retry and (wait is None or wait <= limit)
+        return wait is None or wait <= limit
 
     def _retry_wait(self, state: RetryCallState) -> float:
         """Retry-After / X-RateLimit-Reset when Brave gave one, else capped exponential backoff with jitter."""
@@ -693,7 +463,9 @@ class BraveClient:
                 rate_limit=info,
             )
         body = await self._read_error_body(response)
-        error = self._map_error(endpoint, response, body, info)
+        error = map_error(
+            endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
+        )
         if isinstance(error, errors.RateLimited):
             pause = error.retry_after if error.retry_after is not None else 1.0
             self._throttle.block_until(self._clock() + min(pause, MAX_SERVER_WAIT_SECONDS))
@@ -747,104 +519,3 @@ class BraveClient:
         except httpx2.DecodingError:
             return b""
         return bytes(buffer[:ERROR_BODY_CAP_BYTES])
-
-    # -- error mapping --------------------------------------------------------------------------
-
-    def _map_error(
-        self, endpoint: Endpoint, response: httpx2.Response, body: bytes, info: RateLimitInfo | None
-    ) -> errors.BraveSearchError:
-        """Turn a non-2xx answer into the typed error an agent can act on."""
-        status = response.status_code
-        error = _brave_error(body)
-        code = error.get("code") if error is not None else None
-        # Brave's codes look like RATE_LIMITED; anything else (a proxy's text, an echoed token) is not kept.
-        code = code if isinstance(code, str) and _BRAVE_CODE.fullmatch(code) else None
-        raw_detail = error.get("detail") if error is not None else None
-        detail = self._safe(raw_detail) if isinstance(raw_detail, str) else ""
-        meta = error.get("meta") if error is not None else None
-        meta = meta if isinstance(meta, dict) else {}
-        details: dict[str, Any] = {}
-        for name in META_DETAIL_FIELDS:
-            value = meta.get(name)
-            if isinstance(value, bool | int | float):
-                details[name] = value
-            elif isinstance(value, str) and value:
-                details[name] = self._safe(value, DETAIL_VALUE_CAP_CHARS)
-        retry_after = parse_retry_after(response.headers.get("retry-after"), response.headers.get("date"))
-        reason = response.reason_phrase or "error"
-        said = detail or f"HTTP {status} {reason}"
-        common: dict[str, Any] = {"status": status, "brave_code": code, "details": details}
-
-        if status == 401 or code in AUTH_CODES:
-            return errors.AuthFailed(self._safe(f"Brave rejected the API key: {said}"), **common)
-        if code in PLAN_CODES:
-            return errors.NotInPlan(self._plan_message(endpoint, said, details), **common)
-        if status == 429:
-            if code == "QUOTA_LIMITED":
-                return errors.QuotaExceeded(
-                    self._safe(f"Brave's monthly quota for this key is used up: {said}"),
-                    retry_after=retry_after,
-                    **common,
-                )
-            if code in (None, "RATE_LIMITED"):
-                if retry_after is None and info is not None:
-                    retry_after = info.reset_seconds
-                return errors.RateLimited(
-                    self._safe(f"Brave's per-second rate limit was hit: {said}"), retry_after=retry_after, **common
-                )
-            return errors.UpstreamError(
-                self._safe(f"Brave refused the request (HTTP 429 {code}): {said}"), retryable=False, **common
-            )
-        if status == 402 and code == "USAGE_LIMIT_EXCEEDED":
-            return errors.QuotaExceeded(self._safe(f"Brave's usage limit for this key is reached: {said}"), **common)
-        if status == 422 and code == "VALIDATION":
-            return self._validation(said, meta, common)
-        if status == 403 and error is None:
-            return errors.UpstreamError(
-                "HTTP 403 without a Brave error body: usually a proxy or web application firewall in front of "
-                "Brave refused the request, not Brave itself.",
-                retryable=False,
-                **common,
-            )
-        if error is None and body.strip():
-            said = f"HTTP {status} {reason} (the body was not Brave's error JSON)"
-        return errors.UpstreamError(
-            self._safe(f"Brave answered with an error: {said}"),
-            retryable=status >= 500,
-            retry_after=retry_after,
-            **common,
-        )
-
-    def _plan_message(self, endpoint: Endpoint, said: str, details: dict[str, Any]) -> str:
-        plan = details.get("plan")
-        needed = PLAN_NEEDED.get(endpoint)
-        text = f"Brave says this is not in the key's plan: {said}"
-        if plan:
-            text += f" Your plan: {plan}."
-        if needed:
-            details["plan_needed"] = needed
-            text += f" The {ENDPOINT_NAMES[endpoint]} endpoint needs Brave's {needed} plan."
-        else:
-            text += " An option in this request needs a higher Brave plan; drop it or upgrade."
-        return self._safe(text)
-
-    def _validation(self, said: str, meta: dict[str, Any], common: dict[str, Any]) -> errors.UpstreamValidation:
-        problems: list[dict[str, Any]] = []
-        raw_errors = meta.get("errors")
-        for item in raw_errors[:MAX_VALIDATION_ERRORS] if isinstance(raw_errors, list) else []:
-            if not isinstance(item, dict):
-                continue
-            loc = item.get("loc")
-            name = loc[-1] if isinstance(loc, list) and loc else None
-            problem: dict[str, Any] = {
-                "field": self._safe(str(name), DETAIL_VALUE_CAP_CHARS) if name is not None else None,
-                "message": self._safe(str(item.get("msg", "")), DETAIL_VALUE_CAP_CHARS),
-            }
-            if item.get("input") is not None:
-                problem["input"] = self._safe(str(item["input"]), DETAIL_VALUE_CAP_CHARS)
-            problems.append(problem)
-        common["details"]["errors"] = problems
-        text = f"Brave rejected a parameter: {said}"
-        if problems:
-            text += " (" + "; ".join(f"{p['field'] or '?'}: {p['message']}" for p in problems[:3]) + ")"
-        return errors.UpstreamValidation(self._safe(text), **common)

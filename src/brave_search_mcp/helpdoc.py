@@ -3,29 +3,35 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from . import brave_api
 from . import params as rules
 from .config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from .errors import ERROR_ADVICE, WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode
-from .models import API_VERSION, HelpArgs, HelpTopic, StatusArgs, StrictInput, SummarizerArgs, WebSearchArgs
+from .models import API_VERSION, HelpTopic
 
-TOOL_MODELS: dict[str, type[StrictInput]] = {
-    "brave_web_search": WebSearchArgs,
-    "brave_summarizer": SummarizerArgs,
-    "brave_web_search_help": HelpArgs,
-    "brave_web_search_status": StatusArgs,
-}
+
+@dataclass(frozen=True)
+class ToolDoc:
+    """What help needs of one tool; the registry hands these in, so help never imports it."""
+
+    name: str
+    input_model: type[BaseModel]
+    help: str
+
 
 # Where a parameter's valid values live, for the ones whose lists are too long for the schema.
 _VALUE_LISTS: dict[str, tuple[str, ...]] = {
-    "country": rules.COUNTRIES,
-    "search_language": rules.SEARCH_LANGUAGES,
-    "ui_language": rules.UI_LANGUAGES,
-    "result_filter": rules.RESULT_FILTERS,
+    "country": brave_api.COUNTRIES,
+    "search_language": brave_api.SEARCH_LANGUAGES,
+    "ui_language": brave_api.UI_LANGUAGES,
+    "result_filter": brave_api.RESULT_FILTERS,
 }
 
 EXAMPLES: list[dict[str, Any]] = [
@@ -144,7 +150,7 @@ def search_type_rules() -> dict[str, dict[str, Any]]:
         out[search_type] = {
             "endpoint": rule.endpoint.value,
             "max_results": {"min": 1, "max": rule.max_count, "default": rule.default_count},
-            "offset": {"min": 0, "max": rules.MAX_OFFSET} if rule.has_offset else None,
+            "offset": {"min": 0, "max": brave_api.MAX_OFFSET} if rule.has_offset else None,
             "safe_search": {"values": list(rule.safe_search_values), "brave_default": rule.default_safe_search},
             "parameters": sorted(rule.supported),
         }
@@ -154,14 +160,14 @@ def search_type_rules() -> dict[str, dict[str, Any]]:
 def limits(settings: Settings) -> dict[str, Any]:
     """Limits in force: Brave's, the output clamps, and this server's rate and cache settings."""
     return {
-        "query": {"max_chars": rules.MAX_QUERY_CHARS, "max_words": rules.MAX_QUERY_WORDS},
-        "offset": {"min": 0, "max": rules.MAX_OFFSET, "meaning": "page index (skips offset * max_results)"},
+        "query": {"max_chars": brave_api.MAX_QUERY_CHARS, "max_words": brave_api.MAX_QUERY_WORDS},
+        "offset": {"min": 0, "max": brave_api.MAX_OFFSET, "meaning": "page index (skips offset * max_results)"},
         "max_results": {k: v["max_results"] for k, v in search_type_rules().items()},
         "output": {
             "max_lines": {"min": MIN_MAX_LINES, "max": MAX_MAX_LINES, "default": settings.max_lines},
             "max_bytes": {"min": MIN_MAX_BYTES, "max": MAX_MAX_BYTES, "default": settings.max_bytes},
         },
-        "freshness": {"shortcuts": list(rules.FRESHNESS_SHORTCUTS), "range": "YYYY-MM-DDtoYYYY-MM-DD"},
+        "freshness": {"shortcuts": list(brave_api.FRESHNESS_SHORTCUTS), "range": "YYYY-MM-DDtoYYYY-MM-DD"},
         "rate": {
             "requests_per_second": settings.rate_limit or "adaptive (starts at 1, follows the plan Brave reports)",
             "burst": settings.burst or "adaptive",
@@ -202,14 +208,16 @@ def _default_retryable() -> dict[ErrorCode, bool]:
     return found
 
 
-def build_help(topic: HelpTopic, settings: Settings) -> dict[str, Any]:
-    """The structured help document for one topic (or all)."""
+def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -> dict[str, Any]:
+    """The structured help document for one topic (or all), covering the enabled ``tools`` only."""
     doc: dict[str, Any] = {"api_version": API_VERSION, "topic": topic}
+    names = {tool.name for tool in tools}
     if topic in ("params", "all"):
-        doc["parameters"] = {tool: describe_model(model) for tool, model in TOOL_MODELS.items()}
+        doc["tools"] = {tool.name: tool.help for tool in tools}
+        doc["parameters"] = {tool.name: describe_model(tool.input_model) for tool in tools}
         doc["search_types"] = search_type_rules()
     if topic in ("examples", "all"):
-        doc["examples"] = EXAMPLES
+        doc["examples"] = [example for example in EXAMPLES if example["tool"] in names]
     if topic in ("limits", "all"):
         doc["limits"] = limits(settings)
     if topic in ("errors", "all"):
@@ -222,6 +230,8 @@ def render_help_text(doc: dict[str, Any]) -> str:
     lines: list[str] = [f"brave-search help ({doc['topic']})"]
     for tool, entries in doc.get("parameters", {}).items():
         lines.append(f"## {tool}")
+        if doc.get("tools", {}).get(tool):
+            lines.append(doc["tools"][tool])
         for e in entries:
             bits = [e["type"], "required" if e["required"] else f"default {e.get('default')!r}"]
             bits.extend(f"{key[:3]} {e[key]}" for key in ("minimum", "maximum") if key in e)

@@ -10,8 +10,9 @@ from pydantic import SecretStr
 from .client import BraveClient
 from .config import Settings
 from .models import SearchEnvelope, StatusArgs, SummarizerArgs, SummaryEnvelope, WebSearchArgs
-from .service import SearchService, validate_arguments
+from .service import SearchService
 from .status import build_status
+from .tools import validate_arguments
 
 
 class BraveSearch:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
-    from .client import RateLimitInfo
+    from .wire import RateLimitInfo
 
 from pydantic import (
     AliasChoices,

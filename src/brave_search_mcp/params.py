@@ -12,136 +12,41 @@ results is usually enough for an agent and costs half the context.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
-from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
-from .client import SEARCH_ENDPOINTS, Endpoint
+from .brave_api import (
+    COUNTRIES,
+    COUNTRY_ALIASES,
+    DEFAULT_COUNT,
+    DEFAULT_SAFE_SEARCH,
+    FRESHNESS_SHORTCUTS,
+    FULL_SAFE_SEARCH,
+    IMAGE_SAFE_SEARCH,
+    MAX_COUNT,
+    MAX_GOGGLES,
+    MAX_OFFSET,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_WORDS,
+    MAX_SHOWN_VALUE_CHARS,
+    RESULT_FILTERS,
+    SEARCH_ENDPOINTS,
+    SEARCH_LANGUAGE_ALIASES,
+    SEARCH_LANGUAGES,
+    SUPPORTED,
+    UI_LANGUAGE_ALIASES,
+    UI_LANGUAGES,
+    UNITS,
+    WEB_FIELDS,
+    Endpoint,
+)
 from .config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from .errors import InvalidArgument, WarningCode
 from .models import SafeSearch, SearchType, WarningItem, WebSearchArgs
-
-# Brave's enumerations, in the documented order (reference/brave-api.md §4.1-4.4).
-COUNTRIES: tuple[str, ...] = (
-    "AR", "AU", "AT", "BE", "BR", "CA", "CL", "DK", "FI", "FR", "DE", "GR", "HK", "IN", "ID", "IT", "JP", "KR",
-    "MY", "MX", "NL", "NZ", "NO", "CN", "PL", "PT", "PH", "RU", "SA", "ZA", "ES", "SE", "CH", "TW", "TR", "GB",
-    "US", "ALL",
-)  # fmt: skip
-SEARCH_LANGUAGES: tuple[str, ...] = (
-    "ar", "eu", "bn", "bg", "ca", "zh-hans", "zh-hant", "hr", "cs", "da", "nl", "en", "en-gb", "et", "fi", "fr",
-    "gl", "de", "el", "gu", "he", "hi", "hu", "is", "it", "ja", "jp", "kn", "ko", "lv", "lt", "ms", "ml", "mr",
-    "nb", "pl", "pt-br", "pt-pt", "pa", "ro", "ru", "sr", "sk", "sl", "es", "sv", "ta", "te", "th", "tr", "uk",
-    "vi",
-)  # fmt: skip
-UI_LANGUAGES: tuple[str, ...] = (
-    "es-AR", "en-AU", "de-AT", "nl-BE", "fr-BE", "pt-BR", "en-CA", "fr-CA", "es-CL", "da-DK", "fi-FI", "fr-FR",
-    "de-DE", "el-GR", "zh-HK", "en-IN", "en-ID", "it-IT", "ja-JP", "ko-KR", "en-MY", "es-MX", "nl-NL", "en-NZ",
-    "no-NO", "zh-CN", "pl-PL", "en-PH", "ru-RU", "en-ZA", "es-ES", "sv-SE", "fr-CH", "de-CH", "zh-TW", "tr-TR",
-    "en-GB", "en-US", "es-US",
-)  # fmt: skip
-FRESHNESS_SHORTCUTS: tuple[str, ...] = ("pd", "pw", "pm", "py")
-# "query" is always returned by Brave anyway; "summarizer" is never sent (it suppresses web results, see below).
-RESULT_FILTERS: tuple[str, ...] = (
-    "discussions", "faq", "infobox", "news", "query", "summarizer", "videos", "web", "locations",
-)  # fmt: skip
-UNITS: tuple[str, ...] = ("metric", "imperial")
-
-MAX_QUERY_CHARS = 400
-MAX_QUERY_WORDS = 50
-MAX_OFFSET = 9
-DEFAULT_COUNT = 10
-MAX_GOGGLES = 3
-MAX_SHOWN_VALUE_CHARS = 60
-
-# Unambiguous rewrites to Brave's spellings; anything else outside the lists is dropped.
-SEARCH_LANGUAGE_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "zh": "zh-hans",
-        "zh-cn": "zh-hans",
-        "zh-sg": "zh-hans",
-        "zh-tw": "zh-hant",
-        "zh-hk": "zh-hant",
-        "en-us": "en",
-        "en-ca": "en",
-        "en-au": "en",
-        "iw": "he",
-    }
-)
-UI_LANGUAGE_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "en": "en-US",
-        "de": "de-DE",
-        "fr": "fr-FR",
-        "ja": "ja-JP",
-        "es": "es-ES",
-        "it": "it-IT",
-        "nl": "nl-NL",
-        "pt": "pt-BR",
-        "ru": "ru-RU",
-        "zh": "zh-CN",
-        "ko": "ko-KR",
-        "pl": "pl-PL",
-        "sv": "sv-SE",
-        "da": "da-DK",
-        "fi": "fi-FI",
-        "tr": "tr-TR",
-        "el": "el-GR",
-        "no": "no-NO",
-        "nb": "no-NO",
-    }
-)
-COUNTRY_ALIASES: Mapping[str, str] = MappingProxyType({"UK": "GB"})
-
-_WEB_FIELDS: tuple[str, ...] = (
-    "max_results",
-    "offset",
-    "country",
-    "search_language",
-    "ui_language",
-    "safe_search",
-    "freshness",
-    "units",
-    "spellcheck",
-    "extra_snippets",
-    "text_decorations",
-    "result_filter",
-    "goggles",
-    "summary",
-)
-_SUPPORTED: dict[str, frozenset[str]] = {
-    "web": frozenset(_WEB_FIELDS),
-    "news": frozenset(
-        {
-            "country",
-            "search_language",
-            "ui_language",
-            "safe_search",
-            "freshness",
-            "spellcheck",
-            "extra_snippets",
-            "goggles",
-            "offset",
-            "max_results",
-        }
-    ),
-    "videos": frozenset(
-        {"country", "search_language", "ui_language", "safe_search", "freshness", "spellcheck", "offset", "max_results"}
-    ),
-    "images": frozenset({"country", "search_language", "safe_search", "spellcheck", "max_results"}),
-}
-_MAX_COUNT: dict[str, int] = {"web": 20, "news": 50, "videos": 50, "images": 200}
-_DEFAULT_SAFE_SEARCH: dict[str, SafeSearch] = {
-    "web": "moderate",
-    "news": "strict",
-    "videos": "moderate",
-    "images": "strict",
-}
-_FULL_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "moderate", "strict")
-_IMAGE_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "strict")
+from .text import strip_controls
 
 _DATE_RANGE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})to([0-9]{4}-[0-9]{2}-[0-9]{2})")
 _WHITESPACE_CONTROLS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " ", "\f": " "})
@@ -185,7 +90,7 @@ class PreparedSearch:
 
 def rules_for(search_type: SearchType) -> TypeRules:
     """The endpoint rules of one search type, so validation and the help tool share one truth."""
-    if search_type not in _SUPPORTED:
+    if search_type not in SUPPORTED:
         raise InvalidArgument(
             f"search_type must be one of web, news, images, videos; got {shown(search_type)}", field="search_type"
         )
@@ -193,18 +98,13 @@ def rules_for(search_type: SearchType) -> TypeRules:
     return TypeRules(
         search_type=search_type,
         endpoint=SEARCH_ENDPOINTS[search_type],
-        max_count=_MAX_COUNT[search_type],
+        max_count=MAX_COUNT[search_type],
         default_count=DEFAULT_COUNT,
         has_offset=not images,
-        safe_search_values=_IMAGE_SAFE_SEARCH if images else _FULL_SAFE_SEARCH,
-        default_safe_search=_DEFAULT_SAFE_SEARCH[search_type],
-        supported=_SUPPORTED[search_type],
+        safe_search_values=IMAGE_SAFE_SEARCH if images else FULL_SAFE_SEARCH,
+        default_safe_search=DEFAULT_SAFE_SEARCH[search_type],
+        supported=SUPPORTED[search_type],
     )
-
-
-def strip_controls(text: str) -> str:
-    """Remove control characters (and lone surrogates) so no value can smuggle terminal bytes or break UTF-8."""
-    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cs"))
 
 
 def shown(value: Any, limit: int = MAX_SHOWN_VALUE_CHARS) -> str:
@@ -491,7 +391,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "goggles": lambda: _prepare_goggles(list(args.goggles or []), out),
     }
     text_decorations = False
-    for name in _WEB_FIELDS:
+    for name in WEB_FIELDS:
         if name in ("max_results", "offset") or not _given(args, name):
             continue
         if name not in rules.supported:

@@ -1,4 +1,4 @@
-"""The MCP face: registers the four tools on an ``MCPServer`` and maps outcomes to ``CallToolResult``.
+"""The MCP face: turns the registry's enabled tools into MCP tools and outcomes into ``CallToolResult``.
 
 No business logic lives here. Arguments reach the service raw so that *it* validates them and
 every rejection — unknown field, wrong type, bad alias — comes back as an ``INVALID_ARGUMENT``
@@ -16,14 +16,14 @@ import httpx2
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from ._version import __version__
+from .app import open_tools
 from .client import BraveClient
 from .config import Settings
-from .helpdoc import TOOL_MODELS
-from .service import SearchService, ToolOutcome
+from .tools import Progress, ToolBoundary, ToolOutcome, ToolSpec, enabled_tools
 
 SERVER_NAME = "brave-search"
 
@@ -36,48 +36,11 @@ INSTRUCTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """Registration facts of one tool."""
-
-    name: str
-    title: str
-    description: str
-
-
-TOOL_SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "brave_web_search",
-        "Brave web search",
-        "Search the web with Brave: search_type web (default), news, images or videos. Returns numbered results "
-        "(title, URL, snippet, age); structuredContent holds the v1 envelope. Valid values: brave_web_search_help.",
-    ),
-    ToolSpec(
-        "brave_summarizer",
-        "Brave summarizer",
-        "Short AI summary with numbered sources. Pass query (searches and summarizes in one call) or key "
-        "(summarizer_key from brave_web_search with summary: true). Needs a Brave plan with the summarizer.",
-    ),
-    ToolSpec(
-        "brave_web_search_help",
-        "Brave search help",
-        "Parameter reference (countries, languages, ranges), ready-to-send examples, limits in force, and "
-        "every error and warning code with what to do.",
-    ),
-    ToolSpec(
-        "brave_web_search_status",
-        "Brave search status",
-        "Health of this server: API key configured (never shown), Brave rate and quota figures, cache stats. "
-        "probe_connectivity sends one minimal request per search endpoint.",
-    ),
-)
-
-
 @dataclass
 class AppState:
-    """What the lifespan hands every tool call: the one service (and so the one client)."""
+    """What the lifespan hands every tool call: the one tool boundary (and so the one service and client)."""
 
-    service: SearchService
+    tools: ToolBoundary
 
 
 class _RawArguments(ArgModelBase):
@@ -123,16 +86,24 @@ def _to_result(outcome: ToolOutcome) -> CallToolResult:
     )
 
 
+def _progress_of(ctx: Context[AppState]) -> Progress:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.report_progress(progress, total, message)
+
+    return report
+
+
 def _make_handler(name: str) -> Callable[..., Awaitable[CallToolResult]]:
     async def handler(arguments: dict[str, Any], ctx: Context[AppState]) -> CallToolResult:
         state: AppState = ctx.request_context.lifespan_context
-        return _to_result(await state.service.call(name, arguments))
+        return _to_result(await state.tools.call(name, arguments, progress=_progress_of(ctx)))
 
     handler.__name__ = name
     return handler
 
 
-def _build_tool(spec: ToolSpec) -> Tool:
+def _build_tool(spec: ToolSpec[Any]) -> Tool:
+    hints = spec.annotations
     tool = Tool.from_function(
         _make_handler(spec.name),
         name=spec.name,
@@ -140,16 +111,29 @@ def _build_tool(spec: ToolSpec) -> Tool:
         description=spec.description,
         annotations=ToolAnnotations(
             title=spec.title,
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=True,
+            read_only_hint=hints["read_only"],
+            destructive_hint=hints["destructive"],
+            idempotent_hint=hints["idempotent"],
+            open_world_hint=hints["open_world"],
         ),
         structured_output=False,
     )
     tool.fn_metadata.arg_model = _RawArguments
-    tool.parameters = compact_schema(TOOL_MODELS[spec.name])
+    tool.parameters = compact_schema(spec.input_model)
     return tool
+
+
+class BraveMCPServer(MCPServer[AppState]):
+    """``MCPServer`` whose unknown-tool calls get our error envelope (with a code), not the SDK's plain text."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Route a name no tool answers to the boundary, which returns an INVALID_ARGUMENT envelope."""
+        if context is not None and self._tool_manager.get_tool(name) is None:
+            state: AppState = context.request_context.lifespan_context
+            return _to_result(await state.tools.call(name, arguments))
+        return await super().call_tool(name, arguments, context)
 
 
 def build_server(
@@ -159,21 +143,18 @@ def build_server(
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> MCPServer[AppState]:
     """The stdio-ready server. Pass an open ``client`` (caller owns it) or a ``transport`` for tests."""
+    specs = enabled_tools(settings)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        if client is not None:
-            yield AppState(SearchService(settings, client))
-            return
-        async with BraveClient(settings, transport=transport) as owned:
-            yield AppState(SearchService(settings, owned))
+        async with open_tools(settings, client=client, transport=transport) as tools:
+            yield AppState(tools)
 
-    tools = [_build_tool(spec) for spec in TOOL_SPECS if spec.name in settings.enabled_tools]
-    return MCPServer(
+    return BraveMCPServer(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level="WARNING",
-        tools=tools,
+        tools=[_build_tool(spec) for spec in specs],
     )

@@ -6,12 +6,13 @@ The key itself never appears here — not even a prefix — only where it came f
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ._version import __version__
-from .client import SEARCH_ENDPOINTS
+from .brave_api import SEARCH_ENDPOINTS
 from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
@@ -58,7 +59,12 @@ async def probe_endpoints(service: SearchService, deadline: float | None = None)
 
 
 async def build_status(
-    service: SearchService, args: StatusArgs, trace_id: str, deadline: float | None = None
+    service: SearchService,
+    args: StatusArgs,
+    trace_id: str,
+    deadline: float | None = None,
+    *,
+    enabled_tools: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The structured status report (see the brave_web_search_status contract)."""
     settings = service.settings
@@ -89,7 +95,7 @@ async def build_status(
             "max_lines": settings.max_lines,
             "max_bytes": settings.max_bytes,
             "summarizer_deadline_seconds": settings.summarizer_deadline_seconds,
-            "enabled_tools": list(settings.enabled_tools),
+            "enabled_tools": list(enabled_tools),
         },
         "rate_limit": None,
         "cache": {

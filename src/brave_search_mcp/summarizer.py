@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 import re
@@ -10,18 +9,20 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
-from urllib.parse import urlsplit
 
 import anyio
 
-from .client import BraveResponse, Endpoint, Params
+from .brave_api import Endpoint
+from .client import BraveResponse, Params
 from .errors import InvalidArgument, NotInPlan, SummaryUnavailable
 from .models import Reference
+from .text import clean_block, clean_text, dedup_key, http_url
 
 logger = logging.getLogger(__name__)
 
 MAX_POLLS: Final = 100
 MAX_TEXT_CHARS: Final = 8_000
+MAX_LINE_CHARS: Final = 1_000
 MAX_REFERENCES: Final = 20
 MAX_FOLLOWUPS: Final = 10
 MAX_CONTEXT: Final = 10
@@ -30,11 +31,9 @@ MAX_ENTITIES_INFOS_BYTES: Final = 4_096
 PLAN_NEEDED: Final = "Pro AI"
 BASE_MESSAGE: Final = "Unable to retrieve a Summarizer summary."
 
-_TAG_RE: Final = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.DOTALL)
-_SPACES_RE: Final = re.compile(r"[^\S\n]+")
-_BLANK_LINES_RE: Final = re.compile(r"\n{3,}")
-_MARK: Final = "\x00"
-_MARK_RE: Final = re.compile(r"\x00(\d+)\x00")
+# A private-use character marks where a cited URL goes: it survives text cleanup, unlike a control character.
+_MARK: Final = "\ue000"
+_MARK_RE: Final = re.compile("\ue000(\\d+)\ue000")
 
 
 class SummarizerSource(Protocol):
@@ -91,57 +90,9 @@ class Summary:
 # Text cleanup
 
 
-def _clean_text(text: str) -> str:
-    """Strip tags, decode entities, collapse spaces inside lines; keep line breaks (lists need them)."""
-    text = html.unescape(_TAG_RE.sub("", text))
-    lines = [_SPACES_RE.sub(" ", line).strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
-
-
 def _clean_line(value: Any) -> str | None:
     """A single-line clean string, or None when ``value`` is not a non-blank string."""
-    if not isinstance(value, str):
-        return None
-    cleaned = " ".join(_clean_text(value).split())
-    return cleaned or None
-
-
-def _cap_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """Cut at a word boundary near ``limit`` and mark the cut, so the agent knows text is missing."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space >= limit - 200:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
-def _http_url(value: Any) -> str | None:
-    """The URL if it is an absolute http(s) URL; anything else is not worth citing."""
-    if not isinstance(value, str):
-        return None
-    url = value.strip()
-    if not url or any(ch.isspace() for ch in url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return None
-    return url
-
-
-def _url_key(url: str) -> str:
-    """Normalized form used to spot the same page cited twice."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}?{parts.query}"
-
-
-# ---------------------------------------------------------------------------------------------
-# References
+    return clean_text(value, limit=MAX_LINE_CHARS) or None
 
 
 @dataclass
@@ -158,7 +109,7 @@ class _RefBook:
     entries: list[_RefEntry] = field(default_factory=list)
 
     def add(self, url: Any, *, number: Any = None, title: Any = None) -> None:
-        checked = _http_url(url)
+        checked = http_url(url)
         if checked is None:
             return
         given = number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
@@ -167,7 +118,7 @@ class _RefBook:
     def build(self, limit: int = MAX_REFERENCES) -> list[Reference]:
         merged: dict[str, _RefEntry] = {}
         for entry in self.entries:
-            key = _url_key(entry.url)
+            key = dedup_key(entry.url)
             seen = merged.get(key)
             if seen is None:
                 merged[key] = _RefEntry(entry.url, entry.given, entry.title)
@@ -232,7 +183,7 @@ def _flatten(messages: Any, *, inline_references: bool) -> tuple[str, _RefBook]:
         elif kind == "inline_reference":
             if not isinstance(data, dict):
                 continue
-            url = _http_url(data.get("url"))
+            url = http_url(data.get("url"))
             if url is None:
                 continue
             book.add(url, number=data.get("number"))
@@ -256,10 +207,10 @@ def _flatten(messages: Any, *, inline_references: bool) -> tuple[str, _RefBook]:
         elif kind == "enum_end" and lists:
             lists.pop()
             parts.append("\n")
-    text = _clean_text("".join(parts))
+    text = clean_block("".join(parts), limit=MAX_TEXT_CHARS)
     if urls:
         text = _MARK_RE.sub(lambda match: urls[int(match.group(1))], text)
-    return _cap_text(text), book
+    return text, book
 
 
 def flatten_summary(messages: Any, *, inline_references: bool) -> tuple[str, list[Reference]]:
@@ -297,7 +248,7 @@ def _compact_enrichments(value: Any) -> dict[str, Any] | None:
             break
         if not isinstance(item, dict):
             continue
-        url = _http_url(item.get("url"))
+        url = http_url(item.get("url"))
         if url is not None:
             context.append({"title": _clean_line(item.get("title")), "url": url})
     if context:

@@ -1,0 +1,191 @@
+"""Brave Search API facts as data: endpoints, per-endpoint limits, enumerations, plans and error codes.
+
+Pure: no I/O and no imports of the HTTP client, so validation, help, status and the fake upstream
+share one truth (reference/brave-api.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+
+from ._version import __version__
+from .models import SafeSearch
+
+
+class Endpoint(StrEnum):
+    """Brave API paths (relative to the base URL)."""
+
+    WEB = "/res/v1/web/search"
+    NEWS = "/res/v1/news/search"
+    IMAGES = "/res/v1/images/search"
+    VIDEOS = "/res/v1/videos/search"
+    SUMMARIZER = "/res/v1/summarizer/search"
+    LOCAL_POIS = "/res/v1/local/pois"
+    LOCAL_DESCRIPTIONS = "/res/v1/local/descriptions"
+    LLM_CONTEXT = "/res/v1/llm/context"
+
+
+SEARCH_ENDPOINTS: dict[str, Endpoint] = {
+    "web": Endpoint.WEB,
+    "news": Endpoint.NEWS,
+    "images": Endpoint.IMAGES,
+    "videos": Endpoint.VIDEOS,
+}
+
+ENDPOINT_NAMES: dict[Endpoint, str] = {
+    Endpoint.WEB: "web",
+    Endpoint.NEWS: "news",
+    Endpoint.IMAGES: "images",
+    Endpoint.VIDEOS: "videos",
+    Endpoint.SUMMARIZER: "summarizer",
+    Endpoint.LOCAL_POIS: "local_pois",
+    Endpoint.LOCAL_DESCRIPTIONS: "local_descriptions",
+    Endpoint.LLM_CONTEXT: "llm_context",
+}
+
+USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
+# A server-demanded wait longer than this is not worth holding a tool call for: give up at once.
+MAX_SERVER_WAIT_SECONDS = 60.0
+# Error bodies are only read this far (they are small; anything longer is not Brave's error JSON).
+ERROR_BODY_CAP_BYTES = 64 * 1024
+MESSAGE_CAP_CHARS = 300
+DETAIL_VALUE_CAP_CHARS = 200
+MAX_VALIDATION_ERRORS = 5
+RETRY_STATUSES: frozenset[int] = frozenset({500, 502, 503, 504})
+AUTH_CODES: frozenset[str] = frozenset({"SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND"})
+PLAN_CODES: frozenset[str] = frozenset({"OPTION_NOT_IN_PLAN", "RESOURCE_NOT_ALLOWED"})
+META_DETAIL_FIELDS: tuple[str, ...] = ("plan", "rate_limit", "quota_limit", "quota_current", "component")
+# Which Brave plan includes an endpoint, for NOT_IN_PLAN messages (reference/brave-api.md §1).
+PLAN_NEEDED: dict[Endpoint, str] = {
+    Endpoint.SUMMARIZER: "Pro AI (the legacy summarizer plan)",
+    Endpoint.LLM_CONTEXT: "Search",
+    Endpoint.LOCAL_POIS: "Search",
+    Endpoint.LOCAL_DESCRIPTIONS: "Search",
+}
+BRAVE_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+MISSING_KEY_MESSAGE = (
+    "No Brave Search API key is configured: set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, "
+    "or BRAVE_API_KEY_FILE naming a file that holds the key)."
+)
+
+
+# Brave's enumerations, in the documented order (reference/brave-api.md §4.1-4.4).
+COUNTRIES: tuple[str, ...] = (
+    "AR", "AU", "AT", "BE", "BR", "CA", "CL", "DK", "FI", "FR", "DE", "GR", "HK", "IN", "ID", "IT", "JP", "KR",
+    "MY", "MX", "NL", "NZ", "NO", "CN", "PL", "PT", "PH", "RU", "SA", "ZA", "ES", "SE", "CH", "TW", "TR", "GB",
+    "US", "ALL",
+)  # fmt: skip
+SEARCH_LANGUAGES: tuple[str, ...] = (
+    "ar", "eu", "bn", "bg", "ca", "zh-hans", "zh-hant", "hr", "cs", "da", "nl", "en", "en-gb", "et", "fi", "fr",
+    "gl", "de", "el", "gu", "he", "hi", "hu", "is", "it", "ja", "jp", "kn", "ko", "lv", "lt", "ms", "ml", "mr",
+    "nb", "pl", "pt-br", "pt-pt", "pa", "ro", "ru", "sr", "sk", "sl", "es", "sv", "ta", "te", "th", "tr", "uk",
+    "vi",
+)  # fmt: skip
+UI_LANGUAGES: tuple[str, ...] = (
+    "es-AR", "en-AU", "de-AT", "nl-BE", "fr-BE", "pt-BR", "en-CA", "fr-CA", "es-CL", "da-DK", "fi-FI", "fr-FR",
+    "de-DE", "el-GR", "zh-HK", "en-IN", "en-ID", "it-IT", "ja-JP", "ko-KR", "en-MY", "es-MX", "nl-NL", "en-NZ",
+    "no-NO", "zh-CN", "pl-PL", "en-PH", "ru-RU", "en-ZA", "es-ES", "sv-SE", "fr-CH", "de-CH", "zh-TW", "tr-TR",
+    "en-GB", "en-US", "es-US",
+)  # fmt: skip
+FRESHNESS_SHORTCUTS: tuple[str, ...] = ("pd", "pw", "pm", "py")
+# "query" is always returned by Brave anyway; "summarizer" is never sent (it suppresses web results, see below).
+RESULT_FILTERS: tuple[str, ...] = (
+    "discussions", "faq", "infobox", "news", "query", "summarizer", "videos", "web", "locations",
+)  # fmt: skip
+UNITS: tuple[str, ...] = ("metric", "imperial")
+
+MAX_QUERY_CHARS = 400
+MAX_QUERY_WORDS = 50
+MAX_OFFSET = 9
+DEFAULT_COUNT = 10
+MAX_GOGGLES = 3
+MAX_SHOWN_VALUE_CHARS = 60
+
+# Unambiguous rewrites to Brave's spellings; anything else outside the lists is dropped.
+SEARCH_LANGUAGE_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "zh": "zh-hans",
+        "zh-cn": "zh-hans",
+        "zh-sg": "zh-hans",
+        "zh-tw": "zh-hant",
+        "zh-hk": "zh-hant",
+        "en-us": "en",
+        "en-ca": "en",
+        "en-au": "en",
+        "iw": "he",
+    }
+)
+UI_LANGUAGE_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "en": "en-US",
+        "de": "de-DE",
+        "fr": "fr-FR",
+        "ja": "ja-JP",
+        "es": "es-ES",
+        "it": "it-IT",
+        "nl": "nl-NL",
+        "pt": "pt-BR",
+        "ru": "ru-RU",
+        "zh": "zh-CN",
+        "ko": "ko-KR",
+        "pl": "pl-PL",
+        "sv": "sv-SE",
+        "da": "da-DK",
+        "fi": "fi-FI",
+        "tr": "tr-TR",
+        "el": "el-GR",
+        "no": "no-NO",
+        "nb": "no-NO",
+    }
+)
+COUNTRY_ALIASES: Mapping[str, str] = MappingProxyType({"UK": "GB"})
+
+WEB_FIELDS: tuple[str, ...] = (
+    "max_results",
+    "offset",
+    "country",
+    "search_language",
+    "ui_language",
+    "safe_search",
+    "freshness",
+    "units",
+    "spellcheck",
+    "extra_snippets",
+    "text_decorations",
+    "result_filter",
+    "goggles",
+    "summary",
+)
+SUPPORTED: dict[str, frozenset[str]] = {
+    "web": frozenset(WEB_FIELDS),
+    "news": frozenset(
+        {
+            "country",
+            "search_language",
+            "ui_language",
+            "safe_search",
+            "freshness",
+            "spellcheck",
+            "extra_snippets",
+            "goggles",
+            "offset",
+            "max_results",
+        }
+    ),
+    "videos": frozenset(
+        {"country", "search_language", "ui_language", "safe_search", "freshness", "spellcheck", "offset", "max_results"}
+    ),
+    "images": frozenset({"country", "search_language", "safe_search", "spellcheck", "max_results"}),
+}
+MAX_COUNT: dict[str, int] = {"web": 20, "news": 50, "videos": 50, "images": 200}
+DEFAULT_SAFE_SEARCH: dict[str, SafeSearch] = {
+    "web": "moderate",
+    "news": "strict",
+    "videos": "moderate",
+    "images": "strict",
+}
+FULL_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "moderate", "strict")
+IMAGE_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "strict")

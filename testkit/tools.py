@@ -1,0 +1,15 @@
+"""The tool boundary over a test client, as the composition root builds it, for tests that call tools by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.config import Settings
+from brave_search_mcp.service import SearchService
+from brave_search_mcp.tools import ToolBoundary, enabled_tools
+
+
+def tool_boundary(settings: Settings, client: BraveClient, **service_options: Any) -> ToolBoundary:
+    """The enabled tools over one service on ``client`` (clock and sleep may be passed through)."""
+    return ToolBoundary(SearchService(settings, client, **service_options), enabled_tools(settings))
