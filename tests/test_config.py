@@ -139,3 +139,45 @@ def test_tool_selection() -> None:
         names({"BRAVE_SEARCH_ENABLED_TOOLS": "brave_no_such_tool"})
     with pytest.raises(ConfigError, match="every tool"):
         names({"BRAVE_SEARCH_DISABLED_TOOLS": " ".join(TOOL_NAMES)})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "variable"),
+    [
+        ("timeout_seconds", -1, "BRAVE_SEARCH_TIMEOUT_SECONDS"),
+        ("retries", 11, "BRAVE_SEARCH_RETRIES"),
+        ("cache_size", -5, "BRAVE_SEARCH_CACHE_SIZE"),
+        ("max_lines", 5, "BRAVE_SEARCH_MAX_LINES"),
+        ("base_url", "ftp://example.com", "BRAVE_SEARCH_BASE_URL"),
+        ("log_level", "LOUD", "BRAVE_SEARCH_LOG_LEVEL"),
+    ],
+)
+def test_out_of_range_values_given_directly_name_their_variable(field: str, value: object, variable: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        Settings(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("BSA\u200bkey", "non-ASCII"),
+        ("\u201cBSAkey\u201d", "non-ASCII"),
+        ("BSA key", "white space"),
+        ("BSA\x07key", "control"),
+    ],
+)
+def test_a_key_that_cannot_travel_in_a_header_is_refused_naming_its_source(tmp_path: Path, key: str, why: str) -> None:
+    with pytest.raises(ConfigError, match=f"BRAVE_SEARCH_API_KEY.*{why}") as caught:
+        Settings.from_env({"BRAVE_SEARCH_API_KEY": key})
+    assert key not in str(caught.value)
+    key_file = tmp_path / "key"
+    key_file.write_text(key.replace(" ", "") + "\n" if why != "white space" else "BSA\u00a0key\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="BRAVE_API_KEY_FILE"):
+        Settings.from_env({"BRAVE_API_KEY_FILE": str(key_file)})
+
+
+def test_surrounding_whitespace_and_a_trailing_newline_in_a_key_file_are_stripped(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text("  BSAgood-key-123\r\n\n", encoding="utf-8")
+    settings = Settings.from_env({"BRAVE_API_KEY_FILE": str(key_file)})
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "BSAgood-key-123"

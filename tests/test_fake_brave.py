@@ -494,30 +494,34 @@ def test_result_filter_with_summarizer_drops_web_results_like_brave_issue_272(fa
     assert "web" not in without_summary and "summarizer" not in without_summary
 
 
-def test_noresults_query_empties_every_section(fake: FakeBrave) -> None:
-    data = web(fake, ("summary", "1"), q="zzz noresults zzz")
+def test_a_query_set_to_no_results_empties_every_section(fake: FakeBrave) -> None:
+    fake.no_results_for.update({"zzz nothing zzz", "nothing"})
+    data = web(fake, ("summary", "1"), q="ZZZ  nothing zzz")
     assert data["web"]["results"] == []
     for section in ("news", "videos", "discussions", "faq", "infobox"):
         assert data[section]["results"] == [], section
     assert "summarizer" not in data
     assert data["query"]["more_results_available"] is False
     for path in (NEWS_PATH, VIDEOS_PATH, IMAGES_PATH):
-        assert body(ask(fake, path, [("q", "noresults")]))["results"] == []
+        assert body(ask(fake, path, [("q", "nothing")]))["results"] == []
+    assert web(fake, q="something else")["web"]["results"]  # only the named queries are empty
 
 
-def test_web_filter_of_noresults_keeps_empty_sections(fake: FakeBrave) -> None:
-    data = web(fake, ("result_filter", "web,locations"), q="noresults please")
+def test_web_filter_of_an_empty_query_keeps_empty_sections(fake: FakeBrave) -> None:
+    fake.no_results_for.add("nothing please")
+    data = web(fake, ("result_filter", "web,locations"), q="nothing please")
     assert data["web"]["results"] == [] and data["locations"]["results"] == []
 
 
-def test_spellcheck_me_is_corrected_unless_spellcheck_is_off(fake: FakeBrave) -> None:
-    data = web(fake, q="pythn spellcheck-me")
-    assert data["query"]["original"] == "pythn spellcheck-me"
-    assert data["query"]["altered"] == "pythn spell check me"
-    off = web(fake, ("spellcheck", "0"), q="pythn spellcheck-me")
+def test_a_spellcheck_rewrite_applies_unless_spellcheck_is_off(fake: FakeBrave) -> None:
+    fake.spellcheck_rewrites.update({"pythn asyncio": "python asyncio", "pythn": "python"})
+    data = web(fake, q="pythn asyncio")
+    assert data["query"]["original"] == "pythn asyncio"
+    assert data["query"]["altered"] == "python asyncio"
+    off = web(fake, ("spellcheck", "0"), q="pythn asyncio")
     assert "altered" not in off["query"] and off["query"]["spellcheck_off"] is True
-    news = body(ask(fake, NEWS_PATH, [("q", "spellcheck-me")]))
-    assert news["query"]["altered"] == "spell check me"
+    news = body(ask(fake, NEWS_PATH, [("q", "pythn")]))
+    assert news["query"]["altered"] == "python"
 
 
 # ---------------------------------------------------------------------------------------------- other endpoints
@@ -613,10 +617,12 @@ def test_summarizer_inline_references_and_entity_info_on_request() -> None:
 
 def test_summarizer_failure_and_never_ending_keys() -> None:
     fake = FakeBrave(summarizer_pending_polls=1)
-    failing = summary_key(fake, "summary-fails please")
+    fake.summary_failing.add("a failing summary")
+    fake.summary_never_ready.add("a summary never ready")
+    failing = summary_key(fake, "a failing summary")
     assert poll(fake, failing)["status"] == "pending"
     assert poll(fake, failing) == {"type": "summarizer", "status": "failed"}
-    never = summary_key(fake, "summary-never please")
+    never = summary_key(fake, "a summary never ready")
     assert {poll(fake, never)["status"] for _ in range(8)} == {"pending"}
 
 

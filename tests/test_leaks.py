@@ -165,9 +165,12 @@ async def run_scenario(fake: FakeBrave, call: Call) -> Transcript:
     fake.reset()
     for tool in ("brave_web_search", "brave_summarizer", "brave_web_search_help", "brave_web_search_status"):
         await record(tool, {"bogus": KEY[:3], "query": 5})  # unknown field, wrong type
-    await record("brave_web_search", {"query": "noresults here"})
-    await record("brave_summarizer", {"query": "summary-fails please"})
-    await record("brave_summarizer", {"query": "summary-never please", "deadline_seconds": 0.3})
+    fake.no_results_for.add("nothing here")
+    fake.summary_failing.add("a summary that fails")
+    fake.summary_never_ready.add("a summary never ready")
+    await record("brave_web_search", {"query": "nothing here"})
+    await record("brave_summarizer", {"query": "a summary that fails"})
+    await record("brave_summarizer", {"query": "a summary never ready", "deadline_seconds": 0.3})
     await record("brave_summarizer", {"key": "an unknown summarizer key"})
     envelope = await record(
         "brave_web_search",

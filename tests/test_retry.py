@@ -179,6 +179,8 @@ async def test_permanent_failures_are_never_retried(reply: httpx2.Response) -> N
     assert up.count == 1
     assert ft.sleeps == []
     assert exc.details["attempts"] == 1
+    # The envelope never invites a retry the policy itself would not make (a 501 included).
+    assert exc.retryable is False
 
 
 async def test_rate_limit_still_hit_after_all_retries_is_retryable_rate_limited() -> None:

@@ -209,8 +209,9 @@ async def test_every_upstream_fault_is_an_error_envelope(
     assert not again.is_error, _text(again)
 
 
-async def test_no_results_is_an_error_only_when_every_section_is_empty(mcp: Client) -> None:
-    error = _error(await mcp.call_tool("brave_web_search", {"query": "noresults here"}))
+async def test_no_results_is_an_error_only_when_every_section_is_empty(mcp: Client, fake: FakeBrave) -> None:
+    fake.no_results_for.add("nothing here")
+    error = _error(await mcp.call_tool("brave_web_search", {"query": "nothing here"}))
     assert error["code"] == "NO_RESULTS"
     assert "No web results found" in error["message"]
 

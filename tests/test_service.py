@@ -67,7 +67,8 @@ async def test_identical_concurrent_calls_sharing_a_failure_keep_their_own_warni
 
 
 async def test_no_results_error_still_explains_the_warnings(fake: FakeBrave) -> None:
-    outcome = await _call(fake, "brave_web_search", {"query": "noresults", "freshness": "1w"})
+    fake.no_results_for.add("nothing here")
+    outcome = await _call(fake, "brave_web_search", {"query": "nothing here", "freshness": "1w"})
     assert outcome.structured["error"]["code"] == "NO_RESULTS"
     assert [w["code"] for w in outcome.structured["warnings"]] == ["INVALID_FRESHNESS"]
     assert outcome.text.splitlines()[1].startswith("! INVALID_FRESHNESS:")
@@ -190,7 +191,8 @@ async def test_a_key_typed_into_a_query_is_never_echoed_back(fake: FakeBrave) ->
     assert VALID_KEY not in outcome.text
     assert VALID_KEY not in json.dumps(outcome.structured)
     assert "[redacted]" in outcome.structured["meta"]["query"]
-    no_results = await _call(fake, "brave_web_search", {"query": f"noresults {VALID_KEY}"})
+    fake.no_results_for.add(f"nothing for {VALID_KEY}")
+    no_results = await _call(fake, "brave_web_search", {"query": f"nothing for {VALID_KEY}"})
     assert no_results.structured["error"]["code"] == "NO_RESULTS"
     assert VALID_KEY not in no_results.text + json.dumps(no_results.structured)
 

@@ -147,19 +147,24 @@ async def test_stdio_fault_becomes_an_error_envelope_and_server_goes_on(upstream
         assert reply["result"]["isError"] is False
 
 
-async def test_stdio_burst_of_ten_at_one_request_per_second_gets_no_429() -> None:
-    with FakeBraveServer(rate_per_second=1) as slow:
-        async with stdio_server(server_env(slow.base_url)) as rpc:
+async def test_stdio_burst_over_the_plan_rate_gets_no_429() -> None:
+    """30 calls at once against a 20-per-second plan: the learned throttle queues them, none is refused.
+
+    The throttle's timing is proven on a fake clock in test_throttle.py; this is the real process end to end,
+    at a plan rate high enough to take about a second of real time.
+    """
+    with FakeBraveServer(rate_per_second=20) as plan:
+        async with stdio_server(server_env(plan.base_url)) as rpc:
             ids = [
                 await rpc.request(
                     "tools/call", {"name": "brave_web_search", "arguments": {"query": f"burst query {n}"}}
                 )
-                for n in range(10)
+                for n in range(30)
             ]
             replies = [await rpc.response(i) for i in ids]
         assert all(r["result"]["isError"] is False for r in replies), [r["result"] for r in replies]
-        assert slow.fake.rate_limited_count == 0
-        assert slow.fake.hits("/web/search") == 10
+        assert plan.fake.rate_limited_count == 0
+        assert plan.fake.hits("/web/search") == 30
 
 
 async def test_stdio_without_key_lists_tools_and_explains(upstream: FakeBraveServer) -> None:

@@ -94,7 +94,8 @@ async def test_summarizer_by_key_from_a_search(fake: FakeBrave, mode: str) -> No
 
 
 async def test_summarizer_failed_is_summary_unavailable(fake: FakeBrave, mode: str) -> None:
-    result, _ = await summarize(fake, mode, {"query": "summary-fails please"})
+    fake.summary_failing.add("a summary that fails")
+    result, _ = await summarize(fake, mode, {"query": "a summary that fails"})
     error = structured(result)["error"]
     assert result.is_error
     assert error["code"] == ErrorCode.SUMMARY_UNAVAILABLE
@@ -103,7 +104,8 @@ async def test_summarizer_failed_is_summary_unavailable(fake: FakeBrave, mode: s
 
 
 async def test_summarizer_deadline_ends_polling_within_budget(fake: FakeBrave, mode: str) -> None:
-    result, clock = await summarize(fake, mode, {"query": "summary-never ready", "deadline_seconds": 5})
+    fake.summary_never_ready.add("a summary never ready")
+    result, clock = await summarize(fake, mode, {"query": "a summary never ready", "deadline_seconds": 5})
     error = structured(result)["error"]
     assert error["code"] == ErrorCode.SUMMARY_UNAVAILABLE
     assert error["details"]["reason"] == "deadline"
@@ -113,7 +115,8 @@ async def test_summarizer_deadline_ends_polling_within_budget(fake: FakeBrave, m
 
 
 async def test_summarizer_without_a_key_in_the_search_response(fake: FakeBrave, mode: str) -> None:
-    result, _ = await summarize(fake, mode, {"query": "nosummary for this"})
+    fake.unsummarizable.add("no summary for this")
+    result, _ = await summarize(fake, mode, {"query": "no summary for this"})
     error = structured(result)["error"]
     assert error["code"] == ErrorCode.SUMMARY_UNAVAILABLE
     assert error["details"]["reason"] == "no_key"

@@ -12,6 +12,10 @@ from .config import Settings
 from .service import SearchService
 from .tools import ToolBoundary, enabled_tools
 
+# The upstream client type a caller may hand in already open (tests, the library); transports name it
+# through here so that only the composition root and the use cases import the HTTP client.
+UpstreamClient = BraveClient
+
 
 @asynccontextmanager
 async def open_tools(

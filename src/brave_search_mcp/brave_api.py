@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from enum import StrEnum
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from ._version import __version__
 from .models import SafeSearch
@@ -49,8 +51,6 @@ ENDPOINT_NAMES: dict[Endpoint, str] = {
 USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
 # A server-demanded wait longer than this is not worth holding a tool call for: give up at once.
 MAX_SERVER_WAIT_SECONDS = 60.0
-# Error bodies are only read this far (they are small; anything longer is not Brave's error JSON).
-ERROR_BODY_CAP_BYTES = 64 * 1024
 MESSAGE_CAP_CHARS = 300
 DETAIL_VALUE_CAP_CHARS = 200
 MAX_VALIDATION_ERRORS = 5
@@ -189,3 +189,32 @@ DEFAULT_SAFE_SEARCH: dict[str, SafeSearch] = {
 }
 FULL_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "moderate", "strict")
 IMAGE_SAFE_SEARCH: tuple[SafeSearch, ...] = ("off", "strict")
+
+DATE_RANGE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})to([0-9]{4}-[0-9]{2}-[0-9]{2})")
+
+
+def valid_freshness(value: str) -> bool:
+    """Whether Brave accepts ``value`` as freshness: a shortcut or a real, ordered date range."""
+    if value in FRESHNESS_SHORTCUTS:
+        return True
+    match = DATE_RANGE.fullmatch(value)
+    if match is None:
+        return False
+    try:
+        start, end = date.fromisoformat(match.group(1)), date.fromisoformat(match.group(2))
+    except ValueError:
+        return False
+    return start <= end
+
+
+def is_goggle(entry: str) -> bool:
+    """Whether a goggle is acceptable: an https URL with a host, or an inline rule set."""
+    if "\n" in entry or entry.startswith(("$", "!")):
+        return True
+    if any(ch.isspace() for ch in entry):
+        return False
+    try:
+        parts = urlsplit(entry)
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(parts.hostname)

@@ -9,13 +9,12 @@ timeout (body included) and by the byte cap, and is retried only when a later tr
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -23,9 +22,9 @@ import httpx2
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from . import errors
+from .bodies import read_capped, read_error_body
 from .brave_api import (
     ENDPOINT_NAMES,
-    ERROR_BODY_CAP_BYTES,
     MAX_SERVER_WAIT_SECONDS,
     MESSAGE_CAP_CHARS,
     MISSING_KEY_MESSAGE,
@@ -34,9 +33,18 @@ from .brave_api import (
 )
 from .cache import ResponseCache, make_key
 from .config import Settings
+from .counters import CacheStats, EndpointCounters
 from .text import clean_text
 from .throttle import Throttle
-from .wire import RateLimitInfo, decode_json_object, is_retryable, map_error, parse_rate_limit
+from .wire import (
+    RateLimitInfo,
+    decode_json_object,
+    is_retryable,
+    map_error,
+    network_error,
+    parse_rate_limit,
+    timeout_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,28 +70,6 @@ class BraveResponse:
     # Identity of the body: every response served from the same upstream answer (cache hits, shared
     # in-flight calls) carries the same id, so callers may key their own derived values on it.
     body_id: int = 0
-
-
-@dataclass
-class EndpointCounters:
-    """Per-endpoint request/error counts since start (status tool)."""
-
-    requests: int = 0
-    errors: int = 0
-    cache_hits: int = 0
-    by_code: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CacheStats:
-    """Cache figures for the status tool."""
-
-    entries: int
-    max_entries: int
-    ttl_seconds: float
-    hits: int
-    misses: int
-    shared: int  # callers served by another caller's in-flight request
 
 
 @dataclass(frozen=True)
@@ -171,20 +157,12 @@ class BraveClient:
             self._calls.add(scope)
             try:
                 with scope:
-                    return await self._get(
-                        endpoint,
-                        list(params),
-                        use_cache=use_cache,
-                        throttle=throttle,
-                        retries=retries,
-                        deadline=deadline,
-                    )
+                    return await self._get(endpoint, list(params), use_cache, throttle, retries, deadline)
             finally:
                 self._calls.discard(scope)
             raise errors.Cancelled("The Brave client was closed while the call was in flight.")
         except errors.BraveSearchError as exc:
-            counters.errors += 1
-            counters.by_code[exc.code.value] = counters.by_code.get(exc.code.value, 0) + 1
+            counters.count_error(exc.code.value)
             raise
 
     @property
@@ -265,8 +243,7 @@ class BraveClient:
     async def _get(
         self,
         endpoint: Endpoint,
-        params: list[tuple[str, str]],
-        *,
+        params: Params,
         use_cache: bool,
         throttle: bool,
         retries: int | None,
@@ -405,20 +382,20 @@ class BraveClient:
                     finally:
                         await response.aclose()
             except TimeoutError:
-                raise self._timeout(timeout) from None
+                raise timeout_error("Brave", timeout) from None
             except httpx2.TimeoutException:
-                raise self._timeout(timeout) from None
+                raise timeout_error("Brave", timeout) from None
             except httpx2.DecodingError as exc:
                 raise errors.ParseError(
                     f"Brave's answer could not be decompressed ({self._safe(str(exc), 120)}).",
                     details={"status": status} if status is not None else None,
                 ) from None
             except (httpx2.UnsupportedProtocol, httpx2.LocalProtocolError) as exc:
-                raise self._network(exc, retryable=False) from None
+                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=False) from None
             except httpx2.HTTPError as exc:
-                raise self._network(exc, retryable=True) from None
+                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=True) from None
             except httpx2.StreamError as exc:
-                raise self._network(exc, retryable=False) from None
+                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=False) from None
         except errors.BraveSearchError as exc:
             outcome = exc.code.value
             raise
@@ -432,25 +409,13 @@ class BraveClient:
                 (self._clock() - started) * 1000.0,
             )
 
-    def _timeout(self, timeout: float) -> errors.UpstreamTimeout:
-        return errors.UpstreamTimeout(
-            f"Brave did not answer within {timeout:g} s.", details={"timeout_seconds": timeout}
-        )
-
-    def _network(self, exc: Exception, *, retryable: bool) -> errors.NetworkError:
-        reason = self._safe(str(exc), 160)
-        text = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
-        return errors.NetworkError(
-            f"Could not reach Brave ({text}).", retryable=retryable, details={"reason": type(exc).__name__}
-        )
-
     async def _handle(self, endpoint: Endpoint, response: httpx2.Response) -> _Fetched:
         status = response.status_code
         info = parse_rate_limit(response.headers, self._clock())
         if info is not None:
             self._observe(info)
         if 200 <= status < 300:
-            body = await self._read_capped(response)
+            body = await read_capped(response, self._settings.max_response_bytes)
             key = self._key()
             if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
                 self._key_echoes += 1
@@ -462,7 +427,7 @@ class BraveClient:
                 raw_body=body,
                 rate_limit=info,
             )
-        body = await self._read_error_body(response)
+        body = await read_error_body(response)
         error = map_error(
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
@@ -481,41 +446,3 @@ class BraveClient:
             self._throttle.update(per_second, burst)
         if info.remaining_second == 0 and info.reset_seconds is not None:
             self._throttle.block_until(info.observed_at + min(info.reset_seconds, MAX_SERVER_WAIT_SECONDS))
-
-    async def _read_capped(self, response: httpx2.Response) -> bytes:
-        """Read a success body, refusing it as soon as it is known to exceed the cap."""
-        cap = self._settings.max_response_bytes
-        declared = response.headers.get("content-length")
-        if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-            raise self._too_large(cap, int(declared))
-        buffer = bytearray()
-        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-            async for chunk in chunks:
-                buffer += chunk
-                if len(buffer) > cap:
-                    raise self._too_large(cap, None)
-        return bytes(buffer)
-
-    @staticmethod
-    def _too_large(cap: int, declared: int | None) -> errors.ResponseTooLarge:
-        details: dict[str, Any] = {"limit_bytes": cap}
-        if declared is not None:
-            details["content_length"] = declared
-        size = f"{declared} bytes" if declared is not None else "more than that"
-        return errors.ResponseTooLarge(
-            f"Brave's answer was refused: it is {size}, over the {cap}-byte cap.", details=details
-        )
-
-    @staticmethod
-    async def _read_error_body(response: httpx2.Response) -> bytes:
-        """Read at most ERROR_BODY_CAP_BYTES of an error body; an undecodable one counts as empty."""
-        buffer = bytearray()
-        try:
-            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                async for chunk in chunks:
-                    buffer += chunk
-                    if len(buffer) >= ERROR_BODY_CAP_BYTES:
-                        break
-        except httpx2.DecodingError:
-            return b""
-        return bytes(buffer[:ERROR_BODY_CAP_BYTES])

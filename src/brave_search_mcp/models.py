@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-if TYPE_CHECKING:
-    from .wire import RateLimitInfo
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     AliasChoices,
@@ -236,20 +233,6 @@ class RateLimitMeta(Envelope):
     remaining_month: int | None = None
     reset_seconds: float | None = None
     reset_month_seconds: float | None = None
-
-    @classmethod
-    def from_info(cls, info: RateLimitInfo | None) -> RateLimitMeta | None:
-        """The figures worth showing an agent, from the client's observation of Brave's headers."""
-        if info is None:
-            return None
-        return cls(
-            per_second=info.per_second,
-            remaining_second=info.remaining_second,
-            limit_month=info.limit_month,
-            remaining_month=info.remaining_month,
-            reset_seconds=info.reset_seconds,
-            reset_month_seconds=info.reset_month_seconds,
-        )
 
 
 class SearchMeta(Envelope):

@@ -11,19 +11,15 @@ results is usually enough for an agent and costs half the context.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
-from urllib.parse import urlsplit
 
 from .brave_api import (
     COUNTRIES,
     COUNTRY_ALIASES,
     DEFAULT_COUNT,
     DEFAULT_SAFE_SEARCH,
-    FRESHNESS_SHORTCUTS,
     FULL_SAFE_SEARCH,
     IMAGE_SAFE_SEARCH,
     MAX_COUNT,
@@ -42,13 +38,14 @@ from .brave_api import (
     UNITS,
     WEB_FIELDS,
     Endpoint,
+    is_goggle,
+    valid_freshness,
 )
 from .config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from .errors import InvalidArgument, WarningCode
 from .models import SafeSearch, SearchType, WarningItem, WebSearchArgs
 from .text import strip_controls
 
-_DATE_RANGE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})to([0-9]{4}-[0-9]{2}-[0-9]{2})")
 _WHITESPACE_CONTROLS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " ", "\f": " "})
 
 
@@ -130,33 +127,6 @@ def fit_query(query: str) -> str:
     return text[:MAX_QUERY_CHARS].rstrip()
 
 
-def valid_freshness(value: str) -> bool:
-    """Whether Brave accepts ``value`` as freshness: a shortcut or a real, ordered date range."""
-    if value in FRESHNESS_SHORTCUTS:
-        return True
-    match = _DATE_RANGE.fullmatch(value)
-    if match is None:
-        return False
-    try:
-        start, end = date.fromisoformat(match.group(1)), date.fromisoformat(match.group(2))
-    except ValueError:
-        return False
-    return start <= end
-
-
-def is_goggle(entry: str) -> bool:
-    """Whether a goggle is acceptable: an https URL with a host, or an inline rule set."""
-    if "\n" in entry or entry.startswith(("$", "!")):
-        return True
-    if any(ch.isspace() for ch in entry):
-        return False
-    try:
-        parts = urlsplit(entry)
-    except ValueError:
-        return False
-    return parts.scheme == "https" and bool(parts.hostname)
-
-
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -186,38 +156,53 @@ def _dedupe(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-def _prepare_country(value: str, out: _Collector) -> None:
-    code = value.strip().upper()
-    if code in COUNTRY_ALIASES:
-        out.warn(
-            WarningCode.VALUE_NORMALIZED,
-            f"country {shown(value)} was sent as {COUNTRY_ALIASES[code]} (Brave's code for it).",
-        )
-        code = COUNTRY_ALIASES[code]
-    if code in COUNTRIES:
-        out.send("country", code)
+@dataclass(frozen=True)
+class _CodeRule:
+    """How one enumerated code parameter is checked: its spellings, Brave's list and what to say."""
+
+    field: str
+    param: str
+    aliases: Mapping[str, str]
+    allowed: tuple[str, ...]
+    invalid: WarningCode
+    advice: str
+
+
+_COUNTRY = _CodeRule(
+    "country",
+    "country",
+    COUNTRY_ALIASES,
+    COUNTRIES,
+    WarningCode.INVALID_COUNTRY,
+    "Use a 2-letter code such as US or DE, ALL for worldwide, or see brave_web_search_help for the list.",
+)
+_SEARCH_LANGUAGE = _CodeRule(
+    "search_language",
+    "search_lang",
+    SEARCH_LANGUAGE_ALIASES,
+    SEARCH_LANGUAGES,
+    WarningCode.INVALID_SEARCH_LANGUAGE,
+    "Use a code such as en, de, zh-hans or pt-br (brave_web_search_help lists them).",
+)
+
+
+def _prepare_code(rule: _CodeRule, value: str, code: str, out: _Collector) -> None:
+    """Send ``code`` (after an unambiguous alias rewrite, said in a warning) if Brave knows it; else drop it."""
+    if code in rule.aliases:
+        out.warn(WarningCode.VALUE_NORMALIZED, f"{rule.field} {shown(value)} was sent as {rule.aliases[code]}.")
+        code = rule.aliases[code]
+    if code in rule.allowed:
+        out.send(rule.param, code)
         return
-    out.warn(
-        WarningCode.INVALID_COUNTRY,
-        f"country {shown(value)} is not supported by Brave; it was dropped. Use a 2-letter code such as US or DE, "
-        "ALL for worldwide, or see brave_web_search_help for the list.",
-    )
+    out.warn(rule.invalid, f"{rule.field} {shown(value)} is not supported by Brave; it was dropped. {rule.advice}")
+
+
+def _prepare_country(value: str, out: _Collector) -> None:
+    _prepare_code(_COUNTRY, value, value.strip().upper(), out)
 
 
 def _prepare_search_language(value: str, out: _Collector) -> None:
-    code = value.strip().lower().replace("_", "-")
-    if code in SEARCH_LANGUAGE_ALIASES:
-        target = SEARCH_LANGUAGE_ALIASES[code]
-        out.warn(WarningCode.VALUE_NORMALIZED, f"search_language {shown(value)} was sent as {target}.")
-        code = target
-    if code in SEARCH_LANGUAGES:
-        out.send("search_lang", code)
-        return
-    out.warn(
-        WarningCode.INVALID_SEARCH_LANGUAGE,
-        f"search_language {shown(value)} is not supported by Brave; it was dropped. "
-        "Use a code such as en, de, zh-hans or pt-br (brave_web_search_help lists them).",
-    )
+    _prepare_code(_SEARCH_LANGUAGE, value, value.strip().lower().replace("_", "-"), out)
 
 
 def _prepare_ui_language(value: str, out: _Collector) -> None:

@@ -20,8 +20,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import BaseModel, ConfigDict
 
 from ._version import __version__
-from .app import open_tools
-from .client import BraveClient
+from .app import UpstreamClient, open_tools
 from .config import Settings
 from .tools import Progress, ToolBoundary, ToolOutcome, ToolSpec, enabled_tools
 
@@ -138,7 +137,7 @@ class BraveMCPServer(MCPServer[AppState]):
 
 def build_server(
     settings: Settings,
-    client: BraveClient | None = None,
+    client: UpstreamClient | None = None,
     *,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> MCPServer[AppState]:

@@ -27,7 +27,6 @@ from .errors import (
 from .logs import CALL_LOGGER
 from .models import (
     DebugData,
-    RateLimitMeta,
     SearchEnvelope,
     SearchMeta,
     SummarizerArgs,
@@ -40,6 +39,7 @@ from .pages import FitKey, PageMemo, ParseKey
 from .params import PreparedSearch, prepare_search
 from .render import fit_to_limits, render_summary_text, summary_line
 from .summarizer import PollSchedule, fetch_summary
+from .wire import rate_limit_meta
 
 logger = logging.getLogger(CALL_LOGGER)
 
@@ -139,7 +139,7 @@ class SearchService:
             trace_id=trace_id,
             server_version=__version__,
             altered_query=parsed.altered_query,
-            rate_limit=RateLimitMeta.from_info(response.rate_limit or self.client.last_rate_limit),
+            rate_limit=rate_limit_meta(response.rate_limit or self.client.last_rate_limit),
         )
         # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
         fit_key = FitKey(
@@ -239,7 +239,7 @@ class SearchService:
                 duration_ms=round((self._clock() - started) * 1000),
                 trace_id=trace_id,
                 server_version=__version__,
-                rate_limit=RateLimitMeta.from_info(self.client.last_rate_limit),
+                rate_limit=rate_limit_meta(self.client.last_rate_limit),
             ),
             warnings=warnings,
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -16,10 +16,9 @@ from .brave_api import SEARCH_ENDPOINTS
 from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
-from .models import API_VERSION, RateLimitMeta, StatusArgs
-
-if TYPE_CHECKING:
-    from .service import SearchService
+from .models import API_VERSION, StatusArgs
+from .service import SearchService
+from .wire import rate_limit_meta
 
 PROBE_QUERY = "brave search api"
 # Time kept back from the call deadline so the report itself always gets out.
@@ -109,7 +108,7 @@ async def build_status(
         "meta": {"trace_id": trace_id, "provider": "brave"},
     }
     if last is not None:
-        figures = RateLimitMeta.from_info(last)
+        figures = rate_limit_meta(last)
         assert figures is not None
         report["rate_limit"] = {
             **figures.model_dump(mode="json"),

@@ -27,6 +27,7 @@ from .brave_api import (
     RETRY_STATUSES,
     Endpoint,
 )
+from .models import RateLimitMeta
 
 # Makes upstream text fit for a message (key scrubbed, cleaned, capped to the given length).
 Safe = Callable[..., str]
@@ -43,6 +44,13 @@ class RateLimitInfo:
     reset_seconds: float | None = None
     reset_month_seconds: float | None = None
     observed_at: float = 0.0  # client clock
+
+
+def rate_limit_meta(info: RateLimitInfo | None) -> RateLimitMeta | None:
+    """The figures worth showing an agent, from the client's observation of Brave's headers."""
+    if info is None:
+        return None
+    return RateLimitMeta(**{name: getattr(info, name) for name in RateLimitMeta.model_fields})
 
 
 def _numbers(raw: str | None) -> list[float | None]:
@@ -188,6 +196,21 @@ def decode_json_object(body: bytes) -> dict[str, Any]:
             details={"body_bytes": len(body)},
         )
     return document
+
+
+def timeout_error(upstream: str, seconds: float) -> errors.UpstreamTimeout:
+    """An attempt that got no complete answer in time."""
+    return errors.UpstreamTimeout(
+        f"{upstream} did not answer within {seconds:g} s.", details={"timeout_seconds": seconds}
+    )
+
+
+def network_error(upstream: str, exc: Exception, reason: str, *, retryable: bool) -> errors.NetworkError:
+    """A connection-level failure, named by its exception type; ``reason`` is already made safe to show."""
+    text = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
+    return errors.NetworkError(
+        f"Could not reach {upstream} ({text}).", retryable=retryable, details={"reason": type(exc).__name__}
+    )
 
 
 def is_retryable(exc: BaseException) -> bool:

@@ -420,6 +420,10 @@ def _truthy(value: str | None, default: bool) -> bool:
     return default if value is None else value.strip().lower() in _TRUE
 
 
+def _fold(query: str) -> str:
+    return " ".join(query.lower().split())
+
+
 def _strip_strong(text: str) -> str:
     return text.replace("<strong>", "").replace("</strong>", "")
 
@@ -501,6 +505,12 @@ class FakeBrave:
         self._fixtures = _load_fixtures()
         self.requests: list[RecordedRequest] = []
         self.rate_limited_count = 0
+        # Explicit behaviour controls (queries compared case-insensitively, whitespace-collapsed):
+        self.no_results_for: set[str] = set()  # answer these queries with every section empty
+        self.spellcheck_rewrites: dict[str, str] = {}  # query -> what Brave says it searched instead
+        self.unsummarizable: set[str] = set()  # queries Brave gives no summarizer key for
+        self.summary_failing: set[str] = set()  # queries whose summary ends with status "failed"
+        self.summary_never_ready: set[str] = set()  # queries whose summary stays "pending" forever
         self._keys: dict[str, _KeyState] = {}
         self._faults: list[_Fault] = []
         self._summaries: dict[str, _Summary] = {}
@@ -834,12 +844,16 @@ class FakeBrave:
 
     # ------------------------------------------------------------------ bodies
 
+    def _answers_empty(self, q: str) -> bool:
+        return _fold(q) in {_fold(item) for item in self.no_results_for}
+
     def _query_obj(self, values: Mapping[str, str], *, spellcheck_default: bool = True) -> dict[str, Any]:
         q = values["q"]
         spell = _truthy(values.get("spellcheck"), spellcheck_default)
         query: dict[str, Any] = {"original": q}
-        if spell and "spellcheck-me" in q:
-            query["altered"] = q.replace("spellcheck-me", "spell check me")
+        altered = next((v for k, v in self.spellcheck_rewrites.items() if _fold(k) == _fold(q)), None)
+        if spell and altered is not None:
+            query["altered"] = altered
         query["spellcheck_off"] = not spell
         query["show_strict_warning"] = False
         return query
@@ -847,7 +861,7 @@ class FakeBrave:
     def _web_body(self, values: Mapping[str, str], goggles: list[str]) -> dict[str, Any]:
         fx = copy.deepcopy(self._fixtures["web"])
         q = values["q"]
-        empty = "noresults" in q.lower()
+        empty = self._answers_empty(q)
         count = int(values.get("count", _COUNT_DEFAULT["web"]))
         offset = int(values.get("offset", 0))
         filters = _parse_filter(values.get("result_filter"))
@@ -891,7 +905,7 @@ class FakeBrave:
         if not decorations:
             for item in out.get("faq", {}).get("results", []):
                 item["answer"] = _strip_strong(item["answer"])
-        eligible = "nosummary" not in q.lower()  # Brave gives no key for queries it will not summarize
+        eligible = _fold(q) not in {_fold(item) for item in self.unsummarizable}
         if summary and "summarizer" in include and not empty and eligible:
             out["summarizer"] = {"type": "summarizer", "key": self._issue_key(values)}
         if filters is None:
@@ -913,10 +927,10 @@ class FakeBrave:
     def _summarizer_body(self, values: Mapping[str, str]) -> dict[str, Any]:
         summary = self._summaries[values["key"]]
         summary.polls += 1
-        lowered = summary.query.lower()
-        if "summary-never" in lowered or summary.polls <= self.summarizer_pending_polls:
+        never = _fold(summary.query) in {_fold(item) for item in self.summary_never_ready}
+        if never or summary.polls <= self.summarizer_pending_polls:
             return {"type": "summarizer", "status": "pending"}
-        if "summary-fails" in lowered:
+        if _fold(summary.query) in {_fold(item) for item in self.summary_failing}:
             return {"type": "summarizer", "status": "failed"}
         body = copy.deepcopy(self._fixtures["summarizer"])
         if not _truthy(values.get("inline_references"), False):
@@ -927,7 +941,7 @@ class FakeBrave:
 
     def _list_body(self, endpoint: str, values: Mapping[str, str]) -> dict[str, Any]:
         fx = copy.deepcopy(self._fixtures[endpoint])
-        empty = "noresults" in values["q"].lower()
+        empty = self._answers_empty(values["q"])
         count = int(values.get("count", _COUNT_DEFAULT[endpoint]))
         start = int(values.get("offset", 0)) * count
         results: list[dict[str, Any]] = [] if empty else fx["results"][start : start + count]
@@ -942,7 +956,7 @@ class FakeBrave:
         fx = copy.deepcopy(self._fixtures["images"])
         templates: list[dict[str, Any]] = fx["results"]
         count = int(values.get("count", _COUNT_DEFAULT["images"]))
-        results = [] if "noresults" in values["q"].lower() else [_image(i, templates) for i in range(count)]
+        results = [] if self._answers_empty(values["q"]) else [_image(i, templates) for i in range(count)]
         fx["query"] = self._query_obj(values)
         fx["results"] = results
         return fx

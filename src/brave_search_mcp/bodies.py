@@ -1,0 +1,54 @@
+"""Reading upstream bodies without trusting them: a byte cap checked while streaming, error bodies read short.
+
+Shared by every provider client, so a gzip bomb or an endless body is refused the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import httpx2
+
+from . import errors
+
+# Error bodies are only read this far (they are small; anything longer is not an API's error JSON).
+ERROR_BODY_CAP_BYTES = 64 * 1024
+
+
+async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brave") -> bytes:
+    """Read a success body, refusing it as soon as it is known to exceed the cap."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise _too_large(upstream, cap, int(declared))
+    buffer = bytearray()
+    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+        async for chunk in chunks:
+            buffer += chunk
+            if len(buffer) > cap:
+                raise _too_large(upstream, cap, None)
+    return bytes(buffer)
+
+
+def _too_large(upstream: str, cap: int, declared: int | None) -> errors.ResponseTooLarge:
+    details: dict[str, Any] = {"limit_bytes": cap}
+    if declared is not None:
+        details["content_length"] = declared
+    size = f"{declared} bytes" if declared is not None else "more than that"
+    return errors.ResponseTooLarge(
+        f"{upstream}'s answer was refused: it is {size}, over the {cap}-byte cap.", details=details
+    )
+
+
+async def read_error_body(response: httpx2.Response) -> bytes:
+    """Read at most ERROR_BODY_CAP_BYTES of an error body; an undecodable one counts as empty."""
+    buffer = bytearray()
+    try:
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                buffer += chunk
+                if len(buffer) >= ERROR_BODY_CAP_BYTES:
+                    break
+    except httpx2.DecodingError:
+        return b""
+    return bytes(buffer[:ERROR_BODY_CAP_BYTES])
