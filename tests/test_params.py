@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from brave_search_mcp.brave_api import (
     COUNTRIES,
@@ -457,8 +458,10 @@ def test_result_filter_is_lower_cased_and_comma_joined() -> None:
     assert prepared.warnings == ()
 
 
-def test_result_filter_accepts_a_comma_separated_string() -> None:
-    assert values(prep(result_filter="web, faq"), "result_filter") == ["web,faq"]
+def test_result_filter_given_as_a_string_is_refused_not_coerced() -> None:
+    """The schema says array: a string is a wrong type, never silently split (issue 11 item 7)."""
+    with pytest.raises(ValidationError, match="result_filter"):
+        WebSearchArgs.model_validate({"query": "q", "result_filter": "web, faq"})
 
 
 def test_unknown_result_filter_entries_are_dropped() -> None:

@@ -87,6 +87,8 @@ def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     # Options are named after the tool's fields (dest=...), so the model says which ones to pass on.
     names = [name for name in WebSearchArgs.model_fields if hasattr(ns, name)]
     args = {name: getattr(ns, name) for name in names if getattr(ns, name) is not None}
+    if isinstance(args.get("result_filter"), str):  # the command line spells a list as "web,news"
+        args["result_filter"] = [part.strip() for part in args["result_filter"].split(",") if part.strip()]
     if ns.no_cache:
         args.update(debug=True, disable_cache=True)
     return args

@@ -21,9 +21,11 @@ HelpTopic = Literal["params", "examples", "limits", "errors", "all"]
 
 
 class StrictInput(BaseModel):
-    """Base for tool inputs: unknown fields are errors, and an alias may not duplicate its canonical name."""
+    """Base for tool inputs: typed exactly as the published schema says (``"5"`` is not an integer, ``true``
+    is not a number, a string is not a list), unknown fields are errors, and an alias may not duplicate its
+    canonical name."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False, strict=True)
 
     # canonical field name -> accepted Brave spellings
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}
@@ -37,13 +39,6 @@ class StrictInput(BaseModel):
                 if len(given) > 1:
                     raise ValueError(f"give only one of {', '.join(given)} (they are the same parameter)")
         return data
-
-
-def _as_list(value: Any) -> Any:
-    """Accept a single string or a comma-separated string where a list is expected."""
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()] or [value]
-    return value
 
 
 class WebSearchArgs(StrictInput):
@@ -92,11 +87,6 @@ class WebSearchArgs(StrictInput):
     include_request_url: bool = False
     disable_cache: bool = False
     disable_throttle: bool = False
-
-    @field_validator("result_filter", "goggles", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        return _as_list(value)
 
     @field_validator("query")
     @classmethod

@@ -16,7 +16,7 @@ from .brave_api import Endpoint
 from .client import BraveResponse, Params
 from .errors import InvalidArgument, NotInPlan, SummaryUnavailable
 from .models import Reference
-from .text import clean_block, clean_text, dedup_key, http_url
+from .text import clean_block, clean_text, cut, dedup_key, http_url
 
 logger = logging.getLogger(__name__)
 
@@ -207,10 +207,10 @@ def _flatten(messages: Any, *, inline_references: bool) -> tuple[str, _RefBook]:
         elif kind == "enum_end" and lists:
             lists.pop()
             parts.append("\n")
-    text = clean_block("".join(parts), limit=MAX_TEXT_CHARS)
+    text = clean_block("".join(parts), limit=len("".join(parts)) + 1)
     if urls:
         text = _MARK_RE.sub(lambda match: urls[int(match.group(1))], text)
-    return text, book
+    return cut(text, MAX_TEXT_CHARS), book
 
 
 def flatten_summary(messages: Any, *, inline_references: bool) -> tuple[str, list[Reference]]:

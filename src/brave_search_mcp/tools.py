@@ -178,16 +178,47 @@ def new_trace_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
+# pydantic's type errors → the JSON type the schema promises.
+_EXPECTED = {
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "bool_type": "boolean",
+    "string_type": "string",
+    "float_type": "number",
+    "list_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+}
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a received value (the value itself is never echoed)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number" if isinstance(value, float) else "integer"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
 def invalid_argument_from(exc: ValidationError) -> InvalidArgument:
     """Turn pydantic's report into one INVALID_ARGUMENT naming the first bad field (values never echoed)."""
     problems: list[dict[str, str]] = []
-    for err in exc.errors(include_url=False, include_input=False)[:5]:
+    for err in exc.errors(include_url=False)[:5]:
         loc = ".".join(str(part) for part in err.get("loc", ()))
         kind = err.get("type", "")
         if kind == "extra_forbidden":
             message = f"unknown field '{loc}'"
         elif kind == "missing":
             message = f"'{loc}' is required"
+        elif kind in _EXPECTED:
+            message = f"{loc}: expected {_EXPECTED[kind]}, got {_json_type(err.get('input'))}"
         else:
             text = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
             message = f"{loc}: {text}" if loc else text
