@@ -958,3 +958,10 @@ def test_summary_text() -> None:
 def test_summary_text_without_title_or_sources() -> None:
     envelope = SummaryEnvelope(summary_text="Just text.", meta=SummaryMeta(trace_id="t", server_version="0"))
     assert render_summary_text(envelope) == "Just text."
+
+
+def test_a_count_sent_as_thousands_of_digits_is_ignored_not_a_crash() -> None:
+    """Python refuses int() on over 4,300 digits; a hostile body must not turn that into INTERNAL_ERROR."""
+    item = {"url": "https://a.example/v", "title": "v", "video": {"views": "0" * 5000}}
+    parsed = parse_answer("videos", {"type": "videos", "results": [item]})
+    assert parsed.sections[0].results[0].views is None

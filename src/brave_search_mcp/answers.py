@@ -74,7 +74,7 @@ def _int(value: Any) -> int | None:
         number = value
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+    elif isinstance(value, str) and len(value) < 64 and value.strip().isascii() and value.strip().isdigit():
         number = int(value.strip())
     else:
         return None
