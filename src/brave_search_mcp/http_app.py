@@ -207,6 +207,41 @@ class BodyCap:
         await self.app(scope, counting_receive, guarded_send)
 
 
+class ReadWholeBody:
+    """Reads the (already capped) body before the SDK runs, so a refused or abandoned upload never reaches it.
+
+    It sits innermost, after the token check, so an unauthenticated body is never read at all. When the cap
+    trips mid-stream, ``BodyCap`` has already answered 413 and this layer simply returns.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Drain the body, then replay it to the app as one message."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # disconnected, or refused by BodyCap
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class HostOriginGuard:
     """Stops DNS rebinding: the Host (and Origin, when sent) must name an allowed host, else 421 / 403."""
 
@@ -276,7 +311,7 @@ def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
         transport_security=sdk_security(patterns),
         host=options.host,
     )
-    guarded: ASGIApp = mcp_app
+    guarded: ASGIApp = ReadWholeBody(mcp_app)
     if options.token is not None:
         guarded = BearerGuard(guarded, options.token)
     guarded = BodyCap(HostOriginGuard(guarded, patterns), options.max_body_bytes)
@@ -337,14 +372,25 @@ def _stop_on_signals(server: _Uvicorn) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
-def _bind(options: HttpOptions) -> socket.socket:
-    """Bind before starting so a busy port is a plain ``OSError`` naming the address, not a process exit."""
+def bind_socket(options: HttpOptions) -> socket.socket:
+    """The listening socket, bound before start-up so a busy port is a plain ``OSError`` naming the address.
+
+    It is created with ``IPPROTO_TCP`` explicitly: asyncio sets ``TCP_NODELAY`` only on connections accepted from
+    such a socket, and without it every keep-alive response waits ~40 ms for a delayed ACK.
+    """
     host = options.host.strip().strip("[]")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server((host, options.port), family=family, backlog=512)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6 and host == "::":
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # "::" also serves IPv4, as 0.0.0.0 would
+        sock.bind((host, options.port))
+        sock.listen(512)
     except OSError as exc:
+        sock.close()
         raise OSError(exc.errno, f"cannot listen on {options.host}:{options.port}: {exc.strerror}") from exc
+    return sock
 
 
 async def serve_http(
@@ -361,7 +407,7 @@ async def serve_http(
         ws="none",
         timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
     )
-    sock = _bind(options)
+    sock = bind_socket(options)
     port = int(sock.getsockname()[1])
 
     def on_started() -> None:
