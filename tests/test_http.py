@@ -22,11 +22,12 @@ from anyio.from_thread import start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.http_app import HttpOptions, bind_socket, build_http_app, serve_http, split_host
 from brave_search_mcp.server import build_server
-from testkit.brave.brave import FakeBrave
+from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings
 
@@ -64,8 +65,14 @@ class Running:
 
 @contextmanager
 def serving(fake: FakeBrave, **options: Any) -> Iterator[Running]:
+    """Serve a server built on ``fake`` with these ``HttpOptions``."""
+    with serving_server(build_server(make_settings(), transport=fake.mock_transport()), fake, **options) as running:
+        yield running
+
+
+@contextmanager
+def serving_server(server: MCPServer[Any], fake: FakeBrave | None = None, **options: Any) -> Iterator[Running]:
     """Run ``serve_http`` on a free port in its own event loop thread; cancel it (gracefully) on exit."""
-    server = build_server(make_settings(), transport=fake.mock_transport())
     http_options = HttpOptions(port=0, **options)
     ports: queue.Queue[int] = queue.Queue()
     with start_blocking_portal() as portal:
@@ -76,7 +83,7 @@ def serving(fake: FakeBrave, **options: Any) -> Iterator[Running]:
             future.cancel()
             raise AssertionError("HTTP server did not start in time") from None
         try:
-            yield Running(port, fake)
+            yield Running(port, fake or FakeBrave())
         finally:
             future.cancel()
 
@@ -157,6 +164,21 @@ async def test_stateless_json_responses(raw: httpx2.AsyncClient) -> None:
     assert response.headers["content-type"].startswith("application/json")
     assert "mcp-session-id" not in response.headers
     assert response.json()["result"]["serverInfo"]["name"] == "brave-search"
+
+
+async def test_the_brave_key_never_comes_from_a_request(fake: FakeBrave) -> None:
+    server = build_server(make_settings(api_key=None, api_key_source=None), transport=fake.mock_transport())
+    smuggled = {"x-subscription-token": VALID_KEY, "x-brave-api-key": VALID_KEY, "brave-api-key": VALID_KEY}
+    with serving_server(server) as running:
+        async with (
+            httpx2.AsyncClient(headers=smuggled, timeout=10) as http,
+            Client(streamable_http_client(f"{running.mcp_url}?api_key={VALID_KEY}", http_client=http)) as client,
+        ):
+            result = await client.call_tool("brave_web_search", {"query": "q"})
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["code"] == "MISSING_API_KEY"
+    assert fake.hits() == 0
 
 
 # ---------------------------------------------------------------- health
