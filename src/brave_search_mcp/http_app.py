@@ -159,6 +159,14 @@ async def _refuse(send: Send, status: int, headers: dict[str, str] | None = None
     await send({"type": "http.response.body", "body": b""})
 
 
+async def _not_http(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Lifespan events pass; any other non-HTTP scope (a websocket) is closed, so no guard can be skipped."""
+    if scope["type"] == "lifespan":
+        await app(scope, receive, send)
+    elif scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+
+
 class BodyCap:
     """Refuses request bodies over the cap: at once from Content-Length, or while counting a chunked stream."""
 
@@ -169,7 +177,7 @@ class BodyCap:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the declared length, then count what is actually received."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await _not_http(self.app, scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
         if declared is not None:
@@ -220,7 +228,7 @@ class ReadWholeBody:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Drain the body, then replay it to the app as one message."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await _not_http(self.app, scope, receive, send)
             return
         body = bytearray()
         while True:
@@ -252,7 +260,7 @@ class HostOriginGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check Host, then Origin, before anything else sees the request."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await _not_http(self.app, scope, receive, send)
             return
         headers = Headers(scope=scope)
         if not _host_allowed(headers.get("host"), self.patterns):
@@ -276,7 +284,7 @@ class BearerGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Let the request through only with the right token."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await _not_http(self.app, scope, receive, send)
             return
         raw = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
         scheme, _, presented = raw.strip().partition(b" ")
@@ -311,6 +319,7 @@ def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
         transport_security=sdk_security(patterns),
         host=options.host,
     )
+    manager = server.session_manager  # the one this app's lifespan must run, even if another app is built later
     guarded: ASGIApp = ReadWholeBody(mcp_app)
     if options.token is not None:
         guarded = BearerGuard(guarded, options.token)
@@ -318,7 +327,7 @@ def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run():  # also enters the server's own lifespan (the Brave client)
+        async with manager.run():  # also enters the server's own lifespan (the Brave client)
             yield
 
     return Starlette(
@@ -396,7 +405,10 @@ def bind_socket(options: HttpOptions) -> socket.socket:
 async def serve_http(
     server: MCPServer[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None
 ) -> None:
-    """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port."""
+    """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port.
+
+    Runs on asyncio (uvicorn's loop); signals are handled only when called from the main thread.
+    """
     app = build_http_app(server, options)
     config = uvicorn.Config(
         app,
