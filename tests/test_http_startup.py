@@ -17,15 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from starlette.types import Message, Receive, Scope, Send
 
-from brave_search_mcp.http_app import (
-    BearerGuard,
-    BodyCap,
-    HostOriginGuard,
-    HttpOptions,
-    bind_socket,
-    serve_http,
-    split_host,
-)
+from brave_search_mcp.http_app import HttpOptions, bind_socket, serve_http
+from brave_search_mcp.http_guards import BearerGuard, BodyCap, HostOriginGuard, split_host
 from brave_search_mcp.server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
@@ -57,7 +50,10 @@ def test_loopback_bind_without_token_is_allowed(host: str) -> None:
     [
         ({"port": 70000}, "BRAVE_SEARCH_PORT"),
         ({"token": ""}, "BRAVE_SEARCH_HTTP_TOKEN"),
-        ({"token": "has space"}, "BRAVE_SEARCH_HTTP_TOKEN"),
+        ({"token": "has space but is long enough"}, "BRAVE_SEARCH_HTTP_TOKEN"),
+        ({"token": "short"}, "at least 16"),
+        ({"token": "tøken-with-non-ascii-chars"}, "ASCII"),
+        ({"token": "line\nbreak-in-the-token"}, "printable"),
         ({"allowed_hosts": ("https://x.example",)}, "BRAVE_SEARCH_ALLOWED_HOSTS"),
         ({"allowed_hosts": ("x.example:99999",)}, "BRAVE_SEARCH_ALLOWED_HOSTS"),
         ({"max_body_bytes": 10}, "body"),
@@ -86,6 +82,20 @@ def test_bad_options_fail_with_the_setting_named(kwargs: dict[str, Any], match: 
 )
 def test_split_host(value: str, expected: tuple[str, int | None] | None) -> None:
     assert split_host(value) == expected
+
+
+def test_allowlist_has_loopback_the_specific_bind_address_and_the_configured_hosts() -> None:
+    specific = HttpOptions(host="10.1.2.3", token=TOKEN, allowed_hosts=("Mcp.Example.com:8443",)).host_patterns()
+    assert set(specific) == {
+        ("127.0.0.1", None),
+        ("localhost", None),
+        ("[::1]", None),
+        ("10.1.2.3", None),
+        ("mcp.example.com", 8443),
+    }
+    for wildcard in ("0.0.0.0", "::", "[::]"):
+        patterns = HttpOptions(host=wildcard, token=TOKEN).host_patterns()
+        assert {name for name, _ in patterns} == {"127.0.0.1", "localhost", "[::1]"}
 
 
 async def test_port_in_use_is_a_clear_error(fake: FakeBrave) -> None:
