@@ -6,6 +6,8 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
 from starlette.types import Message, Receive, Scope, Send
 
 from brave_search_mcp.http_app import HttpOptions, bind_socket, serve_http
@@ -104,6 +107,19 @@ async def test_port_in_use_is_a_clear_error(fake: FakeBrave) -> None:
         server = build_server(make_settings(), transport=fake.mock_transport())
         with pytest.raises(OSError, match=f"127.0.0.1:{port}"):
             await serve_http(server, HttpOptions(port=port))
+
+
+async def test_failing_server_lifespan_is_an_exception_not_an_exit() -> None:
+    def build_upstream() -> None:
+        raise RuntimeError("upstream client could not be built")
+
+    @asynccontextmanager
+    async def broken(_: MCPServer[Any]) -> AsyncIterator[None]:
+        build_upstream()
+        yield
+
+    with pytest.raises(RuntimeError, match="failed to start"):
+        await serve_http(MCPServer("broken", lifespan=broken), HttpOptions(port=0))
 
 
 def test_listening_socket_is_tcp_so_connections_get_nodelay() -> None:
