@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from testkit.brave.http_server import FakeBraveServer
 
+from .machine import describe_machine, render_machine_line
 from .stats import Summary, summarize
 from .upstream import REPO_ROOT
 
@@ -148,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=200, help="calls started at once")
     args = parser.parse_args(argv)
     result = anyio.run(run, max(1, args.calls), max(1, args.concurrency))
-    sys.stdout.write(render(result) + "\n")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    sys.stdout.write(f"{render_machine_line(describe_machine())}; load average {load}\n{render(result)}\n")
     return 1 if result.concurrent_errors else 0
 
 
