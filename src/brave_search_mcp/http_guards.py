@@ -1,0 +1,232 @@
+"""Pure ASGI guards for the HTTP transport: body cap, Host/Origin allowlist, bearer token.
+
+Each answers a refusal with a bare status code and an empty body, so a refused caller learns nothing it could use.
+They know nothing of tools or MCP messages; ``http_app`` puts them in front of the SDK's app in a fixed order.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from urllib.parse import urlsplit
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+HostPattern = tuple[str, int | None]  # (lower-case name, port or None for any port)
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only accepts connections from this machine (so a token is optional)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def split_host(value: str) -> HostPattern | None:
+    """``name[:port]`` or ``[v6][:port]`` → (lower-case name, port); None when it is not a plain host."""
+    value = value.strip().lower()
+    if not value or any(ch in value for ch in "/@?#\\ \t"):
+        return None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[: end + 1], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        name, sep, port_text_raw = value.rpartition(":")
+        if not sep:
+            name, port_text = value, None
+        elif ":" in name:  # an unbracketed IPv6 address is not a valid Host header
+            return None
+        else:
+            port_text = port_text_raw
+    if port_text is None or port_text == "*":
+        return (name, None) if name else None
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None
+    return (name, int(port_text)) if name else None
+
+
+def _host_allowed(value: str | None, patterns: tuple[HostPattern, ...]) -> bool:
+    parsed = split_host(value) if value else None
+    if parsed is None:
+        return False
+    name, port = parsed
+    return any(name == allowed and (allowed_port is None or allowed_port == port) for allowed, allowed_port in patterns)
+
+
+def _origin_allowed(value: str | None, patterns: tuple[HostPattern, ...]) -> bool:
+    if value is None:  # non-browser clients send no Origin; a browser always does on a cross-site POST
+        return True
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query or parts.fragment:
+        return False
+    return _host_allowed(parts.netloc, patterns)
+
+
+async def _refuse(send: Send, status: int, headers: dict[str, str] | None = None) -> None:
+    """Answer with a bare status: no body, so a refused caller learns nothing it could use."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-length", b"0"), *((k.encode(), v.encode()) for k, v in (headers or {}).items())],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _not_http(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Lifespan events pass; any other non-HTTP scope (a websocket) is closed, so no guard can be skipped."""
+    if scope["type"] == "lifespan":
+        await app(scope, receive, send)
+    elif scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+
+
+class BodyCap:
+    """Refuses request bodies over the cap: at once from Content-Length, or while counting a chunked stream."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the declared length, then count what is actually received."""
+        if scope["type"] != "http":
+            await _not_http(self.app, scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                await _refuse(send, 400)
+                return
+            if int(declared) > self.max_bytes:
+                await _refuse(send, 413)
+                return
+        received = 0
+        refused = False
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    refused = True
+                    if not started:
+                        await _refuse(send, 413)
+                    return {"type": "http.disconnect"}  # the app sees a client that went away
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 already went out; drop whatever the app says afterwards
+            started = True
+            await send(message)
+
+        await self.app(scope, counting_receive, guarded_send)
+
+
+class ReadWholeBody:
+    """Reads the (already capped) body before the SDK runs, so a refused or abandoned upload never reaches it.
+
+    It sits innermost, after the token check, so an unauthenticated body is never read at all. When the cap
+    trips mid-stream, ``BodyCap`` has already answered 413 and this layer simply returns.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Drain the body, then replay it to the app as one message."""
+        if scope["type"] != "http":
+            await _not_http(self.app, scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # disconnected, or refused by BodyCap
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class HostOriginGuard:
+    """Stops DNS rebinding: the Host (and Origin, when sent) must name an allowed host, else 421 / 403."""
+
+    def __init__(self, app: ASGIApp, patterns: tuple[HostPattern, ...]) -> None:
+        self.app = app
+        self.patterns = patterns
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check Host, then Origin, before anything else sees the request."""
+        if scope["type"] != "http":
+            await _not_http(self.app, scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if not _host_allowed(headers.get("host"), self.patterns):
+            await _refuse(send, 421)
+            return
+        if not _origin_allowed(headers.get("origin"), self.patterns):
+            await _refuse(send, 403)
+            return
+        # Host names are case-insensitive; hand on lower-case ones so the SDK's exact-match check agrees with ours.
+        lowered = [(k, v.lower() if k in (b"host", b"origin") else v) for k, v in scope["headers"]]
+        await self.app({**scope, "headers": lowered}, receive, send)
+
+
+class BearerGuard:
+    """Requires ``Authorization: Bearer <token>``, compared in constant time; 401 with no detail otherwise."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Let the request through only with the right token."""
+        if scope["type"] != "http":
+            await _not_http(self.app, scope, receive, send)
+            return
+        raw = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
+        scheme, _, presented = raw.strip().partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(presented.strip(), self._token):
+            await _refuse(send, 401, {"www-authenticate": "Bearer"})
+            return
+        await self.app(scope, receive, send)
+
+
+def sdk_security(patterns: tuple[HostPattern, ...]) -> TransportSecuritySettings:
+    """The same allowlist in the SDK's pattern syntax, so its own check (on even for 0.0.0.0) agrees with ours."""
+    hosts: list[str] = []
+    for name, port in patterns:
+        hosts.extend([name, f"{name}:*"] if port is None else [f"{name}:{port}"])
+    origins = [f"{scheme}://{host}" for scheme in ("http", "https") for host in hosts]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
