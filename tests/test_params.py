@@ -728,3 +728,19 @@ def test_full_web_request_param_order_is_stable() -> None:
         "text_decorations",
         "summary",
     ]
+
+
+@pytest.mark.parametrize("query", ["\u200b", "\u200b\u200d\ufeff", "\x00\x07", " \u202e\t\n", "\u2060\u200c"])
+def test_a_query_of_only_invisible_characters_is_refused_never_sent(query: str) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        prep(query=query)
+    assert caught.value.details["field"] == "query"
+
+
+def test_a_single_word_over_the_limit_is_cut_with_a_warning_that_says_so() -> None:
+    prepared = prep(query="x" * 450)
+    assert values(prepared, "q") == ["x" * 400]
+    message = only(prepared, WarningCode.QUERY_TRUNCATED)
+    assert "450 characters is alone over the limit" in message and "inside that word" in message
+    boundary = prep(query=" ".join(["word"] * 90))
+    assert "at a word boundary" in only(boundary, WarningCode.QUERY_TRUNCATED)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -17,7 +18,7 @@ from ._version import __version__
 from .app import open_tools
 from .config import ConfigError, Settings
 from .errors import ErrorCode
-from .logs import configure_logging
+from .logs import PACKAGE_LOGGER, configure_logging
 from .models import WebSearchArgs
 from .tools import ToolOutcome, enabled_tools
 
@@ -38,7 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    sub.add_parser("serve", help="run the MCP server on stdio (the default)")
+    serve_parser = sub.add_parser("serve", help="run the MCP server (stdio by default; the default command)")
+    for target in (parser, serve_parser):
+        target.add_argument("--transport", choices=["stdio", "http"], help="stdio (default) or streamable HTTP")
+        target.add_argument("--host", dest="http_host", help="HTTP: address to bind (default 127.0.0.1)")
+        target.add_argument("--port", dest="http_port", type=int, help="HTTP: port (default 8080)")
 
     search = sub.add_parser("search", help="search and print compact results")
     search.add_argument("query", help="search text")
@@ -142,12 +147,47 @@ def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERROR if outcome.is_error else EXIT_OK
 
 
-def serve(settings: Settings) -> None:
-    """Run the stdio MCP server until stdin closes."""
+def startup_line(settings: Settings) -> str:
+    """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
+    key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
+    where = "stdio" if settings.transport == "stdio" else f"http://{settings.http_host}:{settings.http_port}/mcp"
+    tools = ", ".join(tool.name for tool in enabled_tools(settings))
+    return f"brave-search-mcp {__version__} · {where} · {key} · tools: {tools}"
+
+
+def serve(settings: Settings, err: TextIO) -> int:
+    """Run the MCP server on its transport until its client goes away or a signal stops it."""
     from .server import build_server  # the MCP SDK is only imported when serving
 
     configure_logging(settings)
+    line = startup_line(settings)
+    if err.isatty():  # a person started it: plain words; otherwise stderr stays JSON lines for the host's log
+        err.write(line + "\n")
+    else:
+        logging.getLogger(PACKAGE_LOGGER).info(line, extra={"event": "start", "transport": settings.transport})
+    if settings.transport == "http":
+        from .http_app import HttpOptions, serve_http
+
+        token = settings.http_token.get_secret_value() if settings.http_token is not None else None
+        try:
+            options = HttpOptions(
+                host=settings.http_host,
+                port=settings.http_port,
+                token=token,
+                allowed_hosts=settings.allowed_hosts,
+                max_body_bytes=settings.http_max_body_bytes,
+            )
+        except ValueError as exc:
+            err.write(f"brave-search-mcp: configuration error: {exc}\n")
+            return EXIT_USAGE
+        err.flush()
+        anyio.run(serve_http, build_server(settings), options)
+        return EXIT_OK
+    if err.isatty() and sys.stdin.isatty():
+        err.write("Waiting for an MCP client on stdin (register this command with your agent; Ctrl-C to stop).\n")
+    err.flush()
     build_server(settings).run()
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -157,14 +197,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     command = ns.command or "serve"
     try:
         # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
-        settings = Settings.from_env() if command == "serve" else Settings.from_env(log_level="WARNING")
+        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port")}
+        defaults = {} if command == "serve" else {"log_level": "WARNING"}
+        settings = Settings.from_env(defaults=defaults, flags=flags)
         enabled_tools(settings)
     except ConfigError as exc:
         err.write(f"brave-search-mcp: configuration error: {exc}\n")
         return EXIT_USAGE
     if command == "serve":
-        serve(settings)
-        return EXIT_OK
+        return serve(settings, err)
     configure_logging(settings, err)
     try:
         if command == "skill":

@@ -63,6 +63,12 @@ class Settings(BaseModel):
     max_lines: int = Field(120, alias="BRAVE_SEARCH_MAX_LINES", ge=MIN_MAX_LINES, le=MAX_MAX_LINES)
     max_bytes: int = Field(32 * 1024, alias="BRAVE_SEARCH_MAX_BYTES", ge=MIN_MAX_BYTES, le=MAX_MAX_BYTES)
     summarizer_deadline_seconds: float = Field(20.0, alias="BRAVE_SEARCH_SUMMARIZER_DEADLINE_SECONDS", ge=1.0, le=600.0)
+    transport: Literal["stdio", "http"] = Field("stdio", alias="BRAVE_SEARCH_TRANSPORT")
+    http_host: str = Field("127.0.0.1", alias="BRAVE_SEARCH_HOST", min_length=1)
+    http_port: int = Field(8080, alias="BRAVE_SEARCH_PORT", ge=0, le=65_535)
+    http_token: SecretStr | None = Field(None, alias="BRAVE_SEARCH_HTTP_TOKEN")
+    allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_ALLOWED_HOSTS")
+    http_max_body_bytes: int = Field(1_048_576, alias="BRAVE_SEARCH_HTTP_MAX_BODY_BYTES", ge=1024, le=64 * 1024 * 1024)
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
     # tool names are checked against the registry when the tools are selected (tools.enabled_tools)
@@ -85,7 +91,12 @@ class Settings(BaseModel):
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("enabled_tools", "disabled_tools", mode="before")
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _lower_transport(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("enabled_tools", "disabled_tools", "allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         return _names(value)
@@ -125,19 +136,30 @@ class Settings(BaseModel):
         return self.rate_limit is None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        defaults: Mapping[str, Any] | None = None,
+        flags: Mapping[str, Any] | None = None,
+    ) -> Settings:
         """Read and validate every ``BRAVE_*`` variable; raise ``ConfigError`` naming the first bad one.
 
-        ``overrides`` are defaults a face chooses (the CLI logs WARNING unless the variable says otherwise).
+        ``defaults`` are a face's own defaults that a variable overrides (the CLI logs WARNING unless
+        BRAVE_SEARCH_LOG_LEVEL says otherwise); ``flags`` are command-line options, which win over both.
         """
         env = os.environ if env is None else env
-        values: dict[str, Any] = dict(overrides)
+        values: dict[str, Any] = dict(defaults or {})
         for name, info in cls.model_fields.items():
             alias = info.alias
             raw = env.get(alias) if alias else None
             if raw is not None and raw.strip():
                 values.pop(name, None)
                 values[alias] = raw.strip()  # type: ignore[index]
+        for name, value in (flags or {}).items():
+            if value is not None:
+                values.pop(cls.variable_of(name), None)
+                values[name] = value
         key, source = _lookup_key(env)
         if key is not None:
             values["api_key"], values["api_key_source"] = SecretStr(key), source

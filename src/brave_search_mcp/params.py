@@ -44,9 +44,7 @@ from .brave_api import (
 from .config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from .errors import InvalidArgument, WarningCode
 from .models import SafeSearch, SearchType, WarningItem, WebSearchArgs
-from .text import strip_controls
-
-_WHITESPACE_CONTROLS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " ", "\f": " "})
+from .text import clean_query, strip_controls
 
 
 @dataclass(frozen=True)
@@ -110,11 +108,6 @@ def shown(value: Any, limit: int = MAX_SHOWN_VALUE_CHARS) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return f'"{text}"'
-
-
-def clean_query(raw: str) -> str:
-    """Whitespace-normalized query without control characters, as Brave should see it."""
-    return " ".join(strip_controls(raw.translate(_WHITESPACE_CONTROLS)).split())
 
 
 def fit_query(query: str) -> str:
@@ -321,14 +314,24 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
 
     query = clean_query(args.query)
     if not query:
-        raise InvalidArgument("query must not be empty (after removing control characters)", field="query")
+        raise InvalidArgument(
+            "query must not be empty (it had only control, zero-width or white-space characters)", field="query"
+        )
     fitted = fit_query(query)
     if fitted != query:
+        kept = fitted.split(" ")
+        inside = len(kept[-1]) < len(query.split(" ")[len(kept) - 1])  # the cut fell inside a word
+        where = (
+            f"a word of {len(query.split(' ')[len(kept) - 1])} characters is alone over the limit, so it was cut "
+            "inside that word"
+            if inside
+            else "it was cut at a word boundary"
+        )
         out.warn(
             WarningCode.QUERY_TRUNCATED,
-            f"query {shown(query)} had {len(query)} characters / {len(query.split())} words; it was cut at a word "
-            f"boundary to {len(fitted)} characters / {len(fitted.split())} words "
-            f"(Brave allows {MAX_QUERY_CHARS} / {MAX_QUERY_WORDS}).",
+            f"query {shown(query)} had {len(query)} characters / {len(query.split())} words; {where}, to "
+            f"{len(fitted)} characters / {len(fitted.split())} words (Brave allows {MAX_QUERY_CHARS} / "
+            f"{MAX_QUERY_WORDS}).",
         )
     out.send("q", fitted)
 

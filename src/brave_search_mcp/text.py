@@ -34,6 +34,7 @@ _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u202a-\u2
 _INVISIBLE_KEEP_LF = re.compile(
     "[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]"
 )
+_WHITESPACE_CONTROLS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " ", "\f": " "})
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
 _SPACES = re.compile(r"[^\S\n]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
@@ -60,6 +61,14 @@ def cut(text: str, limit: int) -> str:
 def strip_controls(text: str) -> str:
     """Remove control characters and lone surrogates so no value can smuggle terminal bytes or break UTF-8."""
     return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cs"))
+
+
+def clean_query(raw: str) -> str:
+    """Whitespace-normalized query without control, zero-width or bidi characters, as Brave should see it."""
+    visible = "".join(
+        ch for ch in strip_controls(raw.translate(_WHITESPACE_CONTROLS)) if unicodedata.category(ch) != "Cf"
+    )
+    return " ".join(visible.split())
 
 
 def _strip_markup(text: str, *, decorations: bool, breaks: str) -> str:

@@ -1,0 +1,87 @@
+"""`brave-search-mcp --transport http` as a user starts it: the real console entry, a real port, a signal to stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _env(base_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAVE")}
+    env.update(BRAVE_SEARCH_API_KEY=VALID_KEY, BRAVE_SEARCH_BASE_URL=base_url, **extra)
+    return env
+
+
+def _healthz(port: int, deadline: float) -> dict[str, str]:
+    while True:  # bounded by the deadline
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as reply:
+                return dict(json.loads(reply.read()))
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def test_http_transport_from_flags_serves_healthz_and_stops_on_sigterm(fake_server: FakeBraveServer) -> None:
+    port = _free_port()
+    command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)]
+    with subprocess.Popen(command, env=_env(fake_server.base_url), stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            health = _healthz(port, time.monotonic() + 15)
+            assert health["status"] == "ok" and set(health) == {"status", "version"}
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=5)
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=5)
+    first = json.loads(stderr.splitlines()[0])  # not a TTY: the start line is a JSON log record like every other
+    assert first["event"] == "start" and first["transport"] == "http"
+    assert f"http://127.0.0.1:{port}/mcp" in first["msg"] and "key from BRAVE_SEARCH_API_KEY" in first["msg"]
+    assert VALID_KEY not in stderr and "Traceback" not in stderr
+
+
+def test_http_transport_from_environment_on_a_public_address_needs_a_token(fake_server: FakeBraveServer) -> None:
+    env = _env(fake_server.base_url, BRAVE_SEARCH_TRANSPORT="http", BRAVE_SEARCH_HOST="0.0.0.0")
+    done = subprocess.run(
+        [sys.executable, "-m", "brave_search_mcp"], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 2
+    assert "BRAVE_SEARCH_HTTP_TOKEN" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"), [("BRAVE_SEARCH_TRANSPORT", "carrier-pigeon"), ("BRAVE_SEARCH_PORT", "70000")]
+)
+def test_bad_transport_settings_fail_at_start_naming_the_variable(
+    fake_server: FakeBraveServer, variable: str, value: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "brave_search_mcp"],
+        env=_env(fake_server.base_url, **{variable: value}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert variable in done.stderr
