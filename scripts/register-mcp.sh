@@ -11,10 +11,12 @@ usage() {
     cat <<'USAGE'
 Usage: scripts/register-mcp.sh [options]
 
-Prepares this checkout's virtual environment, then registers the stdio server
-(<repo>/.venv/bin/brave-search-mcp, an absolute path: nothing is resolved at start-up)
-with Codex and/or Claude Code. An existing entry of the same name is backed up first
-and then replaced; the exact rollback command is printed at the end. Safe to run twice.
+Registers the stdio server with Codex and/or Claude Code. By default it registers the
+installed `brave-search-mcp` command (uv tool install / pipx), by absolute path, so moving
+or deleting this checkout does not break the registration. Every prerequisite (client
+CLIs, the server command, a test start of the server) is checked before the key file is
+written or a client config is touched. An existing entry of the same name is backed up
+first and then replaced; the exact rollback command is printed at the end. Safe to run twice.
 
 Options:
   --client CLIENT     codex, claude, all (both, each required) or auto (default:
@@ -38,10 +40,18 @@ Options:
                       --env BRAVE_SEARCH_MAX_LINES=80. BRAVE_SEARCH_API_KEY is refused.
   --backup-dir DIR    where backups go
                       (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/backups)
-  --repo DIR          checkout to run the server from (default: this script's repo)
-  --server-command P  register this absolute executable instead of <repo>/.venv/bin/
-                      brave-search-mcp (skips the environment preparation)
-  --no-sync           do not run `uv sync`; the venv must already exist
+  --install MODE      what to register:
+                      tool (default): the installed brave-search-mcp found on PATH
+                        (outside this checkout); when there is none it is installed
+                        from this checkout with `uv tool install` (not with --no-sync)
+                      uvx: `uvx --from SPEC brave-search-mcp`, SPEC pinned to this
+                        version (brave-search-mcp==X.Y.Z) unless --uvx-from says
+                      checkout: the developer path <repo>/.venv/bin/brave-search-mcp
+                        (after `uv sync`); tied to this checkout
+  --uvx-from SPEC     package spec for --install uvx (a pinned version, a wheel path)
+  --repo DIR          checkout used by --install checkout / tool (default: this script's repo)
+  --server-command P  register this absolute executable as is (skips --install)
+  --no-sync           install and sync nothing; what is registered must already exist
   -h, --help          show this help
 
 The API key is never read from the command line. File mode takes it from
@@ -62,6 +72,8 @@ key_file=""
 backup_dir=""
 repo="$BSM_REPO_DEFAULT"
 server_command=""
+install_mode="tool"
+uvx_from=""
 do_sync=1
 pass_env=()
 
@@ -71,7 +83,7 @@ while [ "$#" -gt 0 ]; do
             usage
             exit 0
             ;;
-        --client | --name | --scope | --project-dir | --key-mode | --key-file | --env | --backup-dir | --repo | --server-command)
+        --client | --name | --scope | --project-dir | --key-mode | --key-file | --env | --backup-dir | --repo | --server-command | --install | --uvx-from)
             bsm_require_option_value "$1" "$#"
             value="$2"
             case "$1" in
@@ -85,10 +97,12 @@ while [ "$#" -gt 0 ]; do
                 --backup-dir) backup_dir="$value" ;;
                 --repo) repo="$value" ;;
                 --server-command) server_command="$value" ;;
+                --install) install_mode="$value" ;;
+                --uvx-from) uvx_from="$value" ;;
             esac
             shift 2
             ;;
-        --client=* | --name=* | --scope=* | --project-dir=* | --key-mode=* | --key-file=* | --env=* | --backup-dir=* | --repo=* | --server-command=*)
+        --client=* | --name=* | --scope=* | --project-dir=* | --key-mode=* | --key-file=* | --env=* | --backup-dir=* | --repo=* | --server-command=* | --install=* | --uvx-from=*)
             set -- "${1%%=*}" "${1#*=}" "${@:2}"
             ;;
         --no-key)
@@ -115,6 +129,19 @@ case "$key_mode" in
     file | env | none) ;;
     *) bsm_usage_error "invalid --key-mode '$key_mode' (choose file, env or none)" ;;
 esac
+case "$install_mode" in
+    tool | uvx | checkout) ;;
+    *) bsm_usage_error "invalid --install '$install_mode' (choose tool, uvx or checkout)" ;;
+esac
+if [ -n "$uvx_from" ] && [ "$install_mode" != uvx ]; then
+    bsm_usage_error "--uvx-from needs --install uvx"
+fi
+if [ -n "$server_command" ]; then
+    case "$server_command" in
+        /*) ;;
+        *) bsm_usage_error "--server-command must be an absolute path (clients start it from other directories)" ;;
+    esac
+fi
 env_pairs=()
 for pair in "${pass_env[@]+"${pass_env[@]}"}"; do
     case "$pair" in
@@ -166,6 +193,83 @@ fi
 if [ "$scope" = project ] && [ "$key_mode" = file ]; then
     bsm_warn "project scope writes ${project_dir}/.mcp.json, which is usually shared: it will name your key file's path (not the key); --key-mode env keeps it user-neutral"
 fi
+
+# ------------------------------------------------------------------------------------------ prepare
+# Everything the registration needs is found (or installed) and test-started here, before the key
+# file is written: a failing prerequisite leaves nothing behind.
+server_args=()
+
+# The installed command on PATH, unless it lives inside the checkout (an activated dev venv).
+installed_command() {
+    local found dir
+    found="$(command -v brave-search-mcp 2>/dev/null || true)"
+    case "$found" in
+        /*) ;;
+        *) return 1 ;;
+    esac
+    dir="$(cd -- "$(dirname -- "$found")" && pwd -P)"
+    case "${dir}/" in
+        "${repo}/"*) return 1 ;;
+    esac
+    printf '%s\n' "$found"
+}
+
+bsm_pick_python "$repo"
+if [ -n "$server_command" ]; then
+    [ -x "$server_command" ] || bsm_die "--server-command is not an executable file: $server_command"
+elif [ "$install_mode" = tool ]; then
+    if server_command="$(installed_command)"; then
+        echo "Using the installed ${server_command}."
+    elif [ "$do_sync" -eq 1 ]; then
+        bsm_has_cli uv || bsm_die "brave-search-mcp is not installed and uv is not on PATH to install it; install one of them (pip install uv), or use pipx install ${repo}"
+        [ -f "${repo}/pyproject.toml" ] || bsm_die "brave-search-mcp is not installed and ${repo} is not a checkout to install it from"
+        echo "Installing brave-search-mcp from ${repo} as a uv tool (uv tool install)..."
+        bsm_timeout 900 uv tool install --force --reinstall --quiet --compile-bytecode "$repo" ||
+            bsm_die "'uv tool install ${repo}' failed"
+        server_command="$(uv tool dir --bin)/brave-search-mcp"
+        [ -x "$server_command" ] || bsm_die "uv tool install did not create ${server_command}"
+        echo "  installed ${server_command}"
+    else
+        bsm_die "brave-search-mcp is not installed (not on PATH outside this checkout); install it: uv tool install brave-search-mcp (or: uv tool install ${repo}, pipx install ${repo}); or drop --no-sync, or use --install checkout"
+    fi
+elif [ "$install_mode" = uvx ]; then
+    server_command="$(command -v uvx 2>/dev/null || true)"
+    case "$server_command" in
+        /*) ;;
+        *) bsm_die "--install uvx needs uvx on PATH (pip install uv)" ;;
+    esac
+    if [ -z "$uvx_from" ]; then
+        version="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "${repo}/src/brave_search_mcp/_version.py" 2>/dev/null || true)"
+        [ -n "$version" ] || bsm_die "cannot read the version from ${repo}; pass --uvx-from brave-search-mcp==X.Y.Z"
+        uvx_from="brave-search-mcp==${version}"
+    fi
+    server_args=(--from "$uvx_from" brave-search-mcp)
+else
+    if [ "$do_sync" -eq 1 ]; then
+        bsm_has_cli uv || bsm_die "uv is not on PATH; install it (pip install uv) or create ${repo}/.venv yourself and pass --no-sync"
+        echo "Preparing ${repo}/.venv (uv sync)..."
+        # --inexact keeps extra packages (e.g. a developer's test tools) installed.
+        bsm_timeout 900 uv sync --directory "$repo" --inexact --compile-bytecode --quiet ||
+            bsm_die "'uv sync --directory $repo' failed"
+    fi
+    server_command="${repo}/.venv/bin/brave-search-mcp"
+    [ -x "$server_command" ] ||
+        bsm_die "${server_command} does not exist; run 'uv sync' in ${repo} (or drop --no-sync)"
+    bsm_pick_python "$repo"
+    # Compile the project's own sources too, so the first start does not pay for it.
+    "${repo}/.venv/bin/python" -m compileall -q "${repo}/src" >/dev/null 2>&1 || true
+fi
+
+# The test start runs without any key (tools/list needs none), so the key file waits for it.
+smoke_env=()
+for pair in "${env_pairs[@]+"${env_pairs[@]}"}"; do
+    smoke_env+=(--env "$pair")
+done
+echo "Checking that the server starts..."
+smoke_out="$(env -u BRAVE_API_KEY -u BRAVE_SEARCH_API_KEY -u BRAVE_API_KEY_FILE \
+    "$BSM_PY" "${BSM_SCRIPT_DIR}/_mcp_config.py" smoke --timeout 120 "${smoke_env[@]+"${smoke_env[@]}"}" -- "$server_command" "${server_args[@]+"${server_args[@]}"}" 2>&1)" ||
+    bsm_die "the server did not start: ${smoke_out}"
+echo "  ${smoke_out}"
 
 # ------------------------------------------------------------------------------------------ the key
 # Reads the key into the variable `key` without it ever touching argv.
@@ -230,39 +334,6 @@ elif [ "$key_mode" = env ]; then
 fi
 server_env+=("${env_pairs[@]+"${env_pairs[@]}"}")
 
-# ------------------------------------------------------------------------------------------ prepare
-bsm_pick_python "$repo"
-if [ -n "$server_command" ]; then
-    case "$server_command" in
-        /*) ;;
-        *) bsm_usage_error "--server-command must be an absolute path (clients start it from other directories)" ;;
-    esac
-    [ -x "$server_command" ] || bsm_die "--server-command is not an executable file: $server_command"
-else
-    if [ "$do_sync" -eq 1 ]; then
-        bsm_has_cli uv || bsm_die "uv is not on PATH; install it (pip install uv) or create ${repo}/.venv yourself and pass --no-sync"
-        echo "Preparing ${repo}/.venv (uv sync)..."
-        # --inexact keeps extra packages (e.g. a developer's test tools) installed.
-        bsm_timeout 900 uv sync --directory "$repo" --inexact --compile-bytecode --quiet ||
-            bsm_die "'uv sync --directory $repo' failed"
-    fi
-    server_command="${repo}/.venv/bin/brave-search-mcp"
-    [ -x "$server_command" ] ||
-        bsm_die "${server_command} does not exist; run 'uv sync' in ${repo} (or drop --no-sync)"
-    bsm_pick_python "$repo"
-    # Compile the project's own sources too, so the first start does not pay for it.
-    "${repo}/.venv/bin/python" -m compileall -q "${repo}/src" >/dev/null 2>&1 || true
-fi
-
-smoke_env=()
-for pair in "${server_env[@]+"${server_env[@]}"}"; do
-    smoke_env+=(--env "$pair")
-done
-echo "Checking that the server starts..."
-smoke_out="$(bsm_helper smoke --timeout 60 "${smoke_env[@]+"${smoke_env[@]}"}" -- "$server_command" 2>&1)" ||
-    bsm_die "the server did not start: ${smoke_out}"
-echo "  ${smoke_out}"
-
 # ------------------------------------------------------------------------------------------ register
 backups=()
 
@@ -281,9 +352,12 @@ register_codex() {
     for pair in "${server_env[@]+"${server_env[@]}"}"; do
         add_args+=(--env "$pair")
     done
-    add_args+=(-- "$server_command")
+    add_args+=(-- "$server_command" "${server_args[@]+"${server_args[@]}"}")
     bsm_run_client "codex mcp add $name" codex "${add_args[@]}"
-    local check_args=(codex-check --name "$name" --command "$server_command")
+    local check_args=(codex-check --name "$name" --command "$server_command") arg
+    for arg in "${server_args[@]+"${server_args[@]}"}"; do
+        check_args+=("--arg=${arg}")
+    done
     for pair in "${server_env[@]+"${server_env[@]}"}"; do
         check_args+=(--env "$pair")
     done
@@ -314,7 +388,10 @@ register_claude() {
     if [ "$entry" != null ]; then
         bsm_run_client "claude mcp remove $name -s $scope" bsm_claude "$project_dir" mcp remove "$name" -s "$scope"
     fi
-    local json_args=(claude-json --command "$server_command") pair
+    local json_args=(claude-json --command "$server_command") pair arg
+    for arg in "${server_args[@]+"${server_args[@]}"}"; do
+        json_args+=("--arg=${arg}")
+    done
     for pair in "${server_env[@]+"${server_env[@]}"}"; do
         json_args+=(--env "$pair")
     done

@@ -196,6 +196,8 @@ def test_claude_register_connects_and_the_key_stays_in_its_file(sandbox: Sandbox
         "--client",
         "claude",
         "--no-sync",
+        "--install",
+        "checkout",
         "--env",
         "BRAVE_SEARCH_MAX_LINES=80",
         extra_env={"BRAVE_API_KEY": FAKE_KEY},
@@ -229,7 +231,9 @@ def test_claude_register_connects_and_the_key_stays_in_its_file(sandbox: Sandbox
 
 
 def test_claude_local_scope_register_and_uninstall(sandbox: Sandbox) -> None:
-    sandbox.script("register-mcp.sh", "--client", "claude", "--scope", "local", "--no-key", "--no-sync")
+    sandbox.script(
+        "register-mcp.sh", "--client", "claude", "--scope", "local", "--no-key", "--no-sync", "--install", "checkout"
+    )
     assert "brave-search" in sandbox.claude_servers(project=True)
     assert "brave-search" not in sandbox.claude_servers()
     listed = sandbox.run("claude", "mcp", "list")
@@ -303,7 +307,15 @@ class AppServer:
 @pytest.mark.parametrize("key_mode", ["file", "env"])
 def test_codex_starts_the_registered_server_and_calls_a_tool(sandbox: Sandbox, key_mode: str) -> None:
     with FakeBraveServer(rate_per_second=1000) as upstream:
-        args = ["--client", "codex", "--no-sync", "--env", f"BRAVE_SEARCH_BASE_URL={upstream.base_url}"]
+        args = [
+            "--client",
+            "codex",
+            "--no-sync",
+            "--install",
+            "checkout",
+            "--env",
+            f"BRAVE_SEARCH_BASE_URL={upstream.base_url}",
+        ]
         if key_mode == "file":
             sandbox.script("register-mcp.sh", *args, extra_env={"BRAVE_SEARCH_API_KEY": VALID_KEY})
             codex_env: dict[str, str] = {}  # Codex has no key in its environment: only the key file works
@@ -376,14 +388,22 @@ def test_register_twice_uninstall_and_restore_give_back_the_exact_configs(sandbo
     codex_before = sandbox.codex_config.read_bytes()
     claude_before = sandbox.claude_config.read_bytes()
 
-    first = sandbox.script("register-mcp.sh", "--client", "all", "--no-sync", extra_env={"BRAVE_API_KEY": FAKE_KEY})
+    first = sandbox.script(
+        "register-mcp.sh",
+        "--client",
+        "all",
+        "--no-sync",
+        "--install",
+        "checkout",
+        extra_env={"BRAVE_API_KEY": FAKE_KEY},
+    )
     assert "Codex: replaced 'brave-search'" in first.stdout
     assert "Claude Code: replaced 'brave-search'" in first.stdout
     first_backups = _rollback_files(first.stdout)
     assert len(first_backups) == 2
 
     # Twice: no key in the environment now, no terminal: the stored key is reused, nothing hangs.
-    second = sandbox.script("register-mcp.sh", "--client", "all", "--no-sync")
+    second = sandbox.script("register-mcp.sh", "--client", "all", "--no-sync", "--install", "checkout")
     assert "Using the API key already stored" in second.stdout
 
     listed = sandbox.run("codex", "mcp", "list", "--json")

@@ -6,7 +6,9 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +52,13 @@ def test_manifest_version_is_the_package_version(manifest: dict[str, Any]) -> No
 def test_manifest_name_and_entry_point_match_the_package(manifest: dict[str, Any]) -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert manifest["name"] == pyproject["project"]["name"]
-    assert (REPO / manifest["server"]["entry_point"]).is_file()
+    # The bundle runs server/main.py (a copy of scripts/mcpb_main.py) with an isolated interpreter.
+    assert manifest["server"]["type"] == "python"
+    assert manifest["server"]["entry_point"] == "server/main.py"
+    assert (REPO / "scripts" / "mcpb_main.py").is_file()
     config = manifest["server"]["mcp_config"]
-    # The command runs the console script of this package from the unpacked bundle directory.
-    assert "brave-search-mcp" in pyproject["project"]["scripts"]
-    assert config["args"][-1] == "brave-search-mcp"
-    assert "${__dirname}" in config["args"]
+    assert config["command"] == "python3"
+    assert config["args"] == ["-I", "${__dirname}/server/main.py"]
 
 
 def test_manifest_uses_the_widely_supported_format(manifest: dict[str, Any]) -> None:
@@ -113,3 +116,91 @@ def test_mcpb_rejects_a_broken_copy(tmp_path: Path, manifest: dict[str, Any]) ->
     result = _validate(_mcpb(), broken)
     assert result.returncode != 0
     assert "homepage_url" in result.stdout + result.stderr
+
+
+# ------------------------------------------------------------------------------------------ the bundle
+
+
+def _offline_prefix() -> list[str]:
+    """Run in a network namespace with no interfaces when the system allows it (proves 'offline')."""
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-rn", "true"], capture_output=True, check=False).returncode == 0:
+        return [unshare, "-rn"]
+    return []
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """dist/brave-search.mcpb as scripts/pack-mcpb.sh makes it (written to a temporary path)."""
+    mcpb = _mcpb()
+    out = tmp_path_factory.mktemp("mcpb") / "brave-search.mcpb"
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    result = subprocess.run(
+        [str(REPO / "scripts" / "pack-mcpb.sh"), "--out", str(out), "--mcpb", str(mcpb)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "validation passes" in result.stdout
+    return out
+
+
+@pytest.mark.clients
+def test_the_bundle_holds_the_server_and_its_dependencies_and_nothing_of_the_checkout(bundle: Path) -> None:
+    names = zipfile.ZipFile(bundle).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"manifest.json", "server", "lib", "LICENSE", "README.md"}
+    for package in ("brave_search_mcp", "mcp", "httpx2", "pydantic", "pydantic_core", "tenacity", "cachetools"):
+        assert any(name.startswith(f"lib/{package}/") for name in names), package
+    assert "lib/brave_search_mcp/skill/SKILL.md" in names
+    # The checkout's own dev folders are absent at the top (see tops) and among the installed packages.
+    forbidden = ("dist", ".venv", "tests", "testkit", "bench", ".git", ".ci", "docs", "scripts", "skills")
+    assert not [name for name in names if name.split("/")[1 if name.startswith("lib/") else 0] in forbidden]
+    manifest = json.loads(zipfile.ZipFile(bundle).read("manifest.json"))
+    # Compiled dependencies tie the bundle to one platform and Python minor version; it says so.
+    assert manifest["compatibility"]["platforms"] == [sys.platform]
+    minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert manifest["compatibility"]["runtimes"]["python"].startswith(f">={minor},<")
+
+
+@pytest.mark.clients
+def test_the_unpacked_bundle_serves_tools_offline_with_the_manifests_own_command(bundle: Path, tmp_path: Path) -> None:
+    """Unpacked into an empty folder and started as the manifest says, with no network, it answers tools/list."""
+    target = tmp_path / "unpacked here"  # a space in the path, as in many users' app folders
+    target.mkdir()
+    zipfile.ZipFile(bundle).extractall(target)
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    config = manifest["server"]["mcp_config"]
+    assert (target / manifest["server"]["entry_point"]).is_file()
+    argv = [config["command"], *(arg.replace("${__dirname}", str(target)) for arg in config["args"])]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "BRAVE_API_KEY": "fake-key-from-user-config",
+        # A PYTHONPATH pointing at this checkout must not leak in: -I ignores it.
+        "PYTHONPATH": str(REPO / "src"),
+    }
+    result = subprocess.run(
+        [
+            *_offline_prefix(),
+            sys.executable,
+            str(REPO / "scripts" / "_mcp_config.py"),
+            "smoke",
+            "--timeout",
+            "60",
+            "--",
+            *argv,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"brave-search {__version__}: 4 tools (brave_web_search")

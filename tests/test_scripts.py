@@ -230,7 +230,16 @@ def test_no_key_and_no_terminal_stops_at_once_without_calling_a_client(
 ) -> None:
     log = tmp_path / "argv.log"
     _recording_client(bin_dir, "codex", log)
-    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", env=_env(home, bin_dir), timeout=30)
+    result = _run(
+        "register-mcp.sh",
+        "--client",
+        "codex",
+        "--no-sync",
+        "--install",
+        "checkout",
+        env=_env(home, bin_dir),
+        timeout=30,
+    )
     assert result.returncode == 1
     assert "no API key" in result.stderr
     assert "--no-key" in result.stderr
@@ -241,7 +250,7 @@ def test_no_key_and_no_terminal_stops_at_once_without_calling_a_client(
 def test_a_key_with_whitespace_is_refused_and_not_stored(home: Path, bin_dir: Path, tmp_path: Path) -> None:
     _recording_client(bin_dir, "codex", tmp_path / "argv.log")
     env = _env(home, bin_dir, BRAVE_API_KEY="two words")
-    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", env=env)
+    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", "--install", "checkout", env=env)
     assert result.returncode == 1
     assert "whitespace" in result.stderr
     assert "two words" not in result.stderr
@@ -261,7 +270,7 @@ def test_the_key_goes_to_a_private_file_and_never_into_a_client_argv(home: Path,
     _recording_client(bin_dir, "codex", log)
     xdg = tmp_path / "xdg"
     env = _env(home, bin_dir, BRAVE_API_KEY=FAKE_KEY, XDG_CONFIG_HOME=str(xdg))
-    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", env=env)
+    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", "--install", "checkout", env=env)
 
     # The stand-in codex fails its first call: the script stops there and says which step failed.
     assert result.returncode == 1
@@ -284,7 +293,15 @@ def test_an_existing_key_file_is_reused_and_made_private(home: Path, bin_dir: Pa
     key_file.write_text(FAKE_KEY + "\n", encoding="utf-8")
     key_file.chmod(0o644)
     result = _run(
-        "register-mcp.sh", "--client", "codex", "--no-sync", "--key-file", str(key_file), env=_env(home, bin_dir)
+        "register-mcp.sh",
+        "--client",
+        "codex",
+        "--no-sync",
+        "--install",
+        "checkout",
+        "--key-file",
+        str(key_file),
+        env=_env(home, bin_dir),
     )
     assert "Using the API key already stored in" in result.stdout
     assert _mode(key_file) == 0o600
@@ -497,3 +514,79 @@ def test_scripts_pass_shellcheck() -> None:
     )
     assert result.returncode == 0, result.stdout
     assert os.access(SCRIPTS / "register-mcp.sh", os.X_OK)
+
+
+# ------------------------------------------------------------------------------------------ prerequisites first
+
+
+def _key_file(home: Path) -> Path:
+    return home / ".config" / "brave-search-mcp" / "api-key"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--no-sync"], "brave-search-mcp is not installed"),
+        (["--install", "uvx"], "--install uvx needs uvx on PATH"),
+        (["--server-command", "/bin/false"], "the server did not start"),
+        (["--install", "checkout", "--repo", "/"], "uv is not on PATH"),
+        (["--install", "checkout", "--no-sync", "--repo", "/"], "/.venv/bin/brave-search-mcp does not exist"),
+    ],
+)
+def test_a_failing_prerequisite_stops_before_the_key_file_is_written(
+    args: list[str], message: str, home: Path, bin_dir: Path, tmp_path: Path
+) -> None:
+    """The key is available, but a missing install, uvx or a server that cannot start leaves no key file behind."""
+    log = tmp_path / "argv.log"
+    _recording_client(bin_dir, "codex", log)
+    result = _run("register-mcp.sh", "--client", "codex", *args, env=_env(home, bin_dir, BRAVE_API_KEY=FAKE_KEY))
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert not _key_file(home).exists()
+    assert not (home / ".config").exists()
+    assert not log.exists()
+    assert FAKE_KEY not in result.stdout + result.stderr
+
+
+@pytest.mark.usefixtures("server")
+def test_the_checkouts_own_venv_on_path_is_not_taken_for_an_installed_command(
+    home: Path, bin_dir: Path, tmp_path: Path
+) -> None:
+    """An activated dev venv would tie the registration to the clone: tool mode refuses to register it."""
+    _recording_client(bin_dir, "codex", tmp_path / "argv.log")
+    (bin_dir / "brave-search-mcp").symlink_to(SERVER)
+    env = _env(home, bin_dir, BRAVE_API_KEY=FAKE_KEY, PATH=f"{SERVER.parent}{os.pathsep}{bin_dir}")
+    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", env=env)
+    assert result.returncode == 1
+    assert "not on PATH outside this checkout" in result.stderr
+    assert not _key_file(home).exists()
+
+
+@pytest.mark.usefixtures("server")
+def test_tool_mode_registers_the_installed_command_found_on_path(home: Path, bin_dir: Path, tmp_path: Path) -> None:
+    tools = tmp_path / "tool-bin"
+    tools.mkdir()
+    installed = tools / "brave-search-mcp"
+    installed.write_text(f'#!/bin/sh\nexec "{SERVER}" "$@"\n', encoding="utf-8")
+    installed.chmod(0o755)
+    log = tmp_path / "argv.log"
+    _recording_client(bin_dir, "codex", log)
+    env = _env(home, bin_dir, BRAVE_API_KEY=FAKE_KEY, PATH=f"{tools}{os.pathsep}{bin_dir}")
+    result = _run("register-mcp.sh", "--client", "codex", "--no-sync", env=env)
+    assert f"Using the installed {installed}." in result.stdout
+    assert "tools (" in result.stdout  # the installed command was test-started
+    assert "'codex mcp get brave-search' failed" in result.stderr  # the stand-in codex stops it after that
+    assert _key_file(home).exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--install", "pip"], "invalid --install 'pip'"),
+        (["--uvx-from", "brave-search-mcp==0.1.0"], "--uvx-from needs --install uvx"),
+    ],
+)
+def test_install_options_are_checked_as_usage(args: list[str], message: str, home: Path, bin_dir: Path) -> None:
+    result = _run("register-mcp.sh", "--no-key", *args, env=_env(home, bin_dir))
+    assert result.returncode == 2
+    assert message in result.stderr

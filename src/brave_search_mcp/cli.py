@@ -147,6 +147,23 @@ def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERROR if outcome.is_error else EXIT_OK
 
 
+# --- `skill install` (install path; kept apart so the parser above stays as it is) -------------------
+
+
+def _is_skill_install(argv: Sequence[str] | None) -> bool:
+    """Whether the command line is ``skill install ...``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return args[:2] == ["skill", "install"]
+
+
+def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
+    """Install the packaged skill for Claude Code and Codex (see skill_install.py)."""
+    from .skill_install import run_install_command
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_install_command(args[2:], out, err)
+
+
 def startup_line(settings: Settings) -> str:
     """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
     key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
@@ -193,6 +210,8 @@ def serve(settings: Settings, err: TextIO) -> int:
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Entry point of the ``brave-search-mcp`` console script."""
     out, err = out or sys.stdout, err or sys.stderr
+    if _is_skill_install(argv):  # `skill install` needs no settings or key: dispatched before them
+        return _skill_install(argv, out, err)
     ns = build_parser().parse_args(argv)
     command = ns.command or "serve"
     try:

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Pack a self-contained MCPB bundle (dist/brave-search.mcpb) that runs offline on this platform.
+# See --help. The bundle holds the package and every dependency in lib/, built from a wheel.
+set -euo pipefail
+
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+repo="$(cd -- "${here}/.." && pwd -P)"
+prog="pack-mcpb.sh"
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/pack-mcpb.sh [--out FILE] [--python PYTHON] [--mcpb PATH]
+
+Builds the wheel, installs it with all its dependencies into lib/ of a clean staging
+folder (no checkout files: no tests, testkit, bench, docs, dist or .venv), adds
+server/main.py and manifest.json, then runs `mcpb pack` (which validates the manifest).
+
+The bundle is for this platform and this Python minor version (pydantic-core is a
+compiled extension): its manifest says so in compatibility.platforms and
+compatibility.runtimes.python. Pack once per platform/Python you ship.
+
+Options:
+  --out FILE       where to write the bundle (default: dist/brave-search.mcpb)
+  --python PYTHON  interpreter the bundle targets (default: python3 on PATH)
+  --mcpb PATH      the mcpb program (default: $BRAVE_MCP_NODE_BIN/mcpb,
+                   .ci/node/node_modules/.bin/mcpb, or mcpb on PATH;
+                   install: .ci/install-node-tools.sh)
+  -h, --help       show this help
+
+Exit status: 0 done, 1 a step failed, 2 bad usage.
+USAGE
+}
+
+die() {
+    printf '%s: error: %s\n' "$prog" "$*" >&2
+    exit 1
+}
+usage_error() {
+    printf '%s: error: %s\nRun %s --help for usage.\n' "$prog" "$*" "$prog" >&2
+    exit 2
+}
+
+out="${repo}/dist/brave-search.mcpb"
+python="python3"
+mcpb=""
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        --out | --python | --mcpb)
+            [ "$#" -ge 2 ] || usage_error "option $1 needs a value"
+            case "$1" in
+                --out) out="$2" ;;
+                --python) python="$2" ;;
+                --mcpb) mcpb="$2" ;;
+            esac
+            shift 2
+            ;;
+        *) usage_error "unknown argument: $1" ;;
+    esac
+done
+
+command -v uv >/dev/null 2>&1 || die "uv is not on PATH (pip install uv)"
+python="$(command -v "$python" 2>/dev/null)" || die "python not found: ${python}"
+"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' ||
+    die "${python} is older than Python 3.11"
+if [ -z "$mcpb" ]; then
+    for candidate in "${BRAVE_MCP_NODE_BIN:-}/mcpb" "${repo}/.ci/node/node_modules/.bin/mcpb" "$(command -v mcpb 2>/dev/null || true)"; do
+        if [ -n "$candidate" ] && [ -x "$candidate" ] && [ "$candidate" != /mcpb ]; then
+            mcpb="$candidate"
+            break
+        fi
+    done
+fi
+{ [ -n "$mcpb" ] && [ -x "$mcpb" ]; } || die "mcpb not found; run .ci/install-node-tools.sh (or pass --mcpb PATH)"
+case "$out" in
+    /*) ;;
+    *) out="$(pwd -P)/${out}" ;;
+esac
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/brave-mcpb.XXXXXX")"
+trap 'rm -rf -- "$work"' EXIT
+stage="${work}/bundle"
+mkdir -p "${stage}/server" "${stage}/lib" "${work}/wheel"
+
+echo "Building the wheel..."
+uv build --wheel --quiet --out-dir "${work}/wheel" "$repo" || die "uv build failed"
+wheel="$(ls "${work}/wheel"/brave_search_mcp-*.whl)"
+
+echo "Installing it and its dependencies into lib/ for $("$python" -c 'import sys; print(sys.version.split()[0])')..."
+uv pip install --quiet --target "${stage}/lib" --python "$python" --compile-bytecode "$wheel" ||
+    die "uv pip install --target failed"
+# Console-script launchers in lib/bin name this machine's interpreter; the bundle starts server/main.py.
+rm -rf -- "${stage}/lib/bin"
+
+cp -- "${here}/mcpb_main.py" "${stage}/server/main.py"
+cp -- "${repo}/LICENSE" "${repo}/README.md" "${stage}/"
+# The repository manifest, narrowed to what this bundle can run on.
+"$python" - "${repo}/manifest.json" "${stage}/manifest.json" <<'PY'
+import json, sys
+source, target = sys.argv[1], sys.argv[2]
+manifest = json.load(open(source, encoding="utf-8"))
+platform = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform, sys.platform)
+minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+manifest.setdefault("compatibility", {})["platforms"] = [platform]
+manifest["compatibility"].setdefault("runtimes", {})["python"] = f">={minor},<{sys.version_info.major}.{sys.version_info.minor + 1}"
+json.dump(manifest, open(target, "w", encoding="utf-8"), indent=2, ensure_ascii=False)
+PY
+
+mkdir -p "$(dirname -- "$out")"
+rm -f -- "$out"
+echo "Packing with $("$mcpb" --version 2>/dev/null || echo mcpb)..."
+(cd "$work" && "$mcpb" pack "$stage" "$out") >"${work}/pack.log" 2>&1 || {
+    cat "${work}/pack.log" >&2
+    die "mcpb pack failed"
+}
+grep -E 'validation|package size|total files' "${work}/pack.log" || true
+echo "Wrote ${out}"

@@ -1,0 +1,126 @@
+"""`skill install`: the packaged skill lands where Claude Code and Codex read it, runnable as written."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from brave_search_mcp import cli
+from brave_search_mcp.skill_install import (
+    SkillInstallError,
+    default_command,
+    install_skill,
+    render_skill_text,
+    skill_source,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "skills" / "brave-search"
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_installs_for_both_clients_with_runnable_commands(tmp_path: Path) -> None:
+    """Both clients get the same files; every command names the installed program and no <repo> is left."""
+    paths = install_skill(home=tmp_path)
+    assert paths == [tmp_path / ".claude/skills/brave-search", tmp_path / ".agents/skills/brave-search"]
+    claude, codex = (_tree(p) for p in paths)
+    assert claude == codex
+    assert set(claude) == {str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*") if p.is_file()}
+    for name, text in claude.items():
+        assert "<repo>" not in text, name
+        assert "uv run --directory" not in text, name
+    skill = claude["SKILL.md"]
+    assert skill.startswith("---\nname: brave-search\n")
+    assert 'brave-search-mcp skill web --params-json \'{"query":"..."}\'' in skill
+    assert "brave-search-mcp skill summarizer --params-json" in skill
+
+
+def test_a_custom_command_is_spelled_everywhere_the_command_appears(tmp_path: Path) -> None:
+    command = "uvx --from brave-search-mcp==0.1.0 brave-search-mcp"
+    (claude,) = install_skill(home=tmp_path, targets=["claude"], command=command)
+    text = (claude / "SKILL.md").read_text(encoding="utf-8")
+    assert f"{command} skill web --params-json" in text
+    assert f"`{command}` is the installed command" in text
+    examples = (claude / "references" / "examples.md").read_text(encoding="utf-8")
+    assert f"`bs` = `{command} skill`" in examples
+    assert not (tmp_path / ".agents").exists()
+
+
+def test_reinstall_replaces_the_old_skill_and_a_symlink_without_touching_its_target(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (claude,) = install_skill(home=home, targets=["claude"])
+    (claude / "stale.md").write_text("old", encoding="utf-8")
+    install_skill(home=home, targets=["claude"])
+    assert not (claude / "stale.md").exists()
+
+    linked_target = tmp_path / "dev-skill"
+    linked_target.mkdir()
+    (linked_target / "SKILL.md").write_text("developer copy", encoding="utf-8")
+    codex_dir = home / ".agents" / "skills" / "brave-search"
+    codex_dir.parent.mkdir(parents=True)
+    codex_dir.symlink_to(linked_target)
+    install_skill(home=home, targets=["codex"])
+    assert not codex_dir.is_symlink()
+    assert (codex_dir / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: brave-search")
+    assert (linked_target / "SKILL.md").read_text(encoding="utf-8") == "developer copy"
+    leftovers = [p.name for p in codex_dir.parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("targets", [["cursor"], [], ["claude", "nope"]])
+def test_unknown_targets_are_refused_before_anything_is_written(tmp_path: Path, targets: list[str]) -> None:
+    with pytest.raises(SkillInstallError, match="unknown skill target"):
+        install_skill(home=tmp_path, targets=targets)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_placeholder_the_rewrite_does_not_know_is_an_error_naming_its_line() -> None:
+    with pytest.raises(SkillInstallError, match="line 3"):
+        render_skill_text("a\nb\ncd <repo>/scripts && ./run\n", "brave-search-mcp")
+    with pytest.raises(SkillInstallError, match="one non-empty line"):
+        render_skill_text("x", "two\nlines")
+
+
+def test_the_packaged_skill_is_the_repository_skill() -> None:
+    source = skill_source()
+    assert (source / "SKILL.md").read_text(encoding="utf-8") == (SOURCE / "SKILL.md").read_text(encoding="utf-8")
+
+
+def test_default_command_is_the_bare_name_only_when_it_is_on_path(tmp_path: Path) -> None:
+    assert default_command("/x/bin/brave-search-mcp", "/x/bin/brave-search-mcp") == "brave-search-mcp"
+    odd = tmp_path / "my tools" / "brave-search-mcp"
+    assert default_command(str(odd), None) == f"'{odd}'"
+
+
+def test_cli_skill_install_writes_and_reports(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(
+        ["skill", "install", "--home", str(tmp_path), "--target", "codex", "--command", "bsm"], out=out, err=err
+    )
+    assert code == 0, err.getvalue()
+    assert f"Installed the brave-search skill in {tmp_path}/.agents/skills/brave-search" in out.getvalue()
+    assert re.search(r"^Its commands run: bsm skill web", out.getvalue(), re.M)
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_cli_skill_install_bad_usage_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["skill", "install", "--home", str(tmp_path), "--target", "cursor"])
+    assert code == 2
+    assert "invalid choice: 'cursor'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_skill_install_reports_an_unwritable_home(tmp_path: Path) -> None:
+    home = tmp_path / "file-not-dir"
+    home.write_text("", encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["skill", "install", "--home", str(home)], out=out, err=err) == 1
+    assert "skill install failed" in err.getvalue()
