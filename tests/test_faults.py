@@ -289,6 +289,17 @@ async def run_case(h: Harness, fault: Fault, target: str) -> None:
         probes = {p["search_type"]: p for p in report["probe"]}
         assert list(probes) == list(SEARCH_TYPES)
         faulted = probes[sub]
+        if fault.code == "QUOTA_EXCEEDED":
+            # A used-up month closes the gate for the key: later probes fail at once, sending nothing.
+            later = list(SEARCH_TYPES)[list(SEARCH_TYPES).index(sub) :]
+            assert all(probes[name]["code"] == "QUOTA_EXCEEDED" for name in later)
+            assert report["status"] == "degraded"
+            assert report["reasons"][0].startswith("the monthly quota is used up")
+            hits_before = h.fake.hits(path)
+            after = await h.call(tool, again)
+            assert all(p["code"] == "QUOTA_EXCEEDED" for p in after.structured["probe"])
+            assert h.fake.hits(path) == hits_before
+            return
         if fault.code is None:
             assert report["status"] == "ok"
             assert faulted["ok"] is True
@@ -316,8 +327,16 @@ async def run_case(h: Harness, fault: Fault, target: str) -> None:
     else:
         assert all(0 < w <= RETRY_MAX for w in waits)  # exponential backoff, capped
 
-    # The server goes on: the same tool, with a clean upstream, answers correctly.
     hits_before = h.fake.hits(path)
+    if fault.code == "QUOTA_EXCEEDED":
+        # Brave said the month is used up: the next fresh call fails at once and sends nothing.
+        after = await h.call(tool, again)
+        check_envelope(after, "QUOTA_EXCEEDED", False)
+        assert "resets_at" in after.structured["error"]["details"]
+        assert h.fake.hits() - hits_before <= h.fake.hits() - h.fake.hits(path)  # nothing new on this path
+        assert h.fake.hits(path) == hits_before
+        return
+    # The server goes on: the same tool, with a clean upstream, answers correctly.
     after = await h.call(tool, again)
     check_envelope(after, None, False)
     assert h.fake.hits(path) - hits_before == 1
@@ -454,6 +473,11 @@ async def test_faults_through_the_mcp_client(
         assert (error["code"], error["retryable"]) == (code, retryable)
         assert fake.hits() == (2 if retryable else 1)
         fake.reset()
+        if code == "QUOTA_EXCEEDED":  # the month is used up: fresh queries fail fast, cached ones still answer
+            with anyio.fail_after(CALL_DEADLINE + MARGIN):
+                refused = await mcp.call_tool("brave_web_search", {"query": "after mcp fault", "search_type": "news"})
+            assert _error_of(refused)["code"] == "QUOTA_EXCEEDED" and fake.hits() == 0
+            return
         with anyio.fail_after(CALL_DEADLINE + MARGIN):
             after = await mcp.call_tool("brave_web_search", {"query": "after mcp fault", "search_type": "news"})
         assert not after.is_error

@@ -49,8 +49,6 @@ ENDPOINT_NAMES: dict[Endpoint, str] = {
 }
 
 USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
-# A server-demanded wait longer than this is not worth holding a tool call for: give up at once.
-MAX_SERVER_WAIT_SECONDS = 60.0
 MESSAGE_CAP_CHARS = 300
 DETAIL_VALUE_CAP_CHARS = 200
 MAX_VALIDATION_ERRORS = 5

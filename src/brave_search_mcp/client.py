@@ -22,10 +22,10 @@ import httpx2
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from . import errors
+from .admission import MAX_SERVER_WAIT_SECONDS, Admission
 from .bodies import read_capped, read_error_body
 from .brave_api import (
     ENDPOINT_NAMES,
-    MAX_SERVER_WAIT_SECONDS,
     MESSAGE_CAP_CHARS,
     MISSING_KEY_MESSAGE,
     USER_AGENT,
@@ -106,6 +106,7 @@ class BraveClient:
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
         self._throttle = Throttle(settings.rate_limit or 1.0, settings.burst or 1, clock=clock, sleep=sleep)
+        self._admission = Admission(self._throttle, clock=clock, adaptive=settings.adaptive_rate, cap=settings.burst)
         self._cache: ResponseCache[_Fetched] = ResponseCache(
             settings.cache_size, settings.cache_ttl_seconds, clock=clock
         )
@@ -204,6 +205,10 @@ class BraveClient:
         """The sleep this client waits with (shared by the service for summarizer polling)."""
         return self._sleep
 
+    def admission(self) -> dict[str, Any]:
+        """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""
+        return self._admission.snapshot()
+
     @property
     def throttle_rate(self) -> tuple[float, int]:
         """The throttle's current (requests per second, burst)."""
@@ -288,7 +293,7 @@ class BraveClient:
         async def one_attempt() -> _Fetched:
             nonlocal attempt
             if throttle:
-                self._check_pause(deadline)  # before counting: no request goes out
+                self._admission.check(deadline)  # before counting: a refusal sends nothing
             attempt += 1
             if throttle:
                 await self._throttle.acquire()
@@ -319,20 +324,6 @@ class BraveClient:
         if isinstance(exc, errors.UpstreamStatusError):
             return exc.retry_after
         return None
-
-    def _check_pause(self, deadline: float | None) -> None:
-        """Fail fast when Brave's demanded pause (after a 429 or an exhausted window) outlasts the call."""
-        if deadline is None:
-            return
-        now = self._clock()
-        pause = self._throttle.blocked_until - now
-        if pause > 0 and now + pause > deadline:
-            raise errors.RateLimited(
-                f"Brave asked this key to pause for {pause:.1f} s, longer than this call may wait; retry after that.",
-                status=429,
-                brave_code="RATE_LIMITED",
-                retry_after=round(pause, 3),
-            )
 
     def _should_retry(self, exc: BaseException, deadline: float | None = None) -> bool:
         """Retry only what a later try can fix, and only if Brave does not ask for an unreasonable wait."""
@@ -413,12 +404,14 @@ class BraveClient:
         status = response.status_code
         info = parse_rate_limit(response.headers, self._clock())
         if info is not None:
-            self._observe(info)
+            self._last_rate_limit = info
+            self._admission.observe(info)
         if 200 <= status < 300:
             body = await read_capped(response, self._settings.max_response_bytes)
             key = self._key()
             if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
                 self._key_echoes += 1
+            self._admission.succeeded()
             return _Fetched(
                 data=decode_json_object(body),
                 status=status,
@@ -431,18 +424,5 @@ class BraveClient:
         error = map_error(
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
-        if isinstance(error, errors.RateLimited):
-            pause = error.retry_after if error.retry_after is not None else 1.0
-            self._throttle.block_until(self._clock() + min(pause, MAX_SERVER_WAIT_SECONDS))
+        self._admission.refused(error)
         raise error
-
-    def _observe(self, info: RateLimitInfo) -> None:
-        """Remember the figures, follow the plan's per-second limit, and respect an exhausted window."""
-        self._last_rate_limit = info
-        per_second = info.per_second
-        if self._settings.adaptive_rate and per_second is not None and per_second > 0:
-            ceiling = max(1, int(per_second))
-            burst = min(self._settings.burst or ceiling, ceiling)
-            self._throttle.update(per_second, burst)
-        if info.remaining_second == 0 and info.reset_seconds is not None:
-            self._throttle.block_until(info.observed_at + min(info.reset_seconds, MAX_SERVER_WAIT_SECONDS))

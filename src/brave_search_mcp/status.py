@@ -114,8 +114,6 @@ async def build_status(
             **figures.model_dump(mode="json"),
             "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
         }
-        if last.limit_month and last.remaining_month == 0:
-            reasons.append("the monthly quota is used up")
     if not settings.has_key:
         report["status"] = "unconfigured"
         reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
@@ -125,6 +123,13 @@ async def build_status(
         failed = [p["search_type"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
+    throttle = client.admission()
+    report["throttle"] = throttle
+    quota = throttle.get("quota_exhausted")
+    if quota is not None:  # fresh queries fail fast until the reset; cached ones are still served
+        reasons.insert(0, f"the monthly quota is used up; it resets at {quota['resets_at']}")
+    if throttle["rate_in_force_per_second"] < throttle["plan_per_second"] and not settings.rate_limit:
+        report["settings"]["rate_limit_per_second"] = throttle["rate_in_force_per_second"]
     if reasons and report["status"] == "ok":
         report["status"] = "degraded"
     report["reasons"] = reasons
@@ -143,11 +148,13 @@ def render_status_text(report: dict[str, Any]) -> str:
     key = report["key"]
     settings = report["settings"]
     cache = report["cache"]
+    plan = report.get("throttle", {}).get("plan_per_second")
+    adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
     lines = [
         f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)",
         f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
-        f"rate: {settings['rate_limit_per_second']:g}/s burst {settings['burst']}"
-        f"{' (adaptive)' if settings['rate_adaptive'] else ''}; retries {settings['retries']}; "
+        f"rate in force: {settings['rate_limit_per_second']:g}/s burst {settings['burst']}"
+        f"{adaptive}; retries {settings['retries']}; "
         f"timeout {settings['timeout_seconds']:g} s",
         f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
         f"{cache['hits']} hits, {cache['misses']} misses",

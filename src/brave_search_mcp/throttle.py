@@ -5,6 +5,12 @@ throttle keeps a log of recent start times and lets a request start only when fe
 ``capacity`` requests started in the last ``window`` seconds, plus a small safety margin so that
 network jitter cannot land two requests inside Brave's window. Waiters are served strictly in
 arrival order; a waiter that is cancelled leaves at once without consuming a slot.
+
+The plan Brave reports is a ceiling, not a promise. A learned plan rate is approached by slow start
+(the rate doubles after each ``burst`` of clean answers, which on a truthful plan takes a few round
+trips), and a 429 that contradicts the plan halves the rate in force (once per window) and caps
+recovery just under the rate that failed for a minute, after which the rate creeps back up by 10 %
+per clean burst: additive-increase/multiplicative-decrease, as TCP does for the same reason.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ Sleep = Callable[[float], Awaitable[None]]
 WINDOW_MARGIN_FACTOR = 1.03
 WINDOW_MARGIN_SECONDS = 0.005
 _EPSILON = 1e-9
+MIN_RATE = 0.25  # never slower than one request per 4 s, however often Brave refuses
+RECOVERY_FACTOR = 1.1
+FAILED_RATE_MEMORY_SECONDS = 60.0
 
 
 class _Waiter:
@@ -53,6 +62,14 @@ class Throttle:
         self._queue: deque[_Waiter] = deque()
         self._blocked_until = -math.inf
         self._wake: anyio.CancelScope | None = None
+        # adaptation: the plan's ceiling, clean answers at this level, and the memory of a failed rate
+        self._ceiling = self._rate
+        self._ceiling_burst = burst
+        self._successes = 0
+        self._slow_start = True
+        self._cap = math.inf
+        self._cap_until = -math.inf
+        self._last_penalty = -math.inf
 
     @property
     def rate(self) -> float:
@@ -75,13 +92,67 @@ class Throttle:
         return len(self._queue)
 
     def update(self, rate: float, burst: int) -> None:
-        """Change the limits live, e.g. once Brave reports the plan's real per-second limit."""
+        """Set the limits in force and the ceiling at once (an explicit setting; no adaptation above it)."""
         _check_limits(rate, burst)
+        self._ceiling, self._ceiling_burst = float(rate), burst
+        self._set(float(rate), burst)
+
+    @property
+    def ceiling(self) -> float:
+        """The plan's per-second rate as learned (or set): the rate in force never exceeds it."""
+        return self._ceiling
+
+    def learn(self, rate: float, burst: int) -> None:
+        """Brave reported the plan: make it the ceiling, and approach it by slow start rather than a jump."""
+        _check_limits(rate, burst)
+        self._ceiling, self._ceiling_burst = float(rate), burst
+        in_force = min(self._rate, self._ceiling)
+        self._set(in_force, max(1, min(self._burst, burst, math.floor(in_force))))
+
+    def record_success(self) -> None:
+        """One clean answer at the rate in force; after a full burst of them the rate grows."""
+        self._successes += 1
+        if self._successes < self._burst:
+            return
+        self._successes = 0
+        limit = self._ceiling if self._clock() >= self._cap_until else min(self._ceiling, self._cap)
+        grown = min(limit, self._rate * (2.0 if self._slow_start else RECOVERY_FACTOR))
+        if grown > self._rate:
+            self._set(grown, max(1, min(self._ceiling_burst, math.floor(grown))))
+
+    def penalize(self) -> bool:
+        """A 429 the plan did not predict: halve the rate in force (once per window); True when it changed."""
+        now = self._clock()
+        if now - self._last_penalty < self.window:
+            return False
+        failed = self._rate
+        self._last_penalty = now
+        self._slow_start = False
+        self._successes = 0
+        self._cap, self._cap_until = failed * 0.9, now + FAILED_RATE_MEMORY_SECONDS
+        reduced = max(MIN_RATE, failed / 2.0)
+        self._set(reduced, max(1, min(self._ceiling_burst, math.floor(reduced))))
+        return True
+
+    def _set(self, rate: float, burst: int) -> None:
         if rate == self._rate and burst == self._burst:
             return
-        self._rate = float(rate)
+        self._rate = rate
         self._burst = burst
         self._wake_head()
+
+    def earliest_start(self) -> float:
+        """When a caller joining the queue now could start, if every caller ahead takes the next free slot."""
+        now = self._clock()
+        horizon = self.window * WINDOW_MARGIN_FACTOR + WINDOW_MARGIN_SECONDS
+        starts = [t for t in self._starts if t + horizon > now]
+        at = now
+        for _ in range(len(self._queue) + 1):
+            at = max(now, self._blocked_until)
+            if len(starts) >= self._burst:
+                at = max(at, starts[-self._burst] + horizon)
+            starts.append(at)
+        return at
 
     @property
     def blocked_until(self) -> float:

@@ -780,8 +780,15 @@ class FakeBrave:
             if opts.get("retry_after") is not None:
                 rate_headers.append(("Retry-After", str(opts["retry_after"])))
             return self._limit_error("RATE_LIMITED", state, gzip_ok, rate_headers=rate_headers)
-        if name == "429_quota":
-            return self._limit_error("QUOTA_LIMITED", state, gzip_ok)
+        if name == "429_quota":  # as Brave sends it: the monthly window reads 0 left, with its reset
+            month_reset = str(opts.get("month_reset", _seconds_to_month_end()))
+            headers = [
+                ("X-RateLimit-Limit", f"{self.rate_per_second}, {self.monthly_limit}"),
+                ("X-RateLimit-Policy", f"{self.rate_per_second};w=1, {self.monthly_limit};w=2592000"),
+                ("X-RateLimit-Remaining", f"{self.rate_per_second}, 0"),
+                ("X-RateLimit-Reset", f"1, {month_reset}"),
+            ]
+            return self._limit_error("QUOTA_LIMITED", state, gzip_ok, rate_headers=headers)
         if name == "422_validation":
             value = str(opts.get("input", "0"))
             error = _err("greater_than_equal", "count", "Input should be greater than or equal to 1", value, {"ge": 1})
