@@ -103,6 +103,8 @@ class Admission:
         if isinstance(error, errors.QuotaExceeded):
             wait = error.retry_after if error.retry_after is not None else DEFAULT_QUOTA_PAUSE_SECONDS
             self.quota_used_up(wait, self._clock())
+            if error.retry_after is not None:
+                error.details.setdefault("resets_at", _when(wait))
         elif isinstance(error, errors.RateLimited):
             pause = error.retry_after if error.retry_after is not None else 1.0
             self._throttle.block_until(self._clock() + min(pause, MAX_SERVER_WAIT_SECONDS))

@@ -260,6 +260,8 @@ def map_error(
         return errors.NotInPlan(_plan_message(endpoint, said, details, safe), **common)
     if status == 429:
         if code == "QUOTA_LIMITED":
+            if retry_after is None and info is not None and info.remaining_month == 0:
+                retry_after = info.reset_month_seconds  # the monthly window's own reset
             return errors.QuotaExceeded(
                 safe(f"Brave's monthly quota for this key is used up: {said}"),
                 retry_after=retry_after,

@@ -507,6 +507,8 @@ class FakeBrave:
         self.rate_limited_count = 0
         # Explicit behaviour controls (queries compared case-insensitively, whitespace-collapsed):
         self.no_results_for: set[str] = set()  # answer these queries with every section empty
+        # A plan header that lies: advertise this per-second rate while enforcing rate_per_second.
+        self.advertised_rate_per_second: int | None = None
         self.spellcheck_rewrites: dict[str, str] = {}  # query -> what Brave says it searched instead
         self.unsummarizable: set[str] = set()  # queries Brave gives no summarizer key for
         self.summary_failing: set[str] = set()  # queries whose summary ends with status "failed"
@@ -664,7 +666,7 @@ class FakeBrave:
     # ------------------------------------------------------------------ replies
 
     def _rate_headers(self, state: _KeyState | None, *, remaining_second: int | None = None) -> list[tuple[str, str]]:
-        rps, monthly = self.rate_per_second, self.monthly_limit
+        rps, monthly = self.advertised_rate_per_second or self.rate_per_second, self.monthly_limit
         if remaining_second is None:
             remaining_second = rps - len(state.window) if state is not None else rps
         used = state.used_month if state is not None else 0

@@ -1,0 +1,96 @@
+"""Calls that cannot succeed in time fail at once; a lying plan is learned around; a used-up month closes the gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from brave_search_mcp import errors
+from brave_search_mcp.brave_api import Endpoint
+from brave_search_mcp.client import BraveClient
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
+from testkit.tools import tool_boundary
+
+pytestmark = pytest.mark.anyio
+
+
+def adaptive_client(fake: FakeBrave, clock: FakeClock, **overrides: Any) -> BraveClient:
+    """A client that starts at the safe 1/s and learns the plan, as a fresh server does."""
+    settings = make_settings(rate_limit=None, burst=None, **overrides)
+    return BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep)
+
+
+async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> None:
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1, clock=clock)
+    outcomes: list[tuple[str, float]] = []
+    waits_ms: list[int] = []
+    async with adaptive_client(fake, clock) as client:
+
+        async def one(n: int) -> None:
+            started = clock()
+            try:
+                await client.get(Endpoint.WEB, [("q", f"queued {n}")], deadline=started + 3.0)
+                outcomes.append(("ok", clock() - started))
+            except errors.RateLimited as exc:
+                outcomes.append(("RATE_LIMITED", clock() - started))
+                waits_ms.append(exc.details["retry_after_ms"] if exc.retryable else -1)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for n in range(10):
+                    tg.start_soon(one, n)
+    succeeded = [t for code, t in outcomes if code == "ok"]
+    refused = [t for code, t in outcomes if code == "RATE_LIMITED"]
+    assert 2 <= len(succeeded) <= 4  # what a 1/s plan can start within 3 s
+    assert len(refused) == 10 - len(succeeded)
+    assert all(t == 0.0 for t in refused)  # refused at once: no virtual time spent waiting
+    assert all(ms >= 1000 for ms in waits_ms)  # retryable, with how long to wait
+    assert fake.rate_limited_count == 0 and fake.hits("/web/search") == len(succeeded)
+
+
+async def test_a_plan_header_that_overstates_the_rate_costs_only_a_few_429s() -> None:
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=5, clock=clock)
+    fake.advertised_rate_per_second = 20  # the header says 20/s; the upstream refuses past 5/s
+    async with adaptive_client(fake, clock, retries=3) as client:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for n in range(50):
+                    tg.start_soon(client.get, Endpoint.WEB, [("q", f"lying plan {n}")])
+        snapshot = client.admission()
+    assert fake.hits("/web/search") - fake.rate_limited_count == 50  # every call got its answer
+    assert fake.rate_limited_count <= 5
+    assert snapshot["plan_per_second"] == 20.0
+    assert snapshot["rate_in_force_per_second"] <= 5.0  # the status tool shows the rate really in force
+
+
+async def test_a_used_up_month_fails_fresh_queries_fast_but_serves_cached_ones() -> None:
+    clock = FakeClock()
+    fake = FakeBrave(clock=clock)
+    settings = make_settings()
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        cached = await tools.call("brave_web_search", {"query": "asked before"})
+        assert not cached.is_error
+        fake.inject("429_quota", month_reset=7200)
+        first = await tools.call("brave_web_search", {"query": "fresh one"})
+        hits = fake.hits()
+        second = await tools.call("brave_web_search", {"query": "another fresh one"})
+        again = await tools.call("brave_web_search", {"query": "asked before"})
+        status = await tools.call("brave_web_search_status", {})
+    for outcome in (first, second):
+        error = outcome.structured["error"]
+        assert (error["code"], error["retryable"]) == ("QUOTA_EXCEEDED", False)
+        assert error["details"]["retry_after_seconds"] == pytest.approx(7200, abs=1)
+        assert error["details"]["resets_at"].endswith("Z")
+    assert fake.hits() == hits  # the second fresh query sent nothing
+    assert not again.is_error and again.structured["meta"]["cached"] is True
+    report = status.structured
+    assert report["status"] == "degraded"
+    assert report["reasons"][0].startswith("the monthly quota is used up; it resets at")
+    assert report["throttle"]["quota_exhausted"]["resets_in_seconds"] == pytest.approx(7200, abs=1)
