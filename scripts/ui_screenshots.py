@@ -34,7 +34,11 @@ def fix_csp() -> None:
         source = Path(__file__).resolve().parent.parent / "src/brave_search_mcp/ui/widgets" / spec.file
         html = source.read_text(encoding="utf-8")
         policy = csp_policy(html, spec.resource_domains)
-        source.write_text(CSP_META.sub(lambda _m, p=policy: f'<meta http-equiv="Content-Security-Policy" content="{p}">', html, count=1), encoding="utf-8")
+        match = CSP_META.search(html)
+        if match is None:
+            raise SystemExit(f"{spec.file} has no CSP meta tag")
+        tag = f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        source.write_text(html.replace(match.group(0), tag, 1), encoding="utf-8")
         print(f"{spec.file}: {policy}", file=sys.stderr)
 
 

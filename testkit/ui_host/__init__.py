@@ -13,7 +13,6 @@ import hashlib
 import re
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
-from playwright.async_api import Page, Route
+from playwright.async_api import ConsoleMessage, Page, Route
 
 from brave_search_mcp.models import Result, SearchEnvelope, SearchMeta, Section
 from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, tool_meta
@@ -156,7 +155,10 @@ def demo_server() -> MCPServer[Any]:
     def brave_web_search(query: str, search_type: str = "web", offset: int = 0) -> CallToolResult:
         """Fixture web/image search."""
         if query == "fail":
-            envelope = {"api_version": "v1", "error": {"code": "RATE_LIMITED", "message": "Slow down.", "retryable": True}}
+            envelope = {
+                "api_version": "v1",
+                "error": {"code": "RATE_LIMITED", "message": "Slow down.", "retryable": True},
+            }
             return CallToolResult(
                 is_error=True, content=[TextContent(type="text", text="Slow down.")], structured_content=envelope
             )
@@ -209,7 +211,11 @@ class WidgetHost:
         uri = (listed[tool].meta or {})["ui"]["resourceUri"]
         (content,) = (await self.client.read_resource(uri)).contents
         result = wire(await self.client.call_tool(tool, args))
-        on_console: Callable[[Any], None] = lambda m: self.errors.append(m.text) if m.type == "error" else None
+
+        def on_console(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                self.errors.append(message.text)
+
         self.page.on("console", on_console)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         await self.page.route("**/*", self._route)

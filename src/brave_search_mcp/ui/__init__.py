@@ -70,7 +70,7 @@ def widgets() -> tuple[WidgetSpec, ...]:
 
 
 def tool_meta(tool_name: str) -> dict[str, Any] | None:
-    """The ``_meta`` a tool carries when the UI is on (``{"ui": {"resourceUri": ...}}``), or None for tools without one."""
+    """The ``_meta`` a tool carries when the UI is on (``{"ui": {"resourceUri": ...}}``); None for tools without one."""
     for spec in widgets():
         if tool_name in spec.tools:
             return {"ui": {"resourceUri": spec.uri}}
