@@ -18,7 +18,7 @@ from mcp import Client
 from playwright.async_api import async_playwright
 
 from brave_search_mcp.ui import widgets
-from testkit.ui_host import CSP_META, WidgetHost, csp_policy, demo_server
+from testkit.ui_host import CHROMIUM_ARGS, CSP_META, WidgetHost, csp_policy, demo_server
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 SHOTS = (
@@ -48,7 +48,7 @@ async def screenshots() -> None:
     if chromium is None:
         raise SystemExit("needs the system chromium: apt-get install -y chromium")
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium)
+        browser = await pw.chromium.launch(executable_path=chromium, args=list(CHROMIUM_ARGS))
         try:
             for name, tool, args, theme in SHOTS:
                 async with Client(demo_server(), mode="legacy") as client:

@@ -16,7 +16,12 @@ from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from playwright.async_api import Browser, FrameLocator, async_playwright, expect
 
-from testkit.ui_host import WidgetHost, demo_server
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.server import build_server
+from brave_search_mcp.ui import THUMBNAIL_ORIGIN, widgets
+from testkit.brave.brave import FakeBrave
+from testkit.settings import make_settings
+from testkit.ui_host import CHROMIUM_ARGS, WidgetHost, demo_server, wire
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = [
@@ -30,7 +35,7 @@ DARK_BG, LIGHT_BG = "rgb(30, 31, 34)", "rgb(255, 255, 255)"
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
     async with async_playwright() as pw:
-        launched = await pw.chromium.launch(executable_path=CHROMIUM)
+        launched = await pw.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         try:
             yield launched
         finally:
@@ -210,3 +215,39 @@ async def test_markup_in_results_is_shown_as_text(host: WidgetHost) -> None:
     await expect(frame.locator("li.row").nth(0).locator("a")).to_contain_text("<Img Src=")
     await expect(frame.locator("img")).to_have_count(0)
     assert host.requests == [] and host.errors == []
+
+
+@pytest.mark.parametrize("search_type", ["web", "images"])
+async def test_real_server_envelopes_render(
+    browser: Browser, client: BraveClient, fake: FakeBrave, search_type: str
+) -> None:
+    """The widget draws what the real ``brave_web_search`` returns (Brave fixtures), and pages through it."""
+    spec = next(s for s in widgets() if "brave_web_search" in s.tools)
+    resource_meta = {"ui": {"csp": spec.csp().model_dump(by_alias=True, exclude_none=True)}}
+    args = {"query": "hello world", "search_type": search_type}
+    async with Client(build_server(make_settings(), client), mode="legacy") as mcp:
+        result = wire(await mcp.call_tool("brave_web_search", args))
+        sections = result["structuredContent"]["sections"]
+        page = await browser.new_page()
+        host = WidgetHost(page, mcp)
+        await host.show(spec.html(), resource_meta, args, result, "light")
+        frame = view(host)
+        if search_type == "images":
+            (images,) = sections
+            thumbs = frame.locator(".tile img")
+            await expect(thumbs).to_have_count(len(images["results"]))
+            await expect(thumbs.first).to_have_js_property("complete", True)
+            assert await thumbs.first.evaluate("img => img.naturalWidth") == 96, host.errors
+            await expect(frame.get_by_role("button", name="Next ›")).to_be_hidden()
+            assert host.requests, "thumbnails are requested"
+            assert all(url.startswith(THUMBNAIL_ORIGIN + "/") for url in host.requests)
+        else:
+            rows = [r for s in sections if s["key"] != "images" for r in s["results"]]
+            await expect(frame.locator("li.row")).to_have_count(len(rows))
+            await expect(frame.locator("li.row a").first).to_have_text(rows[0]["title"])
+            await frame.get_by_role("button", name="Next ›").click()
+            await expect(frame.locator("#status")).to_contain_text("offset 1")
+            offsets = [dict(r.params).get("offset") for r in fake.requests if r.path.endswith("/web/search")]
+            assert offsets == [None, "1"] or offsets == ["0", "1"], offsets
+        assert host.errors == []
+        await page.close()

@@ -26,6 +26,13 @@ from brave_search_mcp.models import Result, SearchEnvelope, SearchMeta, Section
 from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, tool_meta
 
 HOST_PAGE = Path(__file__).with_name("host.html")
+CHROMIUM_ARGS = (
+    # no host name resolves, so nothing reaches the network even if a request escaped the route
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    # keep the sandboxed widget frame in the page's process: as its own process, its first requests could
+    # start before Playwright's request interception reached it (seen as 1 run in 3 with 20 thumbnails)
+    "--disable-features=IsolateSandboxedIframes",
+)
 CSP_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
 
 
@@ -206,24 +213,30 @@ class WidgetHost:
         return wire(await self.client.call_tool(params["name"], params.get("arguments") or {}))
 
     async def open(self, tool: str, args: dict[str, Any], theme: str = "light") -> None:
-        """Call ``tool`` on the server, then show its widget with that result, as an Apps host would."""
+        """Call ``tool`` on the server, then show the widget its ``_meta`` links to, as an Apps host would."""
         listed = {t.name: t for t in (await self.client.list_tools()).tools}
         uri = (listed[tool].meta or {})["ui"]["resourceUri"]
         (content,) = (await self.client.read_resource(uri)).contents
         result = wire(await self.client.call_tool(tool, args))
+        await self.show(getattr(content, "text", ""), wire(content).get("_meta", {}), args, result, theme)
+
+    async def show(
+        self, html: str, resource_meta: dict[str, Any], args: dict[str, Any], result: dict[str, Any], theme: str
+    ) -> None:
+        """Load ``html`` in the host page and hand it ``args`` and ``result``; its tool calls go to ``client``."""
 
         def on_console(message: ConsoleMessage) -> None:
             if message.type == "error":
                 self.errors.append(message.text)
 
         self.page.on("console", on_console)
+        self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url} ({r.failure})"))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         await self.page.route("**/*", self._route)
         await self.page.expose_function("callServerTool", self._call_tool)
         await self.page.goto(HOST_PAGE.as_uri())
-        meta = wire(content).get("_meta", {})
         await self.page.evaluate(
-            "([h, m, i, r, t]) => startHost(h, m, i, r, t)", [getattr(content, "text", ""), meta, args, result, theme]
+            "([h, m, i, r, t]) => startHost(h, m, i, r, t)", [html, resource_meta, args, result, theme]
         )
 
     async def log(self) -> list[dict[str, Any]]:
