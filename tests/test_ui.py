@@ -81,6 +81,24 @@ async def test_host_lists_and_reads_the_widgets(mode: str, extension: bool) -> N
         assert places.meta["ui"] == {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("enabled", "served"),
+    [
+        (["brave_web_search", "brave_summarizer"], {"ui://brave-search/web.html"}),
+        (["brave_local_search"], {"ui://brave-search/places.html"}),
+        (["brave_web_search_help"], set()),
+    ],
+)
+async def test_only_widgets_of_enabled_tools_are_served(enabled: list[str], served: set[str]) -> None:
+    server: MCPServer[Any] = MCPServer("ui-test", extensions=[apps_extension(enabled)], log_level="WARNING")
+    async with Client(server) as client:
+        assert {r.uri for r in (await client.list_resources()).resources} == served
+    other: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
+    register_ui(other, iter(enabled))
+    async with Client(other) as client:
+        assert {r.uri for r in (await client.list_resources()).resources} == served
+
+
 async def test_without_the_ui_nothing_changes_on_the_wire() -> None:
     server: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
 
@@ -132,5 +150,8 @@ def test_ui_package_imports_only_the_sdk_and_stdlib() -> None:
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     }
-    assert all(name.split(".")[0] in {"__future__", "dataclasses", "importlib", "typing", "mcp"} for name in imported)
+    assert all(
+        name.split(".")[0] in {"__future__", "collections", "dataclasses", "importlib", "typing", "mcp"}
+        for name in imported
+    )
     assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree)), "no imports from the package"

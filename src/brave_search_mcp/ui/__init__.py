@@ -7,6 +7,7 @@ the providers — and it does no work at import time: the HTML files are read wh
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -77,14 +78,23 @@ def tool_meta(tool_name: str) -> dict[str, Any] | None:
     return None
 
 
-def apps_extension() -> Apps:
-    """The SDK's Apps extension holding every widget resource: pass it to ``MCPServer(extensions=[...])``.
+def _serving(tool_names: Iterable[str] | None) -> tuple[WidgetSpec, ...]:
+    """The widgets some enabled tool links to (all of them when no tool list is given)."""
+    if tool_names is None:
+        return widgets()
+    enabled = set(tool_names)
+    return tuple(spec for spec in widgets() if enabled.intersection(spec.tools))
+
+
+def apps_extension(tool_names: Iterable[str] | None = None) -> Apps:
+    """The SDK's Apps extension holding the widget resources: pass it to ``MCPServer(extensions=[...])``.
 
     Preferred over :func:`register_ui` because the extension also advertises ``io.modelcontextprotocol/ui`` in the
     server's capabilities on 2026 sessions. It binds no tools: the registry adds :func:`tool_meta` to its own tools.
+    Given ``tool_names`` (the enabled tools), it serves only the widgets one of them links to.
     """
     apps = Apps()
-    for spec in widgets():
+    for spec in _serving(tool_names):
         apps.add_html_resource(
             spec.uri,
             spec.html(),
@@ -97,7 +107,7 @@ def apps_extension() -> Apps:
     return apps
 
 
-def register_ui(server: MCPServer[Any]) -> None:
-    """Add every widget resource to an already-built server (for when the extension cannot go in the constructor)."""
-    for binding in apps_extension().resources():
+def register_ui(server: MCPServer[Any], tool_names: Iterable[str] | None = None) -> None:
+    """Add the widget resources to an already-built server (for when the extension cannot go in the constructor)."""
+    for binding in apps_extension(tool_names).resources():
         server.add_resource(binding.resource)
