@@ -1,0 +1,113 @@
+"""Optional MCP Apps widgets: single-file HTML views served as ``ui://`` resources, linked from tools' ``_meta``.
+
+This package is imported only when the UI is switched on (``--ui`` / ``BRAVE_SEARCH_UI=1``), so clients that never
+render widgets pay nothing for it. It imports the SDK and the standard library only — never the HTTP client or
+the providers — and it does no work at import time: the HTML files are read when a server registers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from mcp.server.apps import APP_MIME_TYPE, Apps, ResourceCsp
+from mcp.server.mcpserver import MCPServer
+
+__all__ = ["APP_MIME_TYPE", "THUMBNAIL_ORIGIN", "WidgetSpec", "apps_extension", "register_ui", "tool_meta", "widgets"]
+
+THUMBNAIL_ORIGIN = "https://imgs.search.brave.com"
+"""Brave's image proxy: the only remote origin a widget may load from (thumbnails), declared in its CSP."""
+
+
+@dataclass(frozen=True)
+class WidgetSpec:
+    """One widget: where hosts fetch it, which tools link to it, and what it may load — so all three stay in step."""
+
+    name: str
+    uri: str
+    tools: tuple[str, ...]
+    file: str
+    title: str
+    description: str
+    resource_domains: tuple[str, ...] = ()
+
+    def html(self) -> str:
+        """The widget's HTML document, read from the installed package (no work until a server asks)."""
+        return resources.files(__package__).joinpath("widgets", self.file).read_text(encoding="utf-8")
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes the host downloads with ``resources/read``, for the docs and the help tool."""
+        return len(self.html().encode("utf-8"))
+
+    def csp(self) -> ResourceCsp:
+        """The resource's declared CSP: no connections at all, images only from the listed origins."""
+        return ResourceCsp(connect_domains=[], resource_domains=list(self.resource_domains))
+
+
+def widgets() -> tuple[WidgetSpec, ...]:
+    """Every widget this server can serve; a function, not a module constant, so nothing runs at import."""
+    return (
+        WidgetSpec(
+            name="web",
+            uri="ui://brave-search/web.html",
+            tools=("brave_web_search",),
+            file="web.html",
+            title="Brave web results",
+            description="Web, news and video results as selectable rows with paging; image results as a grid.",
+            resource_domains=(THUMBNAIL_ORIGIN,),
+        ),
+        WidgetSpec(
+            name="places",
+            uri="ui://brave-search/places.html",
+            tools=("brave_local_search",),
+            file="places.html",
+            title="Brave places",
+            description="Places with rating, open/closed, hours, address and phone; an offline position sketch.",
+        ),
+    )
+
+
+def tool_meta(tool_name: str) -> dict[str, Any] | None:
+    """The ``_meta`` a tool carries when the UI is on (``{"ui": {"resourceUri": ...}}``); None for tools without one."""
+    for spec in widgets():
+        if tool_name in spec.tools:
+            return {"ui": {"resourceUri": spec.uri}}
+    return None
+
+
+def _serving(tool_names: Iterable[str] | None) -> tuple[WidgetSpec, ...]:
+    """The widgets some enabled tool links to (all of them when no tool list is given)."""
+    if tool_names is None:
+        return widgets()
+    enabled = set(tool_names)
+    return tuple(spec for spec in widgets() if enabled.intersection(spec.tools))
+
+
+def apps_extension(tool_names: Iterable[str] | None = None) -> Apps:
+    """The SDK's Apps extension holding the widget resources: pass it to ``MCPServer(extensions=[...])``.
+
+    Preferred over :func:`register_ui` because the extension also advertises ``io.modelcontextprotocol/ui`` in the
+    server's capabilities on 2026 sessions. It binds no tools: the registry adds :func:`tool_meta` to its own tools.
+    Given ``tool_names`` (the enabled tools), it serves only the widgets one of them links to.
+    """
+    apps = Apps()
+    for spec in _serving(tool_names):
+        apps.add_html_resource(
+            spec.uri,
+            spec.html(),
+            name=f"brave-search-{spec.name}-widget",
+            title=spec.title,
+            description=spec.description,
+            csp=spec.csp(),
+            prefers_border=True,
+        )
+    return apps
+
+
+def register_ui(server: MCPServer[Any], tool_names: Iterable[str] | None = None) -> None:
+    """Add the widget resources to an already-built server (for when the extension cannot go in the constructor)."""
+    for binding in apps_extension(tool_names).resources():
+        server.add_resource(binding.resource)

@@ -1,0 +1,157 @@
+"""The UI layer without a browser: what an Apps host lists and reads, the tools' links, and the widgets' rules."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.server.mcpserver import MCPServer
+
+from brave_search_mcp import ui
+from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, register_ui, tool_meta, widgets
+from testkit.ui_host import CSP_META, csp_policy
+
+pytestmark = pytest.mark.anyio
+UI_DIR = Path(ui.__file__).parent
+APPS_CLIENT = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
+URIS = {"ui://brave-search/web.html", "ui://brave-search/places.html"}
+
+
+def _server(*, extension: bool) -> MCPServer[Any]:
+    """A tiny server shaped like the real one: UI tools carry ``tool_meta``, widgets come from ``ui``."""
+    server: MCPServer[Any] = MCPServer(
+        "ui-test", extensions=[apps_extension()] if extension else None, log_level="WARNING"
+    )
+
+    def brave_web_search(query: str) -> str:
+        """Stand-in."""
+        return query
+
+    def brave_web_search_status() -> str:
+        """Stand-in without a widget."""
+        return "ok"
+
+    server.add_tool(brave_web_search, meta=tool_meta("brave_web_search"))
+    server.add_tool(brave_web_search_status, meta=tool_meta("brave_web_search_status"))
+    if not extension:
+        register_ui(server)
+    return server
+
+
+def test_tool_meta_links_each_search_tool_to_one_ui_resource() -> None:
+    assert tool_meta("brave_web_search") == {"ui": {"resourceUri": "ui://brave-search/web.html"}}
+    assert tool_meta("brave_local_search") == {"ui": {"resourceUri": "ui://brave-search/places.html"}}
+    for name in ("brave_summarizer", "brave_web_search_help", "brave_web_search_status", "nope"):
+        assert tool_meta(name) is None
+
+
+def test_widget_specs_are_consistent_and_small() -> None:
+    specs = widgets()
+    assert {s.uri for s in specs} == URIS
+    assert len({s.file for s in specs}) == len(specs)
+    for spec in specs:
+        assert spec.uri.startswith("ui://brave-search/")
+        assert 0 < spec.size_bytes < 16_384, f"{spec.file} grew to {spec.size_bytes} bytes"
+        assert spec.size_bytes == (UI_DIR / "widgets" / spec.file).stat().st_size
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("extension", [True, False], ids=["apps_extension", "register_ui"])
+async def test_host_lists_and_reads_the_widgets(mode: str, extension: bool) -> None:
+    async with Client(_server(extension=extension), mode=mode, extensions=[APPS_CLIENT]) as client:
+        listed = {r.uri: r for r in (await client.list_resources()).resources}
+        assert set(listed) == URIS
+        assert {r.mime_type for r in listed.values()} == {APP_MIME_TYPE}
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        uri = tools["brave_web_search"].meta["ui"]["resourceUri"]  # type: ignore[index]
+        assert not (tools["brave_web_search_status"].meta or {}).get("ui")
+        (content,) = (await client.read_resource(uri)).contents
+        assert content.mime_type == APP_MIME_TYPE
+        assert content.text.startswith("<!doctype html>")  # type: ignore[union-attr]
+        assert "Brave web results" in content.text  # type: ignore[union-attr]
+        csp = content.meta["ui"]["csp"]  # type: ignore[index]
+        assert csp == {"connectDomains": [], "resourceDomains": [THUMBNAIL_ORIGIN]}
+        (places,) = (await client.read_resource("ui://brave-search/places.html")).contents
+        assert places.meta["ui"] == {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": True}  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("enabled", "served"),
+    [
+        (["brave_web_search", "brave_summarizer"], {"ui://brave-search/web.html"}),
+        (["brave_local_search"], {"ui://brave-search/places.html"}),
+        (["brave_web_search_help"], set()),
+    ],
+)
+async def test_only_widgets_of_enabled_tools_are_served(enabled: list[str], served: set[str]) -> None:
+    server: MCPServer[Any] = MCPServer("ui-test", extensions=[apps_extension(enabled)], log_level="WARNING")
+    async with Client(server) as client:
+        assert {r.uri for r in (await client.list_resources()).resources} == served
+    other: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
+    register_ui(other, iter(enabled))
+    async with Client(other) as client:
+        assert {r.uri for r in (await client.list_resources()).resources} == served
+
+
+async def test_without_the_ui_nothing_changes_on_the_wire() -> None:
+    server: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
+
+    def brave_web_search(query: str) -> str:
+        """Stand-in."""
+        return query
+
+    server.add_tool(brave_web_search, meta=None)
+    async with Client(server) as client:
+        assert (await client.list_resources()).resources == []
+        (tool,) = (await client.list_tools()).tools
+        assert tool.meta is None
+
+
+async def test_reading_an_unknown_ui_uri_is_an_error_not_a_crash() -> None:
+    async with Client(_server(extension=True)) as client:
+        with pytest.raises(Exception, match=r"(?i)unknown|not found"):
+            await client.read_resource("ui://brave-search/nope.html")
+
+
+@pytest.mark.parametrize("spec", widgets(), ids=lambda s: s.name)
+def test_widget_is_self_contained_with_a_strict_csp(spec: ui.WidgetSpec) -> None:
+    html = spec.html()
+    match = CSP_META.search(html)
+    assert match, "every widget declares its own CSP"
+    assert match.group(1) == csp_policy(html, spec.resource_domains), (
+        "CSP hashes are stale: run `uv run --extra dev python -m scripts.ui_screenshots --fix-csp`"
+    )
+    assert "unsafe-inline" not in match.group(1) and "unsafe-eval" not in match.group(1)
+    assert not re.search(r"<(script|link|iframe)[^>]+(src|href)=", html), "nothing loaded from elsewhere"
+    assert not re.search(r"\son[a-z]+=", html), "no inline event handlers (the CSP hash would block them)"
+    assert "innerHTML" not in html and "eval(" not in html, "data is rendered as text only"
+    assert "https://" not in html.replace(THUMBNAIL_ORIGIN, "").replace("http://www.w3.org/2000/svg", "")
+
+
+def test_widgets_share_one_bridge() -> None:
+    def bridge(html: str) -> str:
+        return html[html.index("/* bridge:start") : html.index("/* bridge:end */")]
+
+    copies = {spec.file: bridge(spec.html()) for spec in widgets()}
+    assert len(set(copies.values())) == 1, f"the bridge differs between {sorted(copies)}: keep the copies identical"
+
+
+def test_ui_package_imports_only_the_sdk_and_stdlib() -> None:
+    tree = ast.parse((UI_DIR / "__init__.py").read_text(encoding="utf-8"))
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert all(
+        name.split(".")[0] in {"__future__", "collections", "dataclasses", "importlib", "typing", "mcp"}
+        for name in imported
+    )
+    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree)), "no imports from the package"
