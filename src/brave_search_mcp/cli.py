@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         target.add_argument("--transport", choices=["stdio", "http"], help="stdio (default) or streamable HTTP")
         target.add_argument("--host", dest="http_host", help="HTTP: address to bind (default 127.0.0.1)")
         target.add_argument("--port", dest="http_port", type=int, help="HTTP: port (default 8080)")
+        target.add_argument(
+            "--ui", action="store_true", default=None, help="serve MCP Apps widgets to hosts that show them"
+        )
 
     search = sub.add_parser("search", help="search and print compact results")
     search.add_argument("query", help="search text")
@@ -216,7 +219,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     command = ns.command or "serve"
     try:
         # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
-        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port")}
+        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port", "ui")}
         defaults = {} if command == "serve" else {"log_level": "WARNING"}
         settings = Settings.from_env(defaults=defaults, flags=flags)
         enabled_tools(settings)

@@ -69,6 +69,7 @@ class Settings(BaseModel):
     http_token: SecretStr | None = Field(None, alias="BRAVE_SEARCH_HTTP_TOKEN")
     allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_ALLOWED_HOSTS")
     http_max_body_bytes: int = Field(1_048_576, alias="BRAVE_SEARCH_HTTP_MAX_BODY_BYTES", ge=1024, le=64 * 1024 * 1024)
+    ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
     # tool names are checked against the registry when the tools are selected (tools.enabled_tools)

@@ -101,7 +101,7 @@ def _make_handler(name: str) -> Callable[..., Awaitable[CallToolResult]]:
     return handler
 
 
-def _build_tool(spec: ToolSpec[Any]) -> Tool:
+def _build_tool(spec: ToolSpec[Any], meta: dict[str, Any] | None = None) -> Tool:
     hints = spec.annotations
     tool = Tool.from_function(
         _make_handler(spec.name),
@@ -116,6 +116,7 @@ def _build_tool(spec: ToolSpec[Any]) -> Tool:
             open_world_hint=hints["open_world"],
         ),
         structured_output=False,
+        meta=meta,
     )
     tool.fn_metadata.arg_model = _RawArguments
     tool.parameters = compact_schema(spec.input_model)
@@ -149,11 +150,19 @@ def build_server(
         async with open_tools(settings, client=client, transport=transport) as tools:
             yield AppState(tools)
 
+    extensions: list[Any] = []
+    metas: dict[str, dict[str, Any] | None] = {}
+    if settings.ui:  # imported only with the flag: a server without it pays nothing and lists the same bytes
+        from . import ui
+
+        extensions.append(ui.apps_extension(spec.name for spec in specs))
+        metas = {spec.name: ui.tool_meta(spec.name) for spec in specs}
     return BraveMCPServer(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level="WARNING",
-        tools=[_build_tool(spec) for spec in specs],
+        tools=[_build_tool(spec, metas.get(spec.name)) for spec in specs],
+        extensions=extensions or None,
     )
