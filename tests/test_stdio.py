@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -186,3 +187,21 @@ async def test_stdio_with_the_sdk_client(upstream: FakeBraveServer) -> None:
         assert not result.is_error
         assert result.structured_content is not None
         assert result.structured_content["meta"]["search_type"] == "news"
+
+
+async def test_stdio_summarizer_with_a_hanging_poll_ends_on_its_deadline(upstream: FakeBraveServer) -> None:
+    """A poll that never answers must not hold the call past the caller's 3 s deadline (it used to take 60 s)."""
+    async with stdio_server(server_env(upstream.base_url)) as rpc:
+        search = await rpc.call(
+            "tools/call", {"name": "brave_web_search", "arguments": {"query": "hang the poll", "summary": True}}
+        )
+        key = search["result"]["structuredContent"]["summarizer_key"]
+        upstream.fake.inject("hang", path="/summarizer/search", times=10, seconds=120.0)
+        started = time.monotonic()
+        reply = await rpc.call(
+            "tools/call", {"name": "brave_summarizer", "arguments": {"key": key, "deadline_seconds": 3}}
+        )
+        elapsed = time.monotonic() - started
+    error = reply["result"]["structuredContent"]["error"]
+    assert (error["code"], error["retryable"]) == ("TIMEOUT", True)
+    assert elapsed <= 3.5

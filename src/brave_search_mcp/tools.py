@@ -109,6 +109,13 @@ async def _status(service: SearchService, args: StatusArgs, call: CallContext) -
     return report, render_status_text(report)
 
 
+def _summarizer_deadline(args: SummarizerArgs, settings: Settings) -> float:
+    """A caller's ``deadline_seconds`` bounds the whole call, a hanging poll included."""
+    if args.deadline_seconds is None:
+        return settings.call_deadline_seconds
+    return min(settings.call_deadline_seconds, args.deadline_seconds)
+
+
 def all_tools() -> tuple[ToolSpec[Any], ...]:
     """Every tool this server knows, in the order ``tools/list`` shows them."""
     return (
@@ -130,6 +137,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             SummarizerArgs,
             _summarize,
             "Legacy summarizer (Brave's Pro AI plan): a cited summary by query or by summarizer_key.",
+            deadline=_summarizer_deadline,
         ),
         ToolSpec(
             "brave_web_search_help",
