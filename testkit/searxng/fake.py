@@ -88,7 +88,7 @@ class FakeSearxng:
         self.infoboxes: list[dict[str, Any]] = []
         self.suggestions: list[str] = []
         self.corrections: list[str] = []
-        self.extra_results: list[dict[str, Any]] = []  # put first on page 1, exactly as given
+        self.extra_results: list[Any] = []  # put first on page 1, exactly as given
         self.requests: list[RecordedRequest] = []
         self._failures: deque[int] = deque()
         self._lock = threading.Lock()

@@ -41,7 +41,7 @@ from .base import ProviderPage, SearchRequest
 from .limiter import SlidingWindowLimiter
 from .searxng_map import PROVIDER_NAME, EnginesUnavailable, page_from_answer
 
-__all__ = ["SearxngConfig", "SearxngProvider"]
+__all__ = ["SearxngConfig", "SearxngProvider", "build_params"]
 
 CATEGORIES: Mapping[str, str] = {"web": "general", "news": "news", "images": "images"}
 TIME_RANGES: Mapping[str, str] = {"pd": "day", "pw": "week", "pm": "month", "py": "year"}
@@ -150,6 +150,40 @@ def _status_error(status: int, headers: httpx2.Headers, body: bytes, base_url: s
     )
 
 
+def build_params(request: SearchRequest) -> tuple[dict[str, str], list[WarningItem]]:
+    """Our request → SearXNG query parameters, with a warning for anything SearXNG cannot express."""
+    warnings: list[WarningItem] = []
+    params = {"q": request.query, "format": "json", "categories": CATEGORIES[request.search_type]}
+    params["pageno"] = str(request.offset + 1)
+    country = (request.country or "").strip()
+    if request.language:
+        language = request.language.strip()
+        if "-" not in language and len(country) == 2 and country.upper() != "ALL":
+            language = f"{language}-{country.upper()}"
+        params["language"] = language
+    elif country and country.upper() != "ALL":
+        warnings.append(
+            WarningItem(
+                code=WarningCode.PARAM_IGNORED,
+                message="SearXNG filters by language, not country; country was not sent (give a language).",
+            )
+        )
+    if request.safe_search:
+        params["safesearch"] = SAFESEARCH[request.safe_search]
+    if request.freshness:
+        time_range = TIME_RANGES.get(request.freshness)
+        if time_range:
+            params["time_range"] = time_range
+        else:
+            warnings.append(
+                WarningItem(
+                    code=WarningCode.PARAM_IGNORED,
+                    message="SearXNG has no custom date ranges; searched without a time limit (use pd, pw, pm or py).",
+                )
+            )
+    return params, warnings
+
+
 class SearxngProvider:
     """Searches one SearXNG instance; implements ``Provider`` for web, news and images."""
 
@@ -185,49 +219,13 @@ class SearxngProvider:
         """Close the connection pool."""
         await self._client.aclose()
 
-    # ------------------------------------------------------------------------------ request
-
-    def build_params(self, request: SearchRequest) -> tuple[dict[str, str], list[WarningItem]]:
-        """Our request → SearXNG query parameters, with a warning for anything SearXNG cannot express."""
-        warnings: list[WarningItem] = []
-        params = {"q": request.query, "format": "json", "categories": CATEGORIES[request.search_type]}
-        params["pageno"] = str(request.offset + 1)
-        country = (request.country or "").strip()
-        if request.language:
-            language = request.language.strip()
-            if "-" not in language and len(country) == 2 and country.upper() != "ALL":
-                language = f"{language}-{country.upper()}"
-            params["language"] = language
-        elif country and country.upper() != "ALL":
-            warnings.append(
-                WarningItem(
-                    code=WarningCode.PARAM_IGNORED,
-                    message="SearXNG filters by language, not country; country was not sent (give a language).",
-                )
-            )
-        if request.safe_search:
-            params["safesearch"] = SAFESEARCH[request.safe_search]
-        if request.freshness:
-            time_range = TIME_RANGES.get(request.freshness)
-            if time_range:
-                params["time_range"] = time_range
-            else:
-                warnings.append(
-                    WarningItem(
-                        code=WarningCode.PARAM_IGNORED,
-                        message="SearXNG has no custom date ranges; searched without a time limit "
-                        "(use pd, pw, pm or py).",
-                    )
-                )
-        return params, warnings
-
     async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
         """Run one search against the instance; raise a BraveSearchError the chain can judge."""
         if not self.supports(request.search_type):
             raise InvalidArgument(
                 f"The SearXNG provider does not serve {request.search_type} search.", field="search_type"
             )
-        params, warnings = self.build_params(request)
+        params, warnings = build_params(request)
         data, attempts = await self._fetch(params, deadline)
         page = page_from_answer(data, request, warnings)
         page.attempts = attempts
@@ -252,7 +250,7 @@ class SearxngProvider:
         retrying = AsyncRetrying(
             sleep=self._sleep,
             stop=stop_after_attempt(self.config.retries + 1),
-            wait=wait_exponential_jitter(initial=0.25, max=2.0, jitter=0.25),
+            wait=wait_exponential_jitter(multiplier=0.25, max=2.0, jitter=0.25),
             retry=retry_if_exception(should_retry),
             reraise=True,
         )
