@@ -121,6 +121,19 @@ async def test_request_problems_and_no_results_never_fall_back_nor_trip(
 
 
 @pytest.mark.anyio
+async def test_our_own_throttle_falls_back_without_counting_against_the_provider(clock: FakeClock) -> None:
+    def throttled() -> BraveSearchError:
+        return RateLimited("client-side limit", status=429, details={"client_side": True})
+
+    brave, searx = Scripted("brave", *[throttled] * 5), Scripted("searxng")
+    chain = FallbackChain([brave, searx], threshold=3, clock=clock)
+    for _ in range(5):
+        assert (await chain.search(REQUEST)).provider == "searxng"
+    assert chain.snapshot()["brave"]["state"] == "closed"
+    assert brave.calls == 5
+
+
+@pytest.mark.anyio
 async def test_no_results_after_a_fallback_still_carries_the_fallback_warning(clock: FakeClock) -> None:
     chain = FallbackChain([Scripted("brave", timeout()), Scripted("searxng", NoResults("none"))], clock=clock)
     with pytest.raises(NoResults) as caught:

@@ -131,7 +131,10 @@ class FallbackChain:
                 exc.warnings.extend(m.warning() for m in misses)
                 raise
             except FALLBACK_ERRORS as exc:
-                breaker.record_failure(f"{exc.code}: {_short(exc.message)}")
+                if exc.details.get("client_side"):
+                    breaker.release()  # our own throttle said "not now": the provider is not unhealthy
+                else:
+                    breaker.record_failure(f"{exc.code}: {_short(exc.message)}")
                 misses.append(_Miss(provider.name, exc.code, _short(exc.message), exc))
                 continue
             except BaseException:
