@@ -17,6 +17,7 @@ Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
     ├── ParseError               PARSE_ERROR           body not JSON / not Brave's shape
     ├── ResponseTooLarge         RESPONSE_TOO_LARGE    body over the byte cap
     ├── NoResults                NO_RESULTS            every section empty
+    ├── ProviderMisconfigured    PROVIDER_MISCONFIGURED a provider that cannot work as configured
     ├── SummaryUnavailable       SUMMARY_UNAVAILABLE   summarizer failed / deadline / no key
     ├── Cancelled                CANCELLED             the client was closed under the call
     └── InternalError            INTERNAL_ERROR        a bug (logged with the trace id)
@@ -44,6 +45,7 @@ class ErrorCode(StrEnum):
     PARSE_ERROR = "PARSE_ERROR"
     RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE"
     NO_RESULTS = "NO_RESULTS"
+    PROVIDER_MISCONFIGURED = "PROVIDER_MISCONFIGURED"
     SUMMARY_UNAVAILABLE = "SUMMARY_UNAVAILABLE"
     CANCELLED = "CANCELLED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -67,6 +69,9 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
     ErrorCode.PARSE_ERROR: "Brave's answer was not readable JSON; retrying rarely helps.",
     ErrorCode.RESPONSE_TOO_LARGE: "The answer exceeded the size cap; ask for fewer results.",
     ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness.",
+    ErrorCode.PROVIDER_MISCONFIGURED: (
+        "A search provider cannot work as configured; ask the user to change the setting the message names."
+    ),
     ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
     ErrorCode.CANCELLED: "The call was cancelled before it finished; call again if still needed.",
     ErrorCode.INTERNAL_ERROR: "A bug in the server; report the trace_id. Retrying may help.",
@@ -96,6 +101,8 @@ class WarningCode(StrEnum):
     OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
+    FALLBACK = "FALLBACK"
+    ENGINES_UNRESPONSIVE = "ENGINES_UNRESPONSIVE"
 
 
 WARNING_ADVICE: dict[WarningCode, str] = {
@@ -119,6 +126,8 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.OUTPUT_TRUNCATED: "Whole results were dropped to fit max_lines/max_bytes; raise them or page on.",
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
     WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
+    WarningCode.FALLBACK: "The first provider failed or is paused; another provider answered (results may differ).",
+    WarningCode.ENGINES_UNRESPONSIVE: "Some SearXNG engines failed; results may be fewer than usual. Retry later.",
 }
 
 
@@ -268,6 +277,12 @@ class NoResults(BraveSearchError):
     """Every section of the answer was empty."""
 
     code = ErrorCode.NO_RESULTS
+
+
+class ProviderMisconfigured(BraveSearchError):
+    """A provider refuses to work as configured (e.g. SearXNG without JSON output); the message names the fix."""
+
+    code = ErrorCode.PROVIDER_MISCONFIGURED
 
 
 class SummaryUnavailable(BraveSearchError):

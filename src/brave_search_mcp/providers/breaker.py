@@ -1,0 +1,124 @@
+"""A per-provider circuit breaker, so a dead upstream costs one fast skip instead of a timeout per call.
+
+Written here (about 60 lines of logic) rather than taken from a library, after looking at the two
+maintained-looking async ones: ``purgatory`` reads ``time.time()`` inside its state objects (no
+injectable clock, so tests would sleep on real time) and lets *every* caller through while half-open;
+``aiobreaker`` (last release 2021) reads ``datetime.now()`` and is asyncio-only, while this project runs
+on anyio. The rules we need — exactly one half-open trial, failures counted per call after retries,
+a status snapshot with the retry time — are small enough to own and test.
+
+States: closed → (``threshold`` consecutive failures) → open → (``cooldown`` seconds) → half-open,
+where exactly one trial call goes through and concurrent callers are refused; the trial's success
+closes the breaker, its failure re-opens it for another cool-down.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["BreakerState", "CircuitBreaker"]
+
+
+class BreakerState(StrEnum):
+    """The three classic states, spelled as the status tool shows them."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+class CircuitBreaker:
+    """Counts consecutive call failures of one provider and stops calling it for a while when they pile up."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        threshold: int = 3,
+        cooldown: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        if threshold < 1:
+            raise ValueError("threshold must be at least 1")
+        if cooldown < 0:
+            raise ValueError("cooldown must not be negative")
+        self.name = name
+        self.threshold = threshold
+        self.cooldown = cooldown
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._trial_in_flight = False
+        self.last_error: str | None = None
+
+    @property
+    def state(self) -> BreakerState:
+        """The state now: an open breaker whose cool-down has passed reads as half-open."""
+        if self._opened_at is None:
+            return BreakerState.CLOSED
+        if self._trial_in_flight or self._clock() >= self._opened_at + self.cooldown:
+            return BreakerState.HALF_OPEN
+        return BreakerState.OPEN
+
+    @property
+    def failures(self) -> int:
+        """Consecutive failed calls so far (reset by a success)."""
+        return self._failures
+
+    def retry_in(self) -> float:
+        """Seconds until an open breaker lets its trial through (0 when calls may go now)."""
+        if self._opened_at is None:
+            return 0.0
+        return max(0.0, self._opened_at + self.cooldown - self._clock())
+
+    def allow(self) -> bool:
+        """Ask to make one call: True means go (and report the outcome), False means skip this provider."""
+        state = self.state
+        if state is BreakerState.CLOSED:
+            return True
+        if state is BreakerState.OPEN or self._trial_in_flight:
+            return False
+        self._trial_in_flight = True  # the one half-open trial; everyone else is refused until it reports
+        return True
+
+    def record_success(self) -> None:
+        """The call worked (or the provider answered sensibly): close and forget past failures."""
+        self._failures = 0
+        self._opened_at = None
+        self._trial_in_flight = False
+        self.last_error = None
+
+    def record_failure(self, reason: str | None = None) -> None:
+        """The call failed after its retries: count it, open at the threshold, re-open after a failed trial."""
+        self._failures += 1
+        self.last_error = reason
+        if self._trial_in_flight or self._opened_at is not None or self._failures >= self.threshold:
+            self._opened_at = self._clock()
+        self._trial_in_flight = False
+
+    def release(self) -> None:
+        """The call ended without saying anything about the provider's health (cancelled, bad input)."""
+        self._trial_in_flight = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """What the status tool shows: state, failure count and, when open, when it will be tried again."""
+        state = self.state
+        data: dict[str, Any] = {
+            "state": state.value,
+            "failures": self._failures,
+            "threshold": self.threshold,
+            "cooldown_seconds": self.cooldown,
+        }
+        if self._opened_at is not None:
+            wait = self.retry_in()
+            data["retry_in_seconds"] = round(wait, 3)
+            data["retry_at"] = datetime.fromtimestamp(self._wall_clock() + wait, UTC).isoformat(timespec="seconds")
+        if self.last_error:
+            data["last_error"] = self.last_error
+        return data

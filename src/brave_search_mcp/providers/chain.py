@@ -1,0 +1,169 @@
+"""The fallback chain: try providers in order, skip paused ones, and say so when the answer came from a backup.
+
+A provider failure that its own retries did not fix (5xx, timeout, connection, 429, quota, auth, plan,
+misconfiguration, unreadable answer) moves the call to the next provider and leaves a FALLBACK
+warning naming who failed and why. Problems with the *request* (bad input, upstream validation) and
+an honest "nothing found" propagate at once: another provider would not fix them, and they say
+nothing bad about the provider's health, so they never count against its circuit breaker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from brave_search_mcp.errors import (
+    AuthFailed,
+    BraveSearchError,
+    InvalidArgument,
+    MissingApiKey,
+    NetworkError,
+    NoResults,
+    NotInPlan,
+    ParseError,
+    ProviderMisconfigured,
+    QuotaExceeded,
+    RateLimited,
+    ResponseTooLarge,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamValidation,
+    WarningCode,
+)
+from brave_search_mcp.models import WarningItem
+
+from .base import Provider, ProviderPage, SearchRequest
+from .breaker import CircuitBreaker
+
+__all__ = ["FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "FallbackChain"]
+
+# Failures of the provider, not of the request: the next provider may well succeed.
+FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
+    AuthFailed,
+    NotInPlan,
+    QuotaExceeded,
+    RateLimited,
+    UpstreamError,
+    UpstreamTimeout,
+    NetworkError,
+    ProviderMisconfigured,
+    ParseError,
+    ResponseTooLarge,
+    MissingApiKey,
+)
+# Failures of the request, or a true empty answer: no fallback, no breaker count.
+NO_FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (InvalidArgument, UpstreamValidation, NoResults)
+_REASON_LIMIT = 160
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= _REASON_LIMIT else message[: _REASON_LIMIT - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class _Miss:
+    """Why one provider did not answer this call (failed, or skipped by its open breaker)."""
+
+    provider: str
+    code: str
+    reason: str
+    error: BraveSearchError | None = None
+
+    def warning(self) -> WarningItem:
+        return WarningItem(code=WarningCode.FALLBACK, message=f"{self.provider} {self.code}: {self.reason}")
+
+    def detail(self) -> dict[str, Any]:
+        return {"provider": self.provider, "code": self.code, "reason": self.reason}
+
+
+class FallbackChain:
+    """Providers in preference order, each behind its own circuit breaker."""
+
+    def __init__(
+        self,
+        providers: Sequence[Provider],
+        *,
+        threshold: int = 3,
+        cooldown: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        names = [p.name for p in providers]
+        if not providers or len(set(names)) != len(names):
+            raise ValueError(f"need at least one provider and unique names, got {names}")
+        self.providers = tuple(providers)
+        self._clock = clock
+        self.breakers = {
+            p.name: CircuitBreaker(p.name, threshold=threshold, cooldown=cooldown, clock=clock, wall_clock=wall_clock)
+            for p in providers
+        }
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Per provider name, its breaker state for the status tool."""
+        return {name: breaker.snapshot() for name, breaker in self.breakers.items()}
+
+    async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
+        """The first provider that answers; FALLBACK warnings name every provider that failed or was skipped."""
+        misses: list[_Miss] = []
+        supported = [p for p in self.providers if p.supports(request.search_type)]
+        if not supported:
+            raise InvalidArgument(
+                f"No configured search provider serves {request.search_type} search.", field="search_type"
+            )
+        for provider in supported:
+            if deadline is not None and misses and self._clock() >= deadline:
+                break  # the call's time is up: report what failed instead of starting another provider
+            breaker = self.breakers[provider.name]
+            if not breaker.allow():
+                wait = breaker.retry_in()
+                reason = f"paused after {breaker.failures} failed calls; retried in {wait:.0f} s"
+                misses.append(_Miss(provider.name, "CIRCUIT_OPEN", reason))
+                continue
+            try:
+                page = await provider.search(request, deadline=deadline)
+            except NO_FALLBACK_ERRORS as exc:
+                if isinstance(exc, InvalidArgument):
+                    breaker.release()
+                else:
+                    breaker.record_success()  # the provider answered sensibly: it is healthy
+                exc.warnings.extend(m.warning() for m in misses)
+                raise
+            except FALLBACK_ERRORS as exc:
+                if exc.details.get("client_side"):
+                    breaker.release()  # our own throttle said "not now": the provider is not unhealthy
+                else:
+                    breaker.record_failure(f"{exc.code}: {_short(exc.message)}")
+                misses.append(_Miss(provider.name, exc.code, _short(exc.message), exc))
+                continue
+            except BaseException:
+                breaker.release()  # cancelled or a bug: says nothing about the provider
+                raise
+            breaker.record_success()
+            page.warnings[:0] = [m.warning() for m in misses]
+            return page
+        raise self._all_failed(request, misses)
+
+    def _all_failed(self, request: SearchRequest, misses: list[_Miss]) -> BraveSearchError:
+        """One error for the agent: the first real failure, its details listing every provider's outcome."""
+        listing = [m.detail() for m in misses]
+        failed = [m for m in misses if m.error is not None]
+        if failed:
+            first = failed[0].error
+            assert first is not None
+            error = first.for_call([], providers=listing)
+            others = [f"{m.provider} {m.code}" for m in misses if m is not failed[0]]
+            if others:
+                error.message = f"{first.message} Other providers: {'; '.join(others)}."
+                error.args = (error.message,)
+            return error
+        retry_in = min(self.breakers[m.provider].retry_in() for m in misses)
+        return UpstreamError(
+            f"Every search provider for {request.search_type} search is paused after repeated failures; "
+            f"retry in {retry_in:.0f} s.",
+            status=503,
+            retryable=True,
+            retry_after=round(retry_in, 3),
+            details={"providers": listing},
+        )

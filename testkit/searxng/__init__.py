@@ -1,0 +1,6 @@
+"""Offline stand-in for SearXNG: one fake, exposed as an httpx2 MockTransport and as a real local server."""
+
+from .fake import ENGINES, FakeSearxng, RecordedRequest, Reply
+from .http_server import FakeSearxngServer
+
+__all__ = ["ENGINES", "FakeSearxng", "FakeSearxngServer", "RecordedRequest", "Reply"]

@@ -1,0 +1,171 @@
+"""A real local HTTP server in front of ``FakeSearxng``, so timeouts and sockets are tested for real."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from .fake import FakeSearxng, Reply
+
+__all__ = ["FakeSearxngServer"]
+
+logger = logging.getLogger(__name__)
+
+_JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for threads
+_IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
+
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer that tracks its connections and threads so ``stop()`` is prompt even mid-delay."""
+
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(self, fake: FakeSearxng, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.fake = fake
+        self.stopping = threading.Event()
+        self.track_lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self.threads: set[threading.Thread] = set()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Remember each connection and its worker thread, then serve it."""
+        thread = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address), name="fake-searxng-conn", daemon=True
+        )
+        with self.track_lock:
+            self.connections.add(request)
+            self.threads.add(thread)
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve one connection, then forget it."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.track_lock:
+                self.connections.discard(request)
+                self.threads.discard(threading.current_thread())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients giving up (timeouts under test) are expected: log quietly."""
+        logger.debug("fake searxng: connection error from %s", client_address, exc_info=True)
+
+    def drop_connections(self) -> None:
+        """Shut every open socket so workers blocked on I/O return at once."""
+        with self.track_lock:
+            conns = list(self.connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Parses a request, asks the fake, waits its delay (waking on stop) and writes the reply."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeSearXNG/1.0"
+    sys_version = ""
+    timeout = _IDLE_TIMEOUT
+    server: _Server
+
+    def do_GET(self) -> None:
+        """Serve GET (the provider's method)."""
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        """Serve POST (405 from the fake: the provider never posts)."""
+        self._dispatch()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Access logs go to logging (stderr), never stdout."""
+        logger.info("fake searxng: %s - %s", self.address_string(), format % args)
+
+    def _dispatch(self) -> None:
+        split = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > 0:
+            self.rfile.read(length)
+        params = parse_qsl(split.query, keep_blank_values=True)
+        reply = self.server.fake.handle(self.command, split.path, params, dict(self.headers.items()))
+        self._send(reply)
+
+    def _send(self, reply: Reply) -> None:
+        if reply.delay > 0 and self.server.stopping.wait(reply.delay):
+            self.close_connection = True
+            return
+        self.send_response(reply.status)
+        for key, value in reply.headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        self.wfile.write(reply.body)
+
+    def finish(self) -> None:
+        """Tolerate sockets the client already dropped."""
+        with contextlib.suppress(OSError):
+            super().finish()
+
+
+class FakeSearxngServer:
+    """Runs ``FakeSearxng`` on 127.0.0.1 (a free port) in daemon threads; ``with`` starts and stops it."""
+
+    def __init__(self, fake: FakeSearxng | None = None, *, port: int = 0) -> None:
+        self.fake = fake if fake is not None else FakeSearxng()
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` of the running server."""
+        if self._server is None:
+            raise RuntimeError("server is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeSearxngServer:
+        """Bind and serve in a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError("server already started")
+        self._server = _Server(self.fake, self._port)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-searxng", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop promptly: wake delayed replies, close connections, join threads for a bounded time."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._server = self._thread = None
+        deadline = time.monotonic() + _JOIN_BUDGET
+        server.stopping.set()
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with server.track_lock:
+            workers = list(server.threads)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> FakeSearxngServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

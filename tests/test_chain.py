@@ -1,0 +1,298 @@
+"""The fallback chain: who answers when a provider fails, what the agent is told, and what never falls back."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from brave_search_mcp.errors import (
+    AuthFailed,
+    BraveSearchError,
+    InvalidArgument,
+    NetworkError,
+    NoResults,
+    NotInPlan,
+    ProviderMisconfigured,
+    QuotaExceeded,
+    RateLimited,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamValidation,
+)
+from brave_search_mcp.models import Result, SearchType, Section
+from brave_search_mcp.providers.base import ProviderPage, SearchRequest
+from brave_search_mcp.providers.chain import FallbackChain
+from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
+from testkit.clock import FakeClock
+from testkit.searxng import FakeSearxng
+
+REQUEST = SearchRequest(query="hello", search_type="web", count=5, offset=0)
+
+
+def page_of(name: str) -> ProviderPage:
+    result = Result(title="t", url=f"https://{name}.example.org/", provider=name)
+    return ProviderPage(
+        provider=name, sections=[Section(key="web", label="Web results", results=[result])], warnings=[]
+    )
+
+
+Outcome = BraveSearchError | Callable[[], BraveSearchError] | None  # None = answer a page
+
+
+class Scripted:
+    """A provider that answers from a script (an error to raise, or None for a page) and counts its calls."""
+
+    def __init__(self, name: str, *outcomes: Outcome, types: tuple[SearchType, ...] = ("web", "news", "images")):
+        self.name = name
+        self.outcomes: deque[Outcome] = deque(outcomes)
+        self.types = types
+        self.calls = 0
+        self.gate: anyio.Event | None = None  # when set, search waits on it (to hold a call in flight)
+
+    def supports(self, search_type: SearchType) -> bool:
+        return search_type in self.types
+
+    async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
+        self.calls += 1
+        if self.gate is not None:
+            await self.gate.wait()
+        outcome = self.outcomes.popleft() if self.outcomes else None
+        if callable(outcome):
+            outcome = outcome()
+        if outcome is not None:
+            raise outcome
+        return page_of(self.name)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def timeout() -> BraveSearchError:
+    return UpstreamTimeout("Brave did not answer in time.")
+
+
+FALLBACK_CASES = [
+    AuthFailed("bad key", status=401),
+    NotInPlan("plan", status=403),
+    QuotaExceeded("quota", status=429),
+    RateLimited("slow down", status=429),
+    UpstreamError("boom", status=503, retryable=True),
+    UpstreamTimeout("slow"),
+    NetworkError("refused"),
+    ProviderMisconfigured("json off"),
+]
+
+
+@pytest.mark.parametrize("error", FALLBACK_CASES, ids=lambda e: e.code)
+@pytest.mark.anyio
+async def test_provider_failure_falls_back_with_a_warning_naming_it(error: BraveSearchError, clock: FakeClock) -> None:
+    brave, searx = Scripted("brave", error), Scripted("searxng")
+    chain = FallbackChain([brave, searx], clock=clock)
+    page = await chain.search(REQUEST)
+    assert page.provider == "searxng"
+    assert [w.code for w in page.warnings] == ["FALLBACK"]
+    assert page.warnings[0].message.startswith(f"brave {error.code}: ")
+    assert chain.snapshot()["brave"]["failures"] == 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        InvalidArgument("bad", field="query"),
+        UpstreamValidation("brave refused", status=422),
+        NoResults("No web results found."),
+    ],
+    ids=lambda e: e.code,
+)
+@pytest.mark.anyio
+async def test_request_problems_and_no_results_never_fall_back_nor_trip(
+    error: BraveSearchError, clock: FakeClock
+) -> None:
+    brave, searx = Scripted("brave", *[error] * 5), Scripted("searxng")
+    chain = FallbackChain([brave, searx], threshold=3, clock=clock)
+    for _ in range(5):
+        with pytest.raises(type(error)):
+            await chain.search(REQUEST)
+    assert searx.calls == 0
+    assert chain.snapshot()["brave"] == {"state": "closed", "failures": 0, "threshold": 3, "cooldown_seconds": 60.0}
+
+
+@pytest.mark.anyio
+async def test_our_own_throttle_falls_back_without_counting_against_the_provider(clock: FakeClock) -> None:
+    def throttled() -> BraveSearchError:
+        return RateLimited("client-side limit", status=429, details={"client_side": True})
+
+    brave, searx = Scripted("brave", *[throttled] * 5), Scripted("searxng")
+    chain = FallbackChain([brave, searx], threshold=3, clock=clock)
+    for _ in range(5):
+        assert (await chain.search(REQUEST)).provider == "searxng"
+    assert chain.snapshot()["brave"]["state"] == "closed"
+    assert brave.calls == 5
+
+
+@pytest.mark.anyio
+async def test_no_results_after_a_fallback_still_carries_the_fallback_warning(clock: FakeClock) -> None:
+    chain = FallbackChain([Scripted("brave", timeout()), Scripted("searxng", NoResults("none"))], clock=clock)
+    with pytest.raises(NoResults) as caught:
+        await chain.search(REQUEST)
+    assert [w.code for w in caught.value.warnings] == ["FALLBACK"]
+
+
+@pytest.mark.anyio
+async def test_open_breaker_skips_the_dead_provider_until_one_half_open_trial(clock: FakeClock) -> None:
+    dead = FakeSearxng()
+    dead.fail_next(503, 1000)
+    searxng = SearxngProvider(
+        SearxngConfig(base_url="http://dead.test", retries=0),
+        transport=dead.mock_transport(),
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    backup = Scripted("backup")
+    chain = FallbackChain([searxng, backup], threshold=3, cooldown=60.0, clock=clock)
+    for _ in range(3):
+        assert (await chain.search(REQUEST)).provider == "backup"
+    assert len(dead.search_requests()) == 3
+    assert chain.snapshot()["searxng"]["state"] == "open"
+    for _ in range(5):
+        page = await chain.search(REQUEST)
+        assert page.provider == "backup"
+        assert "searxng CIRCUIT_OPEN" in page.warnings[0].message
+    assert len(dead.search_requests()) == 3  # not one request to the open provider
+    clock.now += 60
+    await chain.search(REQUEST)  # the half-open trial fails: re-opened
+    assert len(dead.search_requests()) == 4
+    await chain.search(REQUEST)
+    assert len(dead.search_requests()) == 4
+    assert chain.snapshot()["searxng"]["state"] == "open"
+    assert chain.snapshot()["searxng"]["retry_in_seconds"] == 60.0
+    await searxng.aclose()
+
+
+@pytest.mark.anyio
+async def test_half_open_trial_success_closes_the_breaker(clock: FakeClock) -> None:
+    brave, backup = Scripted("brave", timeout, timeout, timeout), Scripted("backup")
+    chain = FallbackChain([brave, backup], threshold=3, cooldown=30.0, clock=clock)
+    for _ in range(3):
+        await chain.search(REQUEST)
+    clock.now += 30
+    page = await chain.search(REQUEST)  # script exhausted: the trial succeeds
+    assert page.provider == "brave" and page.warnings == []
+    assert chain.snapshot()["brave"]["state"] == "closed"
+    assert brave.calls == 4
+
+
+@pytest.mark.anyio
+async def test_only_one_trial_runs_while_half_open(clock: FakeClock) -> None:
+    brave, backup = Scripted("brave", timeout, timeout, timeout), Scripted("backup")
+    chain = FallbackChain([brave, backup], threshold=3, clock=clock)
+    for _ in range(3):
+        await chain.search(REQUEST)
+    clock.now += 60
+    brave.gate = anyio.Event()
+    providers: list[str] = []
+
+    async def one() -> None:
+        providers.append((await chain.search(REQUEST)).provider)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one)  # the trial, held in flight by the gate
+        await anyio.wait_all_tasks_blocked()
+        for _ in range(3):
+            await one()  # concurrent callers go straight to the backup
+        brave.gate.set()
+    assert providers == ["backup", "backup", "backup", "brave"]
+    assert brave.calls == 4
+
+
+@pytest.mark.anyio
+async def test_cancelled_trial_does_not_wedge_the_breaker(clock: FakeClock) -> None:
+    brave, backup = Scripted("brave", timeout, timeout, timeout), Scripted("backup")
+    chain = FallbackChain([brave, backup], threshold=3, clock=clock)
+    for _ in range(3):
+        await chain.search(REQUEST)
+    clock.now += 60
+    brave.gate = anyio.Event()
+    with anyio.move_on_after(0):  # cancelled while the trial waits
+        await chain.search(REQUEST)
+    brave.gate = None
+    assert (await chain.search(REQUEST)).provider == "brave"
+
+
+@pytest.mark.anyio
+async def test_all_failing_raises_the_first_error_listing_every_provider(clock: FakeClock) -> None:
+    chain = FallbackChain(
+        [Scripted("brave", AuthFailed("The API key is invalid.", status=401)), Scripted("searxng", timeout())],
+        clock=clock,
+    )
+    with pytest.raises(AuthFailed) as caught:
+        await chain.search(REQUEST)
+    error = caught.value
+    assert error.details["providers"] == [
+        {"provider": "brave", "code": "AUTH_FAILED", "reason": "The API key is invalid."},
+        {"provider": "searxng", "code": "TIMEOUT", "reason": "Brave did not answer in time."},
+    ]
+    assert "searxng TIMEOUT" in error.message
+
+
+@pytest.mark.anyio
+async def test_every_breaker_open_is_a_retryable_error_with_the_wait(clock: FakeClock) -> None:
+    chain = FallbackChain([Scripted("brave", *[timeout] * 9), Scripted("searxng", *[timeout] * 9)], clock=clock)
+    for _ in range(3):
+        with pytest.raises(UpstreamTimeout):
+            await chain.search(REQUEST)
+    clock.now += 20
+    with pytest.raises(UpstreamError) as caught:
+        await chain.search(REQUEST)
+    assert caught.value.retryable is True
+    assert caught.value.details["retry_after_seconds"] == 40.0
+    assert [p["code"] for p in caught.value.details["providers"]] == ["CIRCUIT_OPEN", "CIRCUIT_OPEN"]
+
+
+@pytest.mark.anyio
+async def test_providers_that_do_not_serve_the_type_are_skipped_silently(clock: FakeClock) -> None:
+    brave, searx = Scripted("brave", types=("web", "videos")), Scripted("searxng", types=("web",))
+    chain = FallbackChain([searx, brave], clock=clock)
+    page = await chain.search(SearchRequest(query="cats", search_type="videos", count=5, offset=0))
+    assert (page.provider, page.warnings, searx.calls) == ("brave", [], 0)
+    only = FallbackChain([Scripted("searxng", types=("web",))], clock=clock)
+    with pytest.raises(InvalidArgument):
+        await only.search(SearchRequest(query="cats", search_type="videos", count=5, offset=0))
+
+
+@pytest.mark.anyio
+async def test_no_second_provider_once_the_deadline_has_passed(clock: FakeClock) -> None:
+    def slow_timeout() -> BraveSearchError:
+        clock.now += 10  # the first provider used the whole call budget
+        return UpstreamTimeout("slow")
+
+    brave, searx = Scripted("brave", slow_timeout), Scripted("searxng")
+    chain = FallbackChain([brave, searx], clock=clock)
+    with pytest.raises(UpstreamTimeout):
+        await chain.search(REQUEST, deadline=clock() + 5)
+    assert searx.calls == 0
+
+
+@pytest.mark.anyio
+async def test_real_searxng_json_off_falls_back_and_says_which_setting(clock: FakeClock) -> None:
+    fake = FakeSearxng()
+    fake.json_enabled = False
+    searxng = SearxngProvider(
+        SearxngConfig(base_url="http://s.test"), transport=fake.mock_transport(), clock=clock, sleep=clock.sleep
+    )
+    chain = FallbackChain([searxng, Scripted("brave")], clock=clock)
+    page = await chain.search(REQUEST)
+    assert page.provider == "brave"
+    assert "searxng PROVIDER_MISCONFIGURED" in page.warnings[0].message
+    assert "search.formats" in page.warnings[0].message
+    await searxng.aclose()
+
+
+def test_provider_names_must_be_unique() -> None:
+    with pytest.raises(ValueError):
+        FallbackChain([Scripted("brave"), Scripted("brave")])
+    with pytest.raises(ValueError):
+        FallbackChain([])
