@@ -96,6 +96,11 @@ class WarningCode(StrEnum):
     OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
+    CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
+    LOCAL_FALLBACK = "LOCAL_FALLBACK"
+    STREAM_INTERRUPTED = "STREAM_INTERRUPTED"
+    ANSWER_TRUNCATED = "ANSWER_TRUNCATED"
+    DEADLINE_REACHED = "DEADLINE_REACHED"
 
 
 WARNING_ADVICE: dict[WarningCode, str] = {
@@ -119,6 +124,11 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.OUTPUT_TRUNCATED: "Whole results were dropped to fit max_lines/max_bytes; raise them or page on.",
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
     WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
+    WarningCode.CONTEXT_TRUNCATED: "Snippets were cut to fit max_chars; raise max_chars or narrow the query.",
+    WarningCode.LOCAL_FALLBACK: "No place data (plan or no match); plain web results are shown instead.",
+    WarningCode.STREAM_INTERRUPTED: "The answer stream broke off; the text is what arrived. Ask again for the rest.",
+    WarningCode.ANSWER_TRUNCATED: "The answer was cut to max_chars; raise max_chars to see all of it.",
+    WarningCode.DEADLINE_REACHED: "The call's deadline ended the answer early; the text is what arrived.",
 }
 
 
