@@ -331,10 +331,9 @@ def parse_and_render(
         )
     body = "\n".join(budget.lines).rstrip("\n")
     tail = "\n".join(_warning_lines(all_warnings))
-    summary = (
-        f"{plural(len(kept_pages), 'source')}{' and ' + plural(len(kept_places), 'place') if kept_places else ''} "
-        f'of grounding context for "{cut(query, 100)}".'
-    )
+    counted = [plural(len(kept_pages), "source")] if kept_pages or not kept_places else []
+    counted += [plural(len(kept_places), "place")] if kept_places else []
+    summary = f'{" and ".join(counted)} of grounding context for "{cut(query, 100)}".'
     text = "\n\n".join(part for part in (summary, body, tail) if part)
     meta = LlmContextMeta(
         query=query,
