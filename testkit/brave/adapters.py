@@ -71,7 +71,7 @@ class HttpUpstream:
         self.fetched.append((path, list(params), dict(headers or {})))
         try:
             with anyio.fail_after(self._remaining(deadline)):
-                response = await self.http.get(path, params=params, headers=self._headers(headers))
+                response = await self.http.get(path, params=tuple(params), headers=self._headers(headers))
         except TimeoutError:
             raise errors.UpstreamTimeout("Brave did not answer before the call's deadline.") from None
         except httpx2.HTTPError as exc:
