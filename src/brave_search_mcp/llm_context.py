@@ -153,12 +153,16 @@ def _readable(snippet: str) -> str:
 
 def _row(value: Any) -> str:
     if isinstance(value, Mapping):
-        parts = []
+        parts: list[str] = []
+        tables: list[str] = []
         for key, item in list(value.items())[:20]:
+            if isinstance(item, list) and item and all(isinstance(row, Mapping) for row in item):
+                tables.extend(_row(row) for row in item[:50])  # a table: one line per row
+                continue
             text = _row(item)
             if text:
                 parts.append(f"{key}: {text}")
-        return "; ".join(parts)
+        return "\n".join(line for line in ["; ".join(parts), *tables] if line)
     if isinstance(value, list):
         return ", ".join(text for text in (_row(item) for item in value[:20]) if text)
     if value is None or isinstance(value, bool):
