@@ -95,17 +95,19 @@ def test_no_location_no_headers_and_non_ascii_values_are_not_sent_as_headers() -
 
 
 def test_budgets_are_clamped_to_braves_true_limits_with_warnings() -> None:
-    args = LlmContextArgs(
-        query="q",
-        count=80,
-        maximum_number_of_tokens=100,
-        maximum_number_of_snippets=500,
-        maximum_number_of_tokens_per_url=9000,
-        maximum_number_of_urls=20,
-        context_threshold_mode="strict",
-        country="uk",
-        search_lang="pt_BR",
-        enable_local=False,
+    args = LlmContextArgs.model_validate(
+        {
+            "query": "q",
+            "count": 80,
+            "maximum_number_of_tokens": 100,
+            "maximum_number_of_snippets": 500,
+            "maximum_number_of_tokens_per_url": 9000,
+            "maximum_number_of_urls": 20,
+            "context_threshold_mode": "strict",
+            "country": "uk",
+            "search_lang": "pt_BR",
+            "enable_local": False,
+        }
     )
     params, warnings = prepare(args)
     assert params == [
@@ -134,7 +136,7 @@ def test_no_budget_outside_braves_range_is_ever_sent(values: list[int]) -> None:
         "maximum_number_of_tokens_per_url",
         "maximum_number_of_snippets_per_url",
     ]
-    params, _ = prepare(LlmContextArgs(query="q", **dict(zip(names, values, strict=True))))
+    params, _ = prepare(LlmContextArgs.model_validate({"query": "q", **dict(zip(names, values, strict=True))}))
     for name, value in params[1:]:
         low, high = LIMITS[name]
         assert low <= int(value) <= high
