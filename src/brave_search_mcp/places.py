@@ -24,7 +24,7 @@ from .errors import BraveSearchError, NoResults, NotInPlan, ParseError, WarningC
 from .models import Result, SafeSearch, Section, StrictInput, Units, WarningItem
 from .models_more import LocalEnvelope, LocalMeta, LocalPath
 from .more_common import Collector, JsonFetch, Params, plural, shown
-from .places_hours import hours_text, is_open
+from .places_text import hours_text, is_open, render_place, render_web
 from .text import clean_text, cut, http_url, site_of
 
 PLACE_PATH = "/res/v1/local/place_search"
@@ -241,9 +241,16 @@ async def _by_id(fetch: JsonFetch, path: str, ids: list[str], deadline: float | 
     found: dict[str, Mapping[str, Any]] = {}
     limiter = anyio.CapacityLimiter(IN_FLIGHT)
 
+    failures: list[BraveSearchError] = []
+
     async def one(batch: list[str]) -> None:
-        async with limiter:
-            data = await fetch(path, [("ids", i) for i in batch], deadline=deadline)
+        try:
+            async with limiter:
+                data = await fetch(path, [("ids", i) for i in batch], deadline=deadline)
+        except BraveSearchError as exc:  # the first failure ends the others and is raised as itself
+            failures.append(exc)
+            group.cancel_scope.cancel()
+            return
         for item in _results(data):
             if isinstance(item.get("id"), str):
                 found[item["id"]] = item
@@ -251,6 +258,8 @@ async def _by_id(fetch: JsonFetch, path: str, ids: list[str], deadline: float | 
     async with anyio.create_task_group() as group:
         for batch in batches:
             group.start_soon(one, batch)
+    if failures:
+        raise failures[0]
     return found
 
 
@@ -354,32 +363,6 @@ def _web_sections(data: Any) -> list[Section]:
     return [section for section in parsed.sections if section.key == "web"]
 
 
-def _render_place(number: int, place: Result) -> list[str]:
-    lines = [f"{number}. {place.title}"]
-    facts = [f"★ {place.rating}" if place.rating else "", place.price_range or "", ", ".join(place.categories or [])]
-    facts.append(place.distance or "")
-    if any(facts):
-        lines.append("   " + " · ".join(f for f in facts if f))
-    where = " · ".join(p for p in (place.address, place.phone) if p)
-    if where:
-        lines.append(f"   {where}")
-    if place.hours:
-        state = {True: " (open now)", False: " (closed now)", None: ""}[place.open_now]
-        lines.append(f"   Hours: {place.hours}{state}")
-    if place.url:
-        lines.append(f"   {place.url}")
-    if place.snippet:
-        lines.append(f"   {place.snippet}")
-    return lines
-
-
-def _render_web(number: int, result: Result) -> list[str]:
-    lines = [f"{number}. {result.title}", f"   {result.url}"]
-    if result.snippet:
-        lines.append(f"   {result.snippet}")
-    return lines
-
-
 _PATH_LABEL: Mapping[str, str] = {
     "place_search": "Brave place search",
     "web_locations": "Brave web search locations",
@@ -428,7 +411,7 @@ async def run(
         server_version=server_version,
     )
     envelope = LocalEnvelope(summary=summary, sections=sections, meta=meta, warnings=state.warnings)
-    render = _render_web if path == "web_fallback" else _render_place
+    render = render_web if path == "web_fallback" else render_place
     lines = [summary, ""]
     for number, result in enumerate(results, 1):
         lines += [*render(number, result), ""]

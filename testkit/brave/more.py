@@ -158,6 +158,7 @@ def _q_error(q: str | None, *, required: bool, limits: tuple[int, int] = (400, 5
     return None
 
 
+@dataclass(eq=False)
 class MoreBrave(MoreControls):
     """Answers the extra endpoints for one ``FakeBrave`` (which checked the token and the rate first)."""
 
@@ -290,7 +291,8 @@ def bearer_token(path: str, headers: dict[str, str]) -> str | None:
 def _description(item: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if item is None:
         return None
-    text = f"## About\n{item['title']} is a **local favourite** in {item['postal_address']['addressLocality']}."
+    town = item.get("postal_address", {}).get("addressLocality", "town")
+    text = f"## About\n{item['title']} is a **local favourite** in {town}."
     return {"type": "local_description", "id": item["id"], "description": text}
 
 

@@ -1,4 +1,4 @@
-"""Opening hours as a person reads them ("Mon–Fri 08:00–18:00; Sat 09:00–14:00") and whether a place is open now."""
+"""How places read: hours as people say them ("Mon–Fri 08:00–18:00; Sat 09:00–14:00"), open now, listing lines."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .models import Result
 from .text import clean_text
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -116,3 +117,31 @@ def is_open(hours: Any, timezone: str | None, now: datetime) -> bool | None:
         if closes <= opens and (minute >= opens or minute < closes):  # past midnight
             return True
     return False if known else None
+
+
+def render_place(number: int, place: Result) -> list[str]:
+    """One place as indented lines: name, rating and kind, address and phone, hours, URL, description."""
+    lines = [f"{number}. {place.title}"]
+    facts = [f"★ {place.rating}" if place.rating else "", place.price_range or "", ", ".join(place.categories or [])]
+    facts.append(place.distance or "")
+    if any(facts):
+        lines.append("   " + " · ".join(f for f in facts if f))
+    where = " · ".join(p for p in (place.address, place.phone) if p)
+    if where:
+        lines.append(f"   {where}")
+    if place.hours:
+        state = {True: " (open now)", False: " (closed now)", None: ""}[place.open_now]
+        lines.append(f"   Hours: {place.hours}{state}")
+    if place.url:
+        lines.append(f"   {place.url}")
+    if place.snippet:
+        lines.append(f"   {place.snippet}")
+    return lines
+
+
+def render_web(number: int, result: Result) -> list[str]:
+    """One fallback web result: title, URL, snippet."""
+    lines = [f"{number}. {result.title}", f"   {result.url}"]
+    if result.snippet:
+        lines.append(f"   {result.snippet}")
+    return lines
