@@ -263,3 +263,17 @@ def test_documented_shapes_parse(name: str) -> None:
     envelope, text = parse_and_render(json.loads(path.read_text()), 8000, query="q", trace_id="t", server_version="v")
     assert envelope.sources or envelope.places
     assert "{" not in text
+
+
+@pytest.mark.anyio
+async def test_fake_keeps_its_other_routes(fake: FakeBrave) -> None:
+    async with httpx2.AsyncClient(base_url="http://brave.test", transport=fake.mock_transport()) as http:
+        token = {"X-Subscription-Token": "test-key-not-real"}
+        assert (await http.get("/res/v1/web/search", params={"q": "x"}, headers=token)).status_code == 200
+        assert (await http.post("/res/v1/web/search", headers=token)).status_code == 405
+        assert (await http.get("/res/v1/nowhere", headers=token)).status_code == 404
+        assert (await http.post("/res/v1/llm/context", headers=token)).status_code == 405
+        missing = await http.get("/res/v1/llm/context", params={"q": "x"})
+    assert (
+        missing.status_code == 422 and missing.json()["error"]["meta"]["errors"][0]["loc"][1] == "x-subscription-token"
+    )
