@@ -390,3 +390,21 @@ async def test_over_a_real_socket_streams_and_breaks() -> None:
                 envelope, _ = await ask(upstream, deadline=anyio.current_time() + 0.15)
             assert codes(envelope) == ["DEADLINE_REACHED"]
     assert json.dumps(envelope.dump())  # the envelope is JSON-ready
+
+
+@pytest.mark.anyio
+async def test_a_blocking_json_answer_is_read_too() -> None:
+    blocking = {
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "K2 is second."}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
+    }
+    data = json.dumps(blocking).encode()
+    envelope, text = await run(
+        AnswerArgs(question="q"), _fixed(data[:9] + data[9:]), deadline=None, trace_id="t", server_version="v"
+    )
+    assert envelope.answer == "K2 is second." and envelope.meta.complete
+    assert envelope.meta.usage is not None and envelope.meta.usage.total_tokens == 14
+    assert "Usage: 10 tokens in, 4 tokens out." in text

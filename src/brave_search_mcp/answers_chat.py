@@ -35,6 +35,7 @@ MAX_QUESTION_CHARS = 2_000
 MAX_QUESTION_WORDS = 400
 MAX_SOURCES = 50
 SNIPPET_LIMIT = 300
+MAX_BLOCKING_BYTES = 1024 * 1024
 PROGRESS_EVERY = 16  # chunks between progress notifications (phase changes notify at once)
 RESEARCH_DEFAULT_SECONDS = 180
 RESEARCH_GRACE_SECONDS = 30.0  # Brave's research budget plus time to write the answer
@@ -308,6 +309,7 @@ async def _read(
     iterator: AsyncIterator[bytes] = stream(PATH, body, deadline=deadline)
     chunks = 0
     phase = None
+    head = b""
     try:
         while not state.done:
             try:
@@ -326,6 +328,8 @@ async def _read(
                     raise failure from None
                 return failure
             chunks += 1
+            if not state.events and len(head) < MAX_BLOCKING_BYTES:
+                head += chunk  # kept in case Brave answered with one blocking JSON body instead of SSE
             for payload in decoder.feed(chunk):
                 state.on_data(payload)
             if state.phase != phase or chunks % PROGRESS_EVERY == 0:
@@ -335,6 +339,9 @@ async def _read(
         if not state.done:
             for payload in decoder.close():
                 state.on_data(payload)
+        if not state.events and head.lstrip().startswith(b"{"):
+            state.on_data(head.decode("utf-8", errors="replace"))  # chat.completion: choices[].message
+            state.done = state.events > 0 and state.finish_reason is not None
     finally:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
