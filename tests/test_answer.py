@@ -408,3 +408,13 @@ async def test_a_blocking_json_answer_is_read_too() -> None:
     assert envelope.answer == "K2 is second." and envelope.meta.complete
     assert envelope.meta.usage is not None and envelope.meta.usage.total_tokens == 14
     assert "Usage: 10 tokens in, 4 tokens out." in text
+
+
+def test_tool_texts_are_short_enough_for_every_turn() -> None:
+    from brave_search_mcp.more_docs import ALL, SUMMARIZER_PLAN_HINT
+
+    assert [t.name for t in ALL] == ["brave_llm_context", "brave_local_search", "brave_answer"]
+    for tool in ALL:
+        assert len(tool.description) <= 200, tool.name
+        assert 100 <= len(tool.help) <= 600, tool.name
+    assert "brave_answer" in SUMMARIZER_PLAN_HINT
