@@ -195,12 +195,17 @@ def test_odd_shapes_are_skipped_or_a_parse_error() -> None:
         parse_and_render({"type": "search"}, 8000, query="q", trace_id="t", server_version="v")
     odd = {
         "grounding": {
-            "generic": [None, {"url": "javascript:alert(1)"}, {"url": "https://ok.example/", "snippets": [3]}]
+            "generic": [
+                None,
+                {"url": "javascript:alert(1)"},
+                {"url": "https://ok.example/", "snippets": [3, None, "kept"]},
+            ]
         },
         "sources": [],
     }
     envelope, _ = parse_and_render(odd, 8000, query="q", trace_id="t", server_version="v")
     assert [s.url for s in envelope.sources] == ["https://ok.example/"] and envelope.sources[0].title == "ok.example"
+    assert envelope.sources[0].snippets == ["kept"]
 
 
 @pytest.mark.parametrize(
@@ -277,3 +282,16 @@ async def test_fake_keeps_its_other_routes(fake: FakeBrave) -> None:
     assert (
         missing.status_code == 422 and missing.json()["error"]["meta"]["errors"][0]["loc"][1] == "x-subscription-token"
     )
+
+
+def test_a_page_that_only_repeats_earlier_passages_is_left_out() -> None:
+    body = {
+        "grounding": {
+            "generic": [
+                {"url": "https://a.example/", "title": "A", "snippets": ["Same words, same order."]},
+                {"url": "https://b.example/", "title": "B", "snippets": ["same words - same order!"]},
+            ]
+        }
+    }
+    envelope, text = parse_and_render(body, 8000, query="q", trace_id="t", server_version="v")
+    assert [s.url for s in envelope.sources] == ["https://a.example/"] and "b.example" not in text

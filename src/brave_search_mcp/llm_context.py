@@ -284,7 +284,8 @@ def parse_and_render(
     poi = grounding.get("poi")
     places = _pages([poi] if isinstance(poi, Mapping) else [], sources, seen_urls, seen_text)
     places += _pages(grounding.get("map"), sources, seen_urls, seen_text)
-    pages = _pages(grounding.get("generic"), sources, seen_urls, seen_text)
+    # A page whose every passage repeated an earlier one has nothing left to say.
+    pages = [page for page in _pages(grounding.get("generic"), sources, seen_urls, seen_text) if page.snippets]
     if not pages and not places:
         raise NoResults(f'Brave found no grounding context for "{cut(query, 100)}"; rephrase or broaden the query.')
 
