@@ -103,6 +103,11 @@ class WarningCode(StrEnum):
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
     FALLBACK = "FALLBACK"
     ENGINES_UNRESPONSIVE = "ENGINES_UNRESPONSIVE"
+    CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
+    LOCAL_FALLBACK = "LOCAL_FALLBACK"
+    STREAM_INTERRUPTED = "STREAM_INTERRUPTED"
+    ANSWER_TRUNCATED = "ANSWER_TRUNCATED"
+    DEADLINE_REACHED = "DEADLINE_REACHED"
 
 
 WARNING_ADVICE: dict[WarningCode, str] = {
@@ -128,6 +133,11 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
     WarningCode.FALLBACK: "The first provider failed or is paused; another provider answered (results may differ).",
     WarningCode.ENGINES_UNRESPONSIVE: "Some SearXNG engines failed; results may be fewer than usual. Retry later.",
+    WarningCode.CONTEXT_TRUNCATED: "Snippets were cut to fit max_chars; raise max_chars or narrow the query.",
+    WarningCode.LOCAL_FALLBACK: "No place data (plan or no match); plain web results are shown instead.",
+    WarningCode.STREAM_INTERRUPTED: "The answer stream broke off; the text is what arrived. Ask again for the rest.",
+    WarningCode.ANSWER_TRUNCATED: "The answer was cut to max_chars; raise max_chars to see all of it.",
+    WarningCode.DEADLINE_REACHED: "The call's deadline ended the answer early; the text is what arrived.",
 }
 
 

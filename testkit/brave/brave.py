@@ -22,6 +22,8 @@ from typing import Any
 import anyio
 import httpx2
 
+from . import more
+
 logger = logging.getLogger(__name__)
 
 VALID_KEY = "test-key-not-real"
@@ -331,6 +333,7 @@ class RecordedRequest:
     has_token: bool
     status: int = 0  # 0 when the fault gave no status line (refused, timeout, hang)
     fault: str | None = None
+    body: bytes = b""  # request body (chat completions are POSTed)
 
 
 @dataclass
@@ -517,6 +520,7 @@ class FakeBrave:
         self._faults: list[_Fault] = []
         self._summaries: dict[str, _Summary] = {}
         self._error_seq = 0
+        self.more = more.MoreBrave()  # controls of the LLM-context, local and Answers endpoints
         self.reset()
 
     # ------------------------------------------------------------------ public API
@@ -560,11 +564,13 @@ class FakeBrave:
         with self._lock:
             self._faults.append(_Fault(fault, path, times, dict(options)))
 
-    def handle(self, method: str, path: str, params: list[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
+    def handle(
+        self, method: str, path: str, params: list[tuple[str, str]], headers: Mapping[str, str], body: bytes = b""
+    ) -> Reply:
         """Answer one request the way Brave would (or with the next matching injected fault)."""
         lowered = {k.lower(): v for k, v in headers.items()}
-        token = lowered.pop("x-subscription-token", None)
-        record = RecordedRequest(method.upper(), path, list(params), lowered, token is not None)
+        token = lowered.pop("x-subscription-token", None) or more.bearer_token(path, lowered)
+        record = RecordedRequest(method.upper(), path, list(params), lowered, token is not None, body=body)
         with self._lock:
             self.requests.append(record)
             reply = self._dispatch(record, token)
@@ -583,6 +589,7 @@ class FakeBrave:
                 request.url.path,
                 list(request.url.params.multi_items()),
                 dict(request.headers.items()),
+                request.content,
             )
             return _to_httpx(reply, request)
 
@@ -613,9 +620,10 @@ class FakeBrave:
 
     def _answer(self, record: RecordedRequest, token: str | None, gzip_ok: bool) -> Reply:
         endpoint = _ENDPOINTS.get(record.path)
-        if endpoint is None:
+        extra = record.path in more.PATHS  # LLM context, local, Answers: testkit/brave/more.py
+        if endpoint is None and not extra:
             return self._error(404, "NOT_FOUND", "The requested resource was not found.", {}, None, gzip_ok)
-        if record.method != "GET":
+        if record.method != "GET" and not extra:
             return self._error(405, "METHOD_NOT_ALLOWED", "Method Not Allowed", {}, None, gzip_ok)
         if token is None:
             missing = {
@@ -644,6 +652,8 @@ class FakeBrave:
         state.window.append(now)
         if self.monthly_limit and state.used_month >= self.monthly_limit:
             return self._limit_error("QUOTA_LIMITED", state, gzip_ok)
+        if endpoint is None:
+            return self.more.answer(self, record, state, gzip_ok)
         values, goggles, errors = _validate(endpoint, record.params)
         if endpoint == "summarizer" and not errors and values["key"] not in self._summaries:
             errors.append(

@@ -121,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         params = parse_qsl(split.query, keep_blank_values=True)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        reply = self.server.fake.handle(self.command, split.path, params, headers)
+        reply = self.server.fake.handle(self.command, split.path, params, headers, body)
         self.server.note_handled()
         self._send(reply)
 

@@ -1,0 +1,140 @@
+"""What the LLM-context, local and answer use cases share: the injected upstream callables and soft input rules.
+
+The use cases never see HTTP: the composition root hands them a ``JsonFetch`` (GET one Brave endpoint,
+decoded JSON) and a ``StreamPost`` (POST, raw body chunks), both raising ``brave_search_mcp.errors``
+classes, so the same code runs over the real client, a test transport or a recording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from .brave_api import COUNTRIES, COUNTRY_ALIASES, SEARCH_LANGUAGE_ALIASES, SEARCH_LANGUAGES
+from .errors import WarningCode
+from .models import WarningItem
+from .text import strip_controls
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]  # (progress, total, message)
+Params = list[tuple[str, str]]
+
+MAX_QUERY_CHARS = 400
+MAX_QUERY_WORDS = 50
+SHOWN_CHARS = 60
+
+
+class JsonFetch(Protocol):
+    """GET one Brave endpoint and return its decoded JSON object; failures raise ``errors`` classes.
+
+    ``headers`` carries Brave's ``X-Loc-*`` location headers; it is passed only when non-empty, so an
+    adapter without header support still serves every call that has no location.
+    """
+
+    async def __call__(
+        self, path: str, params: Params, *, deadline: float | None, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Fetch ``path`` with ``params`` before ``deadline`` (a time on the caller's clock)."""
+        ...
+
+
+class StreamPost(Protocol):
+    """POST a JSON body and yield the raw response body chunks as they arrive; non-2xx raises ``errors`` classes."""
+
+    def __call__(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
+        """Start the request; iteration yields body bytes until the upstream closes the stream."""
+        ...
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """A caller's value quoted for a warning: control characters stripped and capped."""
+    text = strip_controls(str(value))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f'"{text}"'
+
+
+class Collector:
+    """Params and warnings in call order, so both come out stable and every change is said."""
+
+    def __init__(self) -> None:
+        self.params: Params = []
+        self.warnings: list[WarningItem] = []
+
+    def warn(self, code: WarningCode, message: str) -> None:
+        """Record a soft problem."""
+        self.warnings.append(WarningItem(code=code.value, message=message))
+
+    def send(self, key: str, value: str) -> None:
+        """Record one query parameter."""
+        self.params.append((key, value))
+
+    def query(self, name: str, raw: str, *, max_chars: int = MAX_QUERY_CHARS, max_words: int = MAX_QUERY_WORDS) -> str:
+        """A query Brave accepts: whitespace folded, cut at a word boundary to its limits (with a warning)."""
+        clean = " ".join(strip_controls(raw).split())
+        words = clean.split(" ")[:max_words]
+        while len(words) > 1 and len(" ".join(words)) > max_chars:
+            words.pop()
+        fitted = " ".join(words)[:max_chars].rstrip()
+        if fitted != clean:
+            self.warn(
+                WarningCode.QUERY_TRUNCATED,
+                f"{name} had {len(clean)} characters / {len(clean.split())} words; it was cut to {len(fitted)} "
+                f"characters (Brave allows {max_chars} / {max_words} words).",
+            )
+        return fitted
+
+    def clamp(self, name: str, value: int | None, low: int, high: int, *, param: str | None = None) -> int | None:
+        """Clamp an optional integer to Brave's range, warning when it moved; send it under ``param``."""
+        if value is None:
+            return None
+        clamped = min(max(value, low), high)
+        if clamped != value:
+            self.warn(WarningCode.COUNT_CLAMPED, f"{name} {value} is outside Brave's {low}-{high}; {clamped} was sent.")
+        if param is not None:
+            self.send(param, str(clamped))
+        return clamped
+
+    def country(self, value: str | None, *, param: str = "country", lower: bool = False) -> str | None:
+        """Brave's country code for ``value`` (aliases rewritten), or None and a warning when Brave has none."""
+        if value is None:
+            return None
+        code = value.strip().upper()
+        code = COUNTRY_ALIASES.get(code, code)
+        if code not in COUNTRIES:
+            self.warn(
+                WarningCode.INVALID_COUNTRY,
+                f"country {shown(value)} is not supported by Brave; it was dropped (use e.g. US, DE or ALL).",
+            )
+            return None
+        sent = code.lower() if lower else code
+        self.send(param, sent)
+        return sent
+
+    def language(self, value: str | None, *, param: str = "search_lang") -> str | None:
+        """Brave's search language for ``value`` (aliases rewritten), or None and a warning."""
+        if value is None:
+            return None
+        code = value.strip().lower().replace("_", "-")
+        if code in SEARCH_LANGUAGE_ALIASES:
+            self.warn(
+                WarningCode.VALUE_NORMALIZED, f"language {shown(value)} was sent as {SEARCH_LANGUAGE_ALIASES[code]}."
+            )
+            code = SEARCH_LANGUAGE_ALIASES[code]
+        if code not in SEARCH_LANGUAGES:
+            self.warn(
+                WarningCode.INVALID_SEARCH_LANGUAGE,
+                f"language {shown(value)} is not supported by Brave; it was dropped (use e.g. en, de, zh-hans).",
+            )
+            return None
+        self.send(param, code)
+        return code
+
+
+def bool_text(value: bool) -> str:
+    """Brave's spelling of a boolean query value."""
+    return "true" if value else "false"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 place`` / ``2 places``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
