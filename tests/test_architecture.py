@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "brave_search_mcp"
 # Who may import the HTTP client: the composition roots and the use cases.
-CLIENT_IMPORTERS = {"app", "library", "service", "summarizer", "status"}
+CLIENT_IMPORTERS = {"app", "library", "service", "summarizer", "status", "brave_calls"}
 # Pure modules: no I/O, no HTTP client, no MCP SDK.
 PURE = {"brave_api", "wire", "text", "answers", "render", "models", "errors", "params", "pages"}
 MAX_MODULE_LINES = 450

@@ -28,6 +28,8 @@ class Endpoint(StrEnum):
     LOCAL_POIS = "/res/v1/local/pois"
     LOCAL_DESCRIPTIONS = "/res/v1/local/descriptions"
     LLM_CONTEXT = "/res/v1/llm/context"
+    PLACE_SEARCH = "/res/v1/local/place_search"
+    CHAT = "/res/v1/chat/completions"
 
 
 SEARCH_ENDPOINTS: dict[str, Endpoint] = {
@@ -46,6 +48,8 @@ ENDPOINT_NAMES: dict[Endpoint, str] = {
     Endpoint.LOCAL_POIS: "local_pois",
     Endpoint.LOCAL_DESCRIPTIONS: "local_descriptions",
     Endpoint.LLM_CONTEXT: "llm_context",
+    Endpoint.PLACE_SEARCH: "place_search",
+    Endpoint.CHAT: "answers",
 }
 
 USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
@@ -62,6 +66,8 @@ PLAN_NEEDED: dict[Endpoint, str] = {
     Endpoint.LLM_CONTEXT: "Search",
     Endpoint.LOCAL_POIS: "Search",
     Endpoint.LOCAL_DESCRIPTIONS: "Search",
+    Endpoint.PLACE_SEARCH: "Search",
+    Endpoint.CHAT: "Answers",
 }
 BRAVE_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 MISSING_KEY_MESSAGE = (

@@ -13,7 +13,7 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +34,7 @@ from .brave_api import (
 from .cache import ResponseCache, make_key
 from .config import Settings
 from .counters import CacheStats, EndpointCounters
+from .exchange import typed_transport_errors
 from .text import clean_text
 from .throttle import Throttle
 from .wire import (
@@ -41,15 +42,14 @@ from .wire import (
     decode_json_object,
     is_retryable,
     map_error,
-    network_error,
     parse_rate_limit,
-    timeout_error,
 )
 
 logger = logging.getLogger(__name__)
 
 
 Params = Sequence[tuple[str, str]]
+Headers = tuple[tuple[str, str], ...]  # extra request headers (Brave's X-Loc-* location), part of the cache key
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -142,6 +142,7 @@ class BraveClient:
         throttle: bool = True,
         retries: int | None = None,
         deadline: float | None = None,
+        headers: Headers = (),
     ) -> BraveResponse:
         """GET ``endpoint`` with ``params``; raises a ``BraveSearchError`` subclass on any failure.
 
@@ -158,7 +159,7 @@ class BraveClient:
             self._calls.add(scope)
             try:
                 with scope:
-                    return await self._get(endpoint, list(params), use_cache, throttle, retries, deadline)
+                    return await self._get(endpoint, list(params), use_cache, throttle, retries, deadline, headers)
             finally:
                 self._calls.discard(scope)
             raise errors.Cancelled("The Brave client was closed while the call was in flight.")
@@ -253,6 +254,7 @@ class BraveClient:
         throttle: bool,
         retries: int | None,
         deadline: float | None,
+        headers: Headers = (),
     ) -> BraveResponse:
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
@@ -261,11 +263,15 @@ class BraveClient:
 
         async def fetch() -> _Fetched:
             url = self._url(endpoint, params)
-            fetched = await self._fetch(endpoint, url, throttle=throttle, retries=retries, deadline=deadline)
+            fetched = await self._fetch(
+                endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
+            )
             return replace(fetched, body_id=next(self._body_ids))
 
         fetched, hit, _shared = await self._cache.get_or_fetch(
-            make_key(endpoint.value, params), fetch, bypass=not use_cache
+            make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)]),
+            fetch,
+            bypass=not use_cache,
         )
         duration_ms = max(0.0, (self._clock() - started) * 1000.0)
         if hit:
@@ -285,7 +291,14 @@ class BraveClient:
         )
 
     async def _fetch(
-        self, endpoint: Endpoint, url: httpx2.URL, *, throttle: bool, retries: int | None, deadline: float | None
+        self,
+        endpoint: Endpoint,
+        url: httpx2.URL,
+        *,
+        throttle: bool,
+        retries: int | None,
+        deadline: float | None,
+        headers: Headers = (),
     ) -> _Fetched:
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
         attempt = 0
@@ -298,7 +311,7 @@ class BraveClient:
             if throttle:
                 await self._throttle.acquire()
             counters.requests += 1
-            return await self._attempt(endpoint, url, attempt)
+            return await self._attempt(endpoint, url, attempt, headers)
 
         def should_retry(exc: BaseException) -> bool:
             return self._should_retry(exc, deadline)
@@ -316,6 +329,29 @@ class BraveClient:
             exc.details.setdefault("attempts", attempt)
             raise
         return replace(fetched, attempts=attempt)
+
+    async def stream_post(
+        self, endpoint: Endpoint, body: dict[str, Any], *, deadline: float | None = None
+    ) -> AsyncIterator[bytes]:
+        """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached or retried (paid for)."""
+        if not self._settings.has_key:
+            raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
+        self._admission.check(deadline)
+        await self._throttle.acquire()
+        self._counters[ENDPOINT_NAMES[endpoint]].requests += 1
+        http, timeout = self._open(), self._settings.timeout_seconds
+        headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
+        with typed_transport_errors("Brave", timeout, self._safe):
+            with anyio.fail_after(timeout):  # until the answer starts; then each chunk has httpx2's read timeout
+                request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
+                response = await http.send(request, stream=True)
+            try:
+                if not 200 <= response.status_code < 300:
+                    await self._handle(endpoint, response)  # raises the mapped error
+                async for chunk in response.aiter_bytes():
+                    yield chunk
+            finally:
+                await response.aclose()
 
     # -- retry policy ---------------------------------------------------------------------------
 
@@ -354,7 +390,7 @@ class BraveClient:
             "User-Agent": USER_AGENT,
         }
 
-    async def _attempt(self, endpoint: Endpoint, url: httpx2.URL, attempt: int) -> _Fetched:
+    async def _attempt(self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers) -> _Fetched:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed.")
         http = self._open()
@@ -363,30 +399,14 @@ class BraveClient:
         status: int | None = None
         outcome = "ok"
         try:
-            try:
-                with anyio.fail_after(timeout):
-                    request = http.build_request("GET", url, headers=self._headers())
-                    response = await http.send(request, stream=True)
-                    try:
-                        status = response.status_code
-                        return await self._handle(endpoint, response)
-                    finally:
-                        await response.aclose()
-            except TimeoutError:
-                raise timeout_error("Brave", timeout) from None
-            except httpx2.TimeoutException:
-                raise timeout_error("Brave", timeout) from None
-            except httpx2.DecodingError as exc:
-                raise errors.ParseError(
-                    f"Brave's answer could not be decompressed ({self._safe(str(exc), 120)}).",
-                    details={"status": status} if status is not None else None,
-                ) from None
-            except (httpx2.UnsupportedProtocol, httpx2.LocalProtocolError) as exc:
-                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=False) from None
-            except httpx2.HTTPError as exc:
-                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=True) from None
-            except httpx2.StreamError as exc:
-                raise network_error("Brave", exc, self._safe(str(exc), 160), retryable=False) from None
+            with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
+                request = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                response = await http.send(request, stream=True)
+                try:
+                    status = response.status_code
+                    return await self._handle(endpoint, response)
+                finally:
+                    await response.aclose()
         except errors.BraveSearchError as exc:
             outcome = exc.code.value
             raise

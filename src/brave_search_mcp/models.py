@@ -105,7 +105,9 @@ class SummarizerArgs(StrictInput):
     inline_references: bool = Field(False, description="Add (url) citations inside the summary text.")
     country: str | None = None
     search_language: str | None = Field(None, validation_alias=AliasChoices("search_language", "search_lang"))
-    deadline_seconds: float | None = Field(None, gt=0, le=120, description="Deadline of the whole call in seconds (polling default 20).")
+    deadline_seconds: float | None = Field(
+        None, gt=0, le=120, description="Deadline of the whole call in seconds (polling default 20)."
+    )
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",)}
 

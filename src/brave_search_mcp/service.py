@@ -11,11 +11,13 @@ import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from . import answers_chat, llm_context, places
 from ._version import __version__
 from .answers import parse_answer
+from .answers_chat import AnswerArgs
+from .brave_calls import json_fetch, stream_post
 from .client import BraveClient, BraveResponse
 from .config import DEBUG_PAYLOAD_CAP_BYTES, Settings
 from .errors import (
@@ -24,6 +26,8 @@ from .errors import (
     SummaryUnavailable,
     WarningCode,
 )
+from .facts import CallFacts
+from .llm_context import LlmContextArgs
 from .logs import CALL_LOGGER
 from .models import (
     DebugData,
@@ -35,8 +39,10 @@ from .models import (
     WarningItem,
     WebSearchArgs,
 )
+from .more_common import Progress
 from .pages import FitKey, PageMemo, ParseKey
 from .params import PreparedSearch, prepare_search
+from .places import LocalSearchArgs
 from .render import fit_to_limits, render_summary_text, summary_line
 from .summarizer import PollSchedule, fetch_summary
 from .wire import rate_limit_meta
@@ -50,18 +56,6 @@ Sleep = Callable[[float], Awaitable[None]]
 _SEARCH_ONLY_WARNINGS = frozenset(
     {WarningCode.DEDUPLICATED, WarningCode.OUTPUT_TRUNCATED, WarningCode.SUMMARY_NOT_AVAILABLE}
 )
-
-
-@dataclass
-class CallFacts:
-    """What the per-call log line reports."""
-
-    search_type: str | None = None
-    cached: bool | None = None
-    attempts: int = 0
-    upstream_status: int | None = None
-    deadline: float | None = None  # client-clock time by which the call must end
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class SearchService:
@@ -244,6 +238,36 @@ class SearchService:
             warnings=warnings,
         )
         return result, render_summary_text(result)
+
+    # -- the Brave-only use cases of issue 12: each runs over the one client through small adapters --
+
+    async def run_llm_context(self, args: LlmContextArgs, trace_id: str, facts: CallFacts) -> tuple[Any, str]:
+        """Grounding passages within the caller's character budget."""
+        envelope, text = await llm_context.run(
+            args, json_fetch(self.client, facts), deadline=facts.deadline, trace_id=trace_id,
+            server_version=__version__, clock=self._clock,
+        )  # fmt: skip
+        envelope.meta.rate_limit = rate_limit_meta(self.client.last_rate_limit)
+        return envelope, text
+
+    async def run_local(self, args: LocalSearchArgs, trace_id: str, facts: CallFacts) -> tuple[Any, str]:
+        """Places by place search or web locations, falling back to web results."""
+        envelope, text = await places.run(
+            args, json_fetch(self.client, facts), deadline=facts.deadline, trace_id=trace_id,
+            server_version=__version__, clock=self._clock,
+        )  # fmt: skip
+        envelope.meta.rate_limit = rate_limit_meta(self.client.last_rate_limit)
+        return envelope, text
+
+    async def run_answer(
+        self, args: AnswerArgs, trace_id: str, facts: CallFacts, progress: Progress | None
+    ) -> tuple[Any, str]:
+        """A streamed, cited AI answer; partial (with a warning) when the stream breaks or time runs out."""
+        facts.search_type = "answer"
+        return await answers_chat.run(
+            args, stream_post(self.client), deadline=facts.deadline, progress=progress, clock=self._clock,
+            trace_id=trace_id, server_version=__version__,
+        )  # fmt: skip
 
     @property
     def clock(self) -> Clock:

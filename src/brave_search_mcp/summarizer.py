@@ -299,7 +299,7 @@ def _unavailable(
 def _not_in_plan(exc: NotInPlan) -> NotInPlan:
     message = (
         f'The Brave Summarizer needs Brave\'s legacy "{PLAN_NEEDED}" plan, which this API key does not include '
-        f"(Brave said: {exc.message})"
+        f"(Brave said: {exc.message}). For cited AI answers on current plans use brave_answer (Brave's Answers plan)."
     )
     return NotInPlan(
         message,

@@ -21,15 +21,20 @@ from typing import Any, Generic, TypeVar
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from . import more_docs
 from ._version import __version__
+from .answers_chat import AnswerArgs, deadline_seconds
 from .config import ConfigError, Settings
 from .errors import BraveSearchError, InternalError, InvalidArgument, UpstreamTimeout
+from .facts import CallFacts
 from .helpdoc import ToolDoc, build_help, render_help_text
+from .llm_context import LlmContextArgs
 from .logs import CALL_LOGGER
 from .models import ErrorBody, ErrorEnvelope, ErrorMeta, HelpArgs, StatusArgs, SummarizerArgs, WebSearchArgs
+from .places import LocalSearchArgs
 from .redact import contains, redact
 from .render import render_error_text
-from .service import CallFacts, SearchService
+from .service import SearchService
 from .status import build_status, render_status_text
 
 logger = logging.getLogger(CALL_LOGGER)
@@ -109,6 +114,26 @@ async def _status(service: SearchService, args: StatusArgs, call: CallContext) -
     return report, render_status_text(report)
 
 
+async def _llm_context(service: SearchService, args: LlmContextArgs, call: CallContext) -> tuple[dict[str, Any], str]:
+    envelope, text = await service.run_llm_context(args, call.trace_id, call.facts)
+    return envelope.dump(), text
+
+
+async def _local(service: SearchService, args: LocalSearchArgs, call: CallContext) -> tuple[dict[str, Any], str]:
+    envelope, text = await service.run_local(args, call.trace_id, call.facts)
+    return envelope.dump(), text
+
+
+async def _answer(service: SearchService, args: AnswerArgs, call: CallContext) -> tuple[dict[str, Any], str]:
+    envelope, text = await service.run_answer(args, call.trace_id, call.facts, call.progress)
+    return envelope.dump(), text
+
+
+def _answer_deadline(args: AnswerArgs, settings: Settings) -> float:
+    """Research mode can take minutes: its deadline follows its own budget, not the default."""
+    return deadline_seconds(args, settings.call_deadline_seconds)
+
+
 def _summarizer_deadline(args: SummarizerArgs, settings: Settings) -> float:
     """A caller's ``deadline_seconds`` bounds the whole call, a hanging poll included."""
     if args.deadline_seconds is None:
@@ -136,8 +161,34 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             "(summarizer_key from brave_web_search with summary: true). Needs a Brave plan with the summarizer.",
             SummarizerArgs,
             _summarize,
-            "Legacy summarizer (Brave's Pro AI plan): a cited summary by query or by summarizer_key.",
+            "Legacy summarizer (Brave's Pro AI plan): a cited summary by query or by summarizer_key. "
+            + more_docs.SUMMARIZER_HELP_NOTE,
             deadline=_summarizer_deadline,
+        ),
+        ToolSpec(
+            more_docs.LLM_CONTEXT.name,
+            more_docs.LLM_CONTEXT.title,
+            more_docs.LLM_CONTEXT.description,
+            LlmContextArgs,
+            _llm_context,
+            more_docs.LLM_CONTEXT.help,
+        ),
+        ToolSpec(
+            more_docs.LOCAL_SEARCH.name,
+            more_docs.LOCAL_SEARCH.title,
+            more_docs.LOCAL_SEARCH.description,
+            LocalSearchArgs,
+            _local,
+            more_docs.LOCAL_SEARCH.help,
+        ),
+        ToolSpec(
+            more_docs.ANSWER.name,
+            more_docs.ANSWER.title,
+            more_docs.ANSWER.description,
+            AnswerArgs,
+            _answer,
+            more_docs.ANSWER.help,
+            deadline=_answer_deadline,
         ),
         ToolSpec(
             "brave_web_search_help",
