@@ -789,6 +789,8 @@ async def test_counters_per_endpoint() -> None:
         "local_pois",
         "local_descriptions",
         "llm_context",
+        "place_search",
+        "answers",
     }
     web = counters["web"]
     assert (web.requests, web.errors, web.cache_hits, web.by_code) == (2, 1, 1, {"QUOTA_EXCEEDED": 1})

@@ -160,9 +160,11 @@ class CountingFake(FakeBrave):
         self.streamed_bytes = 0
         self.stream_closed = threading.Event()
 
-    def handle(self, method: str, path: str, params: list[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
+    def handle(
+        self, method: str, path: str, params: list[tuple[str, str]], headers: Mapping[str, str], body: bytes = b""
+    ) -> Reply:
         """Answer as the fake does, wrapping a streamed body in a byte counter."""
-        reply = super().handle(method, path, params, headers)
+        reply = super().handle(method, path, params, headers, body)
         chunks = reply.chunks
         if chunks is not None:
 

@@ -35,7 +35,7 @@ from brave_search_mcp.config import (
 from brave_search_mcp.errors import ErrorCode
 from brave_search_mcp.server import build_server
 from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
-from brave_search_mcp.tools import ToolOutcome, all_tools
+from brave_search_mcp.tools import ToolOutcome
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
@@ -59,7 +59,7 @@ markup_text = st.sampled_from(
 huge_text = st.builds(lambda piece, n: piece * n, st.text(min_size=1, max_size=3), st.integers(2_000, 120_000))
 texts = st.one_of(st.text(max_size=60), control_text, markup_text, huge_text)
 
-TOOL_NAMES = tuple(tool.name for tool in all_tools())
+TOOL_NAMES = ("brave_web_search", "brave_summarizer", "brave_web_search_help", "brave_web_search_status")
 
 
 def nested(leaf: Any, depth: int, as_dict: bool) -> Any:

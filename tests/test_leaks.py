@@ -60,6 +60,7 @@ FAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "slow_body": {"delay": 0.1, "chunk_size": 64},
     "oversize": {"size": 1024 * 1024},
     "429": {"retry_after": 0, "reset": 0},  # no real waiting in the subprocess
+    "429_quota": {"month_reset": 0},  # the month "resets" at once, so later steps are not gated
 }
 RETRIES = 1
 CALL_LIMIT = 15.0

@@ -18,6 +18,7 @@ from mcp import Client
 from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
 from brave_search_mcp.server import build_server
+from brave_search_mcp.tools import all_tools
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "manifest.json"
@@ -39,7 +40,7 @@ async def test_manifest_tools_are_exactly_the_tools_the_server_registers(manifes
     async with Client(build_server(Settings())) as client:
         listed = await client.list_tools()
     server_tools = [tool.name for tool in listed.tools]
-    assert len(server_tools) == 4
+    assert server_tools == [tool.name for tool in all_tools()]  # the registry is the one list
     assert [tool["name"] for tool in manifest["tools"]] == server_tools
     assert all(tool.get("description") for tool in manifest["tools"])
     assert manifest["tools_generated"] is False

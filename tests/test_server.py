@@ -198,7 +198,7 @@ async def test_other_tools_reject_unknown_or_bad_fields(
 async def test_every_upstream_fault_is_an_error_envelope(
     mcp: Client, fake: FakeBrave, fault: str, times: int, code: str, retryable: bool
 ) -> None:
-    fake.inject(fault, times=times)
+    fake.inject(fault, times=times, **({"month_reset": 0} if fault == "429_quota" else {}))  # no lasting gate
     result = await mcp.call_tool("brave_web_search", {"query": "fault"})
     error = _error(result)
     assert (error["code"], error["retryable"]) == (code, retryable)
@@ -294,7 +294,7 @@ async def test_help_and_status_through_mcp(mcp: Client) -> None:
 
 async def test_without_a_key_tools_list_and_calls_explain(fake: FakeBrave, mode: str) -> None:
     async with _connect(make_settings(api_key=None, api_key_source=None), fake, mode) as connected:
-        assert len((await connected.list_tools()).tools) == 4
+        assert len((await connected.list_tools()).tools) == len(TOOL_NAMES)
         error = _error(await connected.call_tool("brave_web_search", {"query": "q"}))
         assert error["code"] == "MISSING_API_KEY"
         assert "BRAVE_SEARCH_API_KEY" in error["message"]

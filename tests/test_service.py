@@ -110,7 +110,7 @@ async def test_a_bug_is_an_internal_error_without_internals(
 
 
 async def test_unknown_tool_name_is_an_envelope(fake: FakeBrave) -> None:
-    outcome = await _call(fake, "brave_local_search", {"query": "x"})
+    outcome = await _call(fake, "brave_no_such_tool", {"query": "x"})
     assert outcome.structured["error"]["code"] == "INVALID_ARGUMENT"
     assert outcome.structured["error"]["details"]["field"] == "tool"
 

@@ -121,6 +121,9 @@ async def test_stdio_initialize_list_and_every_search_type(upstream: FakeBraveSe
         assert [t["name"] for t in tools] == [
             "brave_web_search",
             "brave_summarizer",
+            "brave_llm_context",
+            "brave_local_search",
+            "brave_answer",
             "brave_web_search_help",
             "brave_web_search_status",
         ]
@@ -172,7 +175,7 @@ async def test_stdio_without_key_lists_tools_and_explains(upstream: FakeBraveSer
     env = server_env(upstream.base_url)
     del env["BRAVE_SEARCH_API_KEY"]
     async with stdio_server(env) as rpc:
-        assert len((await rpc.call("tools/list"))["result"]["tools"]) == 4
+        assert len((await rpc.call("tools/list"))["result"]["tools"]) == 7
         reply = await rpc.call("tools/call", {"name": "brave_web_search", "arguments": {"query": "q"}})
         assert reply["result"]["structuredContent"]["error"]["code"] == "MISSING_API_KEY"
     assert upstream.fake.requests == []

@@ -76,6 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--entity-info", action="store_true", default=None)
     summarize.add_argument("--json", action="store_true")
 
+    context = sub.add_parser("context", help="grounding passages for a query (LLM context)")
+    context.add_argument("query")
+    context.add_argument("--max-chars", dest="max_chars", type=int, help="text budget (default 8000)")
+    context.add_argument("--country")
+    context.add_argument("--json", action="store_true")
+
+    local = sub.add_parser("local", help="places: by query, near a location or coordinates")
+    local.add_argument("query")
+    local.add_argument("--location", help='where, as text, e.g. "berlin germany"')
+    local.add_argument("--lat", dest="latitude", type=float)
+    local.add_argument("--lon", dest="longitude", type=float)
+    local.add_argument("--radius", type=float, help="metres")
+    local.add_argument("--count", dest="max_results", type=int)
+    local.add_argument("--json", action="store_true")
+
+    answer = sub.add_parser("answer", help="a cited AI answer (Brave Answers plan)")
+    answer.add_argument("question")
+    answer.add_argument("--research", action="store_true", default=None, help="multi-search research (minutes)")
+    answer.add_argument("--json", action="store_true")
+
     status = sub.add_parser("status", help="configuration, limits and (with --probe) connectivity")
     status.add_argument("--probe", action="store_true", help="send one count=1 request per search endpoint")
     status.add_argument("--verbose", action="store_true")
@@ -102,6 +122,14 @@ def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     return args
 
 
+# command -> (tool, option names that are the tool's fields)
+_OTHER_TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "context": ("brave_llm_context", ("query", "max_chars", "country")),
+    "local": ("brave_local_search", ("query", "location", "latitude", "longitude", "radius", "max_results")),
+    "answer": ("brave_answer", ("question", "research")),
+}
+
+
 def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if ns.command == "search":
         return "brave_web_search", _search_arguments(ns)
@@ -111,15 +139,31 @@ def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             if getattr(ns, flag):
                 args[flag] = True
         return "brave_summarizer", args
+    if ns.command in _OTHER_TOOLS:
+        tool, fields = _OTHER_TOOLS[ns.command]
+        return tool, {name: getattr(ns, name) for name in fields if getattr(ns, name, None) is not None}
     if ns.command == "status":
         return "brave_web_search_status", {"probe_connectivity": ns.probe, "verbose": ns.verbose}
     return "brave_web_search_help", {"topic": ns.topic}
 
 
-async def run_tool(settings: Settings, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
-    """One tool call through a fresh client, exactly as the MCP server would run it."""
+async def run_tool(
+    settings: Settings, tool: str, arguments: dict[str, Any], progress_to: TextIO | None = None
+) -> ToolOutcome:
+    """One tool call through a fresh client, exactly as the MCP server would run it (progress on a TTY only)."""
+
+    async def show(done: float, total: float | None, message: str | None) -> None:
+        assert progress_to is not None
+        share = f" {done / total:.0%}" if total else ""
+        progress_to.write(f"\r\x1b[K… {message or 'working'}{share}")
+        progress_to.flush()
+
+    live = progress_to is not None and progress_to.isatty()
     async with open_tools(settings) as tools:
-        return await tools.call(tool, arguments)
+        outcome = await tools.call(tool, arguments, progress=show if live else None)
+    if live and progress_to is not None:
+        progress_to.write("\r\x1b[K")
+    return outcome
 
 
 def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -233,7 +277,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if command == "skill":
             return _skill(settings, ns, out)
         tool, arguments = _tool_call(ns)
-        outcome = anyio.run(run_tool, settings, tool, arguments)
+        outcome = anyio.run(run_tool, settings, tool, arguments, err)
         return _print_outcome(outcome, ns.json, out, err)
     except KeyboardInterrupt:
         err.write("brave-search-mcp: interrupted\n")

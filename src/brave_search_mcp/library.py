@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import uuid
+from typing import Any, TypeVar, cast
 
 import httpx2
 from pydantic import SecretStr
 
+from .answers_chat import AnswerArgs
 from .client import BraveClient
 from .config import Settings
+from .facts import CallFacts
+from .llm_context import LlmContextArgs
 from .models import SearchEnvelope, StatusArgs, SummarizerArgs, SummaryEnvelope, WebSearchArgs
+from .models_more import AnswerEnvelope, LlmContextEnvelope, LocalEnvelope
+from .more_common import Progress
+from .places import LocalSearchArgs
 from .service import SearchService
 from .status import build_status
 from .tools import validate_arguments
@@ -68,6 +75,24 @@ class BraveSearch:
         envelope, _ = await self.service.summarize(args)
         return envelope
 
+    async def llm_context(self, query: str, **params: Any) -> LlmContextEnvelope:
+        """Grounding passages for ``query``; ``params`` are ``brave_llm_context`` arguments (max_chars, ...)."""
+        args = validate_arguments(LlmContextArgs, _given({"query": query, **params}))
+        envelope, _ = await self.service.run_llm_context(args, _trace_id(), CallFacts())
+        return cast(LlmContextEnvelope, envelope)
+
+    async def local(self, query: str, **params: Any) -> LocalEnvelope:
+        """Places for ``query``; pass ``location`` or ``latitude``/``longitude`` for place search."""
+        args = validate_arguments(LocalSearchArgs, _given({"query": query, **params}))
+        envelope, _ = await self.service.run_local(args, _trace_id(), CallFacts())
+        return cast(LocalEnvelope, envelope)
+
+    async def answer(self, question: str, *, progress: Progress | None = None, **params: Any) -> AnswerEnvelope:
+        """A cited AI answer from Brave Answers (``research=True`` for the long multi-search mode)."""
+        args = validate_arguments(AnswerArgs, _given({"question": question, **params}))
+        envelope, _ = await self.service.run_answer(args, _trace_id(), CallFacts(), progress)
+        return cast(AnswerEnvelope, envelope)
+
     async def status(self, *, probe_connectivity: bool = False, verbose: bool = False) -> dict[str, Any]:
         """The same report as the status tool."""
         args = StatusArgs(probe_connectivity=probe_connectivity, verbose=verbose)
@@ -77,5 +102,13 @@ class BraveSearch:
 _ArgsT = TypeVar("_ArgsT", WebSearchArgs, SummarizerArgs)
 
 
+def _given(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
+
+
 def _validate(model: type[_ArgsT], data: dict[str, Any]) -> _ArgsT:
-    return validate_arguments(model, {k: v for k, v in data.items() if v is not None})
+    return validate_arguments(model, _given(data))
+
+
+def _trace_id() -> str:
+    return uuid.uuid4().hex[:16]

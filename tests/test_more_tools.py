@@ -1,0 +1,84 @@
+"""LLM context, local search and Answers end to end: the real stdio process, and every Brave error path per tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brave_search_mcp.client import BraveClient
+from testkit.brave.brave import FakeBrave
+from testkit.brave.http_server import FakeBraveServer
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
+from testkit.tools import tool_boundary
+from tests.test_stdio import server_env, stdio_server
+
+pytestmark = pytest.mark.anyio
+
+CALLS: dict[str, dict[str, Any]] = {
+    "brave_llm_context": {"query": "rust async runtimes", "max_chars": 2000},
+    "brave_local_search": {"query": "coffee", "location": "san francisco ca united states"},
+    "brave_answer": {"question": "What is the tallest mountain?"},
+}
+
+
+async def _call(rpc: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    reply = await rpc.call("tools/call", {"name": name, "arguments": arguments})
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+async def test_each_new_tool_answers_over_real_stdio(fake_server: FakeBraveServer) -> None:
+    async with stdio_server(server_env(fake_server.base_url)) as rpc:
+        listed = (await rpc.call("tools/list"))["result"]["tools"]
+        assert {"brave_llm_context", "brave_local_search", "brave_answer"} <= {t["name"] for t in listed}
+        context = await _call(rpc, "brave_llm_context", CALLS["brave_llm_context"])
+        places = await _call(rpc, "brave_local_search", CALLS["brave_local_search"])
+        nearby = await _call(rpc, "brave_local_search", {"query": "coffee near alexanderplatz"})
+        answer = await _call(rpc, "brave_answer", CALLS["brave_answer"])
+        fake_server.fake.more.stream_cut_after = 3
+        cut = await _call(rpc, "brave_answer", {"question": "A question whose stream breaks"})
+    assert not context["isError"] and context["structuredContent"]["sources"]
+    assert len(context["content"][0]["text"]) <= 2000
+    assert not places["isError"] and places["structuredContent"]["meta"]["path"] == "place_search"
+    assert places["structuredContent"]["sections"][0]["key"] == "places"
+    assert nearby["structuredContent"]["meta"]["path"] in ("web_locations", "web_fallback")
+    assert not answer["isError"] and answer["structuredContent"]["answer"]
+    assert answer["structuredContent"]["sources"]
+    assert not cut["isError"]  # what arrived, with a warning: never an exception
+    assert "STREAM_INTERRUPTED" in {w["code"] for w in cut["structuredContent"]["warnings"]}
+
+
+# Brave's documented failures (reference/brave-api.md §6) and the code each new tool must return.
+ERROR_PATHS = [
+    ("422_token", "AUTH_FAILED"),
+    ("404_subscription", "AUTH_FAILED"),
+    ("403", "NOT_IN_PLAN"),
+    ("422_validation", "UPSTREAM_VALIDATION"),
+    ("429", "RATE_LIMITED"),
+    ("429_quota", "QUOTA_EXCEEDED"),
+    ("503", "UPSTREAM_ERROR"),
+    ("403_bare", "UPSTREAM_ERROR"),
+    ("invalid_json", "PARSE_ERROR"),
+]
+
+
+@pytest.mark.parametrize("tool", sorted(CALLS))
+@pytest.mark.parametrize(("fault", "code"), ERROR_PATHS)
+async def test_every_documented_brave_error_has_its_code_for_each_new_tool(tool: str, fault: str, code: str) -> None:
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1000, clock=clock)
+    settings = make_settings(retries=1)
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        plan_only = tool == "brave_local_search" and code == "NOT_IN_PLAN"
+        fake.inject(fault, times=1 if plan_only else 5)  # only the local endpoint lacks the plan; web still works
+        outcome = await tool_boundary(settings, client, clock=clock, sleep=clock.sleep).call(tool, CALLS[tool])
+    if tool == "brave_local_search" and code == "NOT_IN_PLAN":
+        assert not outcome.is_error  # no local plan: plain web results with a warning, never a bare failure
+        return
+    if tool == "brave_answer" and fault == "invalid_json":
+        assert outcome.is_error  # a stream with no answer in it is an error, whatever its code
+        return
+    assert outcome.is_error, outcome.text
+    assert outcome.structured["error"]["code"] == code, outcome.text
