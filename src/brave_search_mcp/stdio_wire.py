@@ -46,6 +46,8 @@ _CHUNK = 64 * 1024
 _PIPE_BUF = 4096  # a blocking write this small never blocks once poll says the pipe is writable
 
 RequestId = int | str
+ReadSide = MemoryObjectReceiveStream[SessionMessage | Exception]  # what the session reads: messages from stdin
+WriteSide = MemoryObjectSendStream[SessionMessage]  # what the session writes: messages for stdout
 
 
 class LineRejected(Exception):
@@ -109,6 +111,8 @@ def parse_line(line: bytes) -> JSONRPCMessage:
         raise LineRejected(PARSE_ERROR, f"Parse error: {exc}") from None
     request_id = _readable_id(value)
     _check_tree(value, request_id)
+    if isinstance(value, dict) and isinstance(value.get("id"), bool):  # pydantic would turn true into 1
+        raise LineRejected(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
     try:
         return jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError:
@@ -199,9 +203,9 @@ class _Output:
 
     async def write(self, data: bytes) -> None:
         """Write one whole line (or nothing, once the reader has gone)."""
-        if not data or self.broken.is_set():
-            return
         async with self._lock:
+            if not data or self.broken.is_set():
+                return
             try:
                 await self._fd.write_all(data)
             except OSError as exc:  # the client closed its end: nobody is listening any more
@@ -266,7 +270,7 @@ async def stdio_wire(
     stdout_fd: int | None = None,
     *,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]]:
+) -> AsyncIterator[tuple[ReadSide, WriteSide]]:
     """The (read, write) stream pair a server session expects, over stdin/stdout (or the given descriptors)."""
     with ExitStack() as stack:
         if stdin_fd is None or stdout_fd is None:
@@ -274,36 +278,40 @@ async def stdio_wire(
         out = _Output(_Fd(stdout_fd))
         read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
-        async with anyio.create_task_group() as tg:
-            reader = anyio.CancelScope()
-            writer_done = anyio.Event()
+        try:
+            async with anyio.create_task_group() as tg:
+                reader = anyio.CancelScope()
+                writer_done = anyio.Event()
 
-            async def read_until_eof() -> None:
-                with reader:
-                    await _pump_in(_Fd(stdin_fd), out, read_send, max_line_bytes)
+                async def read_until_eof() -> None:
+                    with reader:
+                        await _pump_in(_Fd(stdin_fd), out, read_send, max_line_bytes)
 
-            async def write_until_closed() -> None:
+                async def write_until_closed() -> None:
+                    try:
+                        await _pump_out(write_recv, out)
+                    finally:
+                        writer_done.set()
+
+                async def stop_on_broken_pipe() -> None:
+                    await out.broken.wait()
+                    reader.cancel()
+                    await read_send.aclose()  # the session sees end of input
+
+                tg.start_soon(read_until_eof)
+                tg.start_soon(write_until_closed)
+                tg.start_soon(stop_on_broken_pipe)
                 try:
-                    await _pump_out(write_recv, out)
+                    yield read_recv, write_send
                 finally:
-                    writer_done.set()
-
-            async def stop_on_broken_pipe() -> None:
-                await out.broken.wait()
-                reader.cancel()
-                await read_send.aclose()  # the session sees end of input
-
-            tg.start_soon(read_until_eof)
-            tg.start_soon(write_until_closed)
-            tg.start_soon(stop_on_broken_pipe)
-            try:
-                yield read_recv, write_send
-            finally:
-                reader.cancel()
-                await write_send.aclose()
-                with anyio.move_on_after(DRAIN_SECONDS):
-                    await writer_done.wait()
-                tg.cancel_scope.cancel()
+                    reader.cancel()
+                    await write_send.aclose()
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await writer_done.wait()
+                    tg.cancel_scope.cancel()
+        finally:
+            for stream in (read_send, read_recv, write_send, write_recv):
+                stream.close()  # all four, even those a cancelled task never reached
 
 
 async def serve_stdio(
