@@ -13,6 +13,8 @@ from typing import IO, Any
 
 import anyio
 import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import JSONRPCRequest, JSONRPCResponse
 
 from brave_search_mcp.stdio_wire import (
@@ -24,6 +26,7 @@ from brave_search_mcp.stdio_wire import (
     LineRejected,
     _encode,
     parse_line,
+    serve_stdio,
     stdio_wire,
 )
 from testkit.brave.http_server import FakeBraveServer
@@ -320,3 +323,101 @@ async def test_line_cap_is_exact_and_skipping_resumes_at_the_next_line() -> None
     assert len(replies) == 2
     for reply in replies:
         assert_error(reply, INVALID_REQUEST, None)
+
+
+async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() -> None:
+    """In process, so the test can see the lifespan's cleanup run (that is where the HTTP client is closed)."""
+    events: list[str] = []
+    call_started = anyio.Event()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
+        events.append("opened")
+        try:
+            yield None
+        finally:
+            events.append("closed")
+
+    async def stuck() -> str:
+        """Never returns on its own."""
+        call_started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    server = MCPServer[None]("stuck", lifespan=lifespan, log_level="WARNING", tools=[Tool.from_function(stuck)])
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}},
+    ]
+    os.write(in_write, b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    stops: list[int] = []
+    try:
+        with anyio.fail_after(WAIT_SECONDS):
+            async with anyio.create_task_group() as tg:
+
+                async def send_sigterm_once_stuck() -> None:
+                    await call_started.wait()  # the signal receiver is installed by now
+                    os.kill(os.getpid(), signal.SIGTERM)
+
+                tg.start_soon(send_sigterm_once_stuck)
+                code = await serve_stdio(server, on_stop=stops.append, stdin_fd=in_read, stdout_fd=out_write)
+        output = os.read(out_read, 65536)
+    finally:
+        for fd in (in_read, in_write, out_read, out_write):
+            os.close(fd)
+    assert (code, stops, events) == (0, [0], ["opened", "closed"])
+    assert [json.loads(line)["id"] for line in output.splitlines()] == [1]  # initialize answered, nothing torn
+
+
+STUCK_IN_A_THREAD = """
+import sys, threading
+from mcp.server.mcpserver import MCPServer
+from brave_search_mcp.stdio_wire import run_stdio
+
+server = MCPServer("stuck", log_level="WARNING")
+
+@server.tool()
+def stuck() -> str:
+    '''A sync tool runs in a worker thread, which no cancellation can interrupt.'''
+    threading.Event().wait()
+    return "unreachable"
+
+sys.exit(run_stdio(server))
+"""
+
+
+@pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0), ("eof", 0)])
+async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
+    stderr_file: IO[bytes], stop: signal.Signals | str, exit_code: int
+) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    command = [sys.executable, "-c", STUCK_IN_A_THREAD]
+    async with await anyio.open_process(command, env=env, stderr=stderr_file) as process:
+        rpc = RpcSession(process)
+        try:
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+            await rpc.call("initialize", init)
+            await rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await rpc.request("tools/call", {"name": "stuck", "arguments": {}})
+            await rpc.call("ping")  # answered while the stuck call runs: the call is in flight now
+            if isinstance(stop, signal.Signals):
+                process.send_signal(stop)
+            else:
+                await rpc.close_stdin()
+            assert await wait_for_exit(rpc) == exit_code
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert "Traceback" not in read_stderr(stderr_file)

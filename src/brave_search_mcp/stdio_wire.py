@@ -42,6 +42,7 @@ PARSE_ERROR, INVALID_REQUEST, INTERNAL_ERROR = -32700, -32600, -32603
 EXIT_OK, EXIT_INTERRUPTED = 0, 130
 STOP_DEADLINE_SECONDS = 1.5  # after a stop begins, the process is gone within this even if a call is stuck
 DRAIN_SECONDS = 1.0  # at EOF, how long replies already queued may take to reach stdout
+EOF_GRACE_SECONDS = 1.0  # at EOF, how long in-flight calls may take to wind down before they are cancelled
 _CHUNK = 64 * 1024
 _PIPE_BUF = 4096  # a blocking write this small never blocks once poll says the pipe is writable
 
@@ -270,8 +271,12 @@ async def stdio_wire(
     stdout_fd: int | None = None,
     *,
     max_line_bytes: int = MAX_LINE_BYTES,
+    on_eof: Callable[[], None] | None = None,
 ) -> AsyncIterator[tuple[ReadSide, WriteSide]]:
-    """The (read, write) stream pair a server session expects, over stdin/stdout (or the given descriptors)."""
+    """The (read, write) stream pair a server session expects, over stdin/stdout (or the given descriptors).
+
+    ``on_eof()`` is called when input ends: stdin reached end of file, or stdout's reader went away.
+    """
     with ExitStack() as stack:
         if stdin_fd is None or stdout_fd is None:
             stdin_fd, stdout_fd = stack.enter_context(_claim_std_fds())
@@ -283,9 +288,14 @@ async def stdio_wire(
                 reader = anyio.CancelScope()
                 writer_done = anyio.Event()
 
+                def input_ended() -> None:
+                    if on_eof is not None:
+                        on_eof()
+
                 async def read_until_eof() -> None:
                     with reader:
                         await _pump_in(_Fd(stdin_fd), out, read_send, max_line_bytes)
+                        input_ended()
 
                 async def write_until_closed() -> None:
                     try:
@@ -297,6 +307,7 @@ async def stdio_wire(
                     await out.broken.wait()
                     reader.cancel()
                     await read_send.aclose()  # the session sees end of input
+                    input_ended()
 
                 tg.start_soon(read_until_eof)
                 tg.start_soon(write_until_closed)
@@ -332,13 +343,12 @@ async def serve_stdio(
     exit_code = EXIT_OK
     stopped = False
 
-    def stop(code: int, scope: anyio.CancelScope) -> None:
+    def begin_stop(code: int) -> None:
         nonlocal exit_code, stopped
         if not stopped:
             stopped, exit_code = True, code
             if on_stop is not None:
                 on_stop(code)
-        scope.cancel()
 
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with anyio.create_task_group() as tg:
@@ -347,12 +357,24 @@ async def serve_stdio(
                 task_status.started()
                 async for signum in signals:
                     logger.info("stdio: %s received; stopping", signal.Signals(signum).name)
-                    stop(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_OK, tg.cancel_scope)
+                    begin_stop(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_OK)
+                    tg.cancel_scope.cancel()
+
+            async def cancel_after_grace() -> None:
+                await anyio.sleep(EOF_GRACE_SECONDS)
+                tg.cancel_scope.cancel()
+
+            def input_ended() -> None:
+                # The SDK answers in-flight calls with "Connection closed" and returns; if a call will not
+                # let go, the grace (and run_stdio's deadline, armed here) end it anyway.
+                begin_stop(EXIT_OK)
+                tg.start_soon(cancel_after_grace)
 
             await tg.start(watch_signals)
-            async with stdio_wire(stdin_fd, stdout_fd) as (read_stream, write_stream):
+            async with stdio_wire(stdin_fd, stdout_fd, on_eof=input_ended) as (read_stream, write_stream):
                 await lowlevel.run(read_stream, write_stream, options)
-            stop(EXIT_OK, tg.cancel_scope)  # end of input
+            begin_stop(EXIT_OK)
+            tg.cancel_scope.cancel()
     return exit_code
 
 
