@@ -12,7 +12,6 @@ its id when the id can be read (else ``null``) and the next line is served. All 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -33,6 +32,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
+
+if sys.platform != "win32":
+    import fcntl
 
 logger = logging.getLogger(__name__)
 
@@ -177,9 +179,11 @@ async def _lines(source: _Fd, max_line_bytes: int) -> AsyncIterator[bytes | _Too
             if buffer and not skipping:
                 yield bytes(buffer)  # a last line without a newline is still a line
             return
+        scan_from = len(buffer)  # earlier bytes were searched already: a long line costs one pass, not many
         buffer += chunk
         while True:
-            end = buffer.find(b"\n")
+            end = buffer.find(b"\n", scan_from)
+            scan_from = 0
             if end < 0:
                 if len(buffer) > max_line_bytes and not skipping:
                     skipping = True
@@ -386,6 +390,10 @@ def _exit_now(code: int) -> None:
 
 def run_stdio(server: MCPServer[Any]) -> int:
     """Serve on the process's stdin/stdout and return the exit code; the process ends within 2 s of a stop."""
+
+    if sys.platform == "win32":  # no fd polling on Windows pipes: the SDK's transport, without these guarantees
+        server.run()
+        return EXIT_OK
 
     def arm_deadline(code: int) -> None:
         timer = threading.Timer(STOP_DEADLINE_SECONDS, _exit_now, args=(code,))
