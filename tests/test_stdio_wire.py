@@ -421,3 +421,27 @@ async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
             if process.returncode is None:
                 process.kill()
     assert "Traceback" not in read_stderr(stderr_file)
+
+
+async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its_end(
+    upstream: FakeBraveServer, tmp_path: Path, stderr_file: IO[bytes]
+) -> None:
+    """``brave-search-mcp < requests.jsonl > replies.jsonl``: files cannot be polled, so they take the other path."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"jsonrpc":"2.0","id":"a","method":"ping"}\n{"jsonrpc":"2.0","id":"b","method":\n')
+    replies = tmp_path / "replies.jsonl"
+    command = [sys.executable, "-m", "brave_search_mcp"]
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        async with await anyio.open_process(
+            command, env=server_env(upstream.base_url), stdin=stdin, stdout=stdout, stderr=stderr_file
+        ) as process:
+            try:
+                with anyio.fail_after(WAIT_SECONDS):
+                    assert await process.wait() == 0
+            finally:
+                if process.returncode is None:
+                    process.kill()
+    lines = [json.loads(line) for line in replies.read_bytes().splitlines()]
+    assert all(line["jsonrpc"] == "2.0" for line in lines)
+    assert any(line.get("id") is None and line["error"]["code"] == PARSE_ERROR for line in lines)
+    assert "Traceback" not in read_stderr(stderr_file)

@@ -150,11 +150,15 @@ class _Fd:
 
     async def read(self) -> bytes:
         """The next chunk, or b"" at end of file."""
-        if self.pollable:
-            await anyio.wait_readable(self.fd)
-        else:
-            await anyio.lowlevel.checkpoint()
-        return os.read(self.fd, _CHUNK)
+        while True:
+            if self.pollable:
+                await anyio.wait_readable(self.fd)
+            else:
+                await anyio.lowlevel.checkpoint()
+            try:
+                return os.read(self.fd, _CHUNK)
+            except BlockingIOError:  # someone else made the shared pipe non-blocking: wait again
+                continue
 
     async def write_all(self, data: bytes) -> None:
         """Write every byte, yielding to the event loop while the reader is slow."""
@@ -162,7 +166,10 @@ class _Fd:
         while view:
             if self.pollable:
                 await anyio.wait_writable(self.fd)
-            written = os.write(self.fd, view[:_PIPE_BUF])
+            try:
+                written = os.write(self.fd, view[:_PIPE_BUF])
+            except BlockingIOError:
+                written = 0
             view = view[written:]
 
 
