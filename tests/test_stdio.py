@@ -2,111 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Iterator
 
-import anyio
 import pytest
-from anyio.abc import Process
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 
-from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import server_env, stdio_server
 
 pytestmark = pytest.mark.anyio
-
-PROTOCOL = "2025-11-25"
-
-
-def server_env(base_url: str, **extra: str) -> dict[str, str]:
-    """A minimal environment: the fake's URL, a fake key, fast retries; nothing from the developer's shell."""
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "BRAVE_SEARCH_API_KEY": VALID_KEY,
-        "BRAVE_SEARCH_BASE_URL": base_url,
-        "BRAVE_SEARCH_RETRY_BASE_MS": "5",
-        "BRAVE_SEARCH_RETRY_MAX_MS": "20",
-        "BRAVE_SEARCH_TIMEOUT_SECONDS": "2",
-    }
-    env.update(extra)
-    return env
-
-
-class RpcSession:
-    """Line-delimited JSON-RPC over the subprocess pipes, recording every stdout line."""
-
-    def __init__(self, process: Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
-        self.process = process
-        self._stdin = process.stdin
-        self._stdout = BufferedByteReceiveStream(process.stdout)
-        self.lines: list[bytes] = []
-        self._next_id = 0
-        self._pending: dict[int, dict[str, Any]] = {}
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._stdin.send(json.dumps(message).encode() + b"\n")
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> int:
-        self._next_id += 1
-        await self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}})
-        return self._next_id
-
-    async def response(self, request_id: int) -> dict[str, Any]:
-        with anyio.fail_after(30):
-            while request_id not in self._pending:
-                line = await self._stdout.receive_until(b"\n", 16 * 1024 * 1024)
-                self.lines.append(line)
-                message = json.loads(line)
-                if "id" in message and ("result" in message or "error" in message):
-                    self._pending[message["id"]] = message
-        return self._pending.pop(request_id)
-
-    async def close_stdin(self) -> None:
-        """EOF on stdin is how a host tells a stdio server to stop."""
-        await self._stdin.aclose()
-
-    async def drain(self) -> bytes:
-        """Whatever stdout still holds after the process closed it."""
-        rest = b""
-        with anyio.fail_after(10):
-            while True:
-                try:
-                    rest += await self._stdout.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
-                    return rest
-
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.response(await self.request(method, params))
-
-
-@asynccontextmanager
-async def stdio_server(env: dict[str, str]) -> AsyncIterator[RpcSession]:
-    async with await anyio.open_process([sys.executable, "-m", "brave_search_mcp"], env=env, stderr=None) as process:
-        session = RpcSession(process)
-        init = await session.call(
-            "initialize",
-            {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
-        )
-        assert init["result"]["serverInfo"]["name"] == "brave-search"
-        await session.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        try:
-            yield session
-        finally:
-            await session.close_stdin()
-            with anyio.fail_after(10):
-                await process.wait()
-            # everything the server ever wrote to stdout, to the last byte, was JSON-RPC
-            rest = await session.drain()
-            for line in [*session.lines, *rest.splitlines()]:
-                assert json.loads(line)["jsonrpc"] == "2.0"
 
 
 @pytest.fixture

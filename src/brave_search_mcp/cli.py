@@ -250,8 +250,9 @@ def serve(settings: Settings, err: TextIO) -> int:
     if err.isatty() and sys.stdin.isatty():
         err.write("Waiting for an MCP client on stdin (register this command with your agent; Ctrl-C to stop).\n")
     err.flush()
-    build_server(settings).run()
-    return EXIT_OK
+    from .stdio_wire import run_stdio  # bad lines get error replies; SIGINT/SIGTERM/EOF end it within 2 s
+
+    return run_stdio(build_server(settings))
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -1,0 +1,447 @@
+"""Bad request lines get JSON-RPC error replies and signals end the server promptly — on the real stdio subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import JSONRPCRequest, JSONRPCResponse
+
+from brave_search_mcp.stdio_wire import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    MAX_LINE_BYTES,
+    MAX_NESTING,
+    PARSE_ERROR,
+    LineRejected,
+    _encode,
+    parse_line,
+    serve_stdio,
+    stdio_wire,
+)
+from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import WAIT_SECONDS, RpcSession, server_env, stdio_server
+
+pytestmark = pytest.mark.anyio
+
+EXIT_DEADLINE = 2.0  # issue 11: a stopped server is gone within 2 s, even with a call stuck upstream
+SEARCH = {"name": "brave_web_search", "arguments": {"query": "hanging query"}}
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeBraveServer]:
+    with FakeBraveServer(rate_per_second=1000) as server:
+        yield server
+
+
+@pytest.fixture
+def stderr_file(tmp_path: Path) -> Iterator[IO[bytes]]:
+    """The server's stderr, in a file so a chatty server can never block on a full pipe."""
+    with (tmp_path / "stderr.log").open("w+b") as file:
+        yield file
+
+
+def read_stderr(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode("utf-8", "replace")
+
+
+@asynccontextmanager
+async def serving(upstream: FakeBraveServer, stderr: IO[bytes]) -> AsyncIterator[RpcSession]:
+    # a long upstream timeout, so only the stop itself can end a hanging call
+    async with stdio_server(server_env(upstream.base_url, BRAVE_SEARCH_TIMEOUT_SECONDS="60"), stderr=stderr) as rpc:
+        yield rpc
+
+
+async def assert_still_serving(rpc: RpcSession) -> None:
+    tools = (await rpc.call("tools/list"))["result"]["tools"]
+    assert "brave_web_search" in [tool["name"] for tool in tools]
+
+
+def assert_error(reply: dict[str, Any], code: int, request_id: Any) -> None:
+    assert reply["jsonrpc"] == "2.0"
+    assert reply["id"] == request_id
+    assert reply["error"]["code"] == code
+    assert "result" not in reply
+
+
+# --- bad lines over the real subprocess: each is answered, then the next line is served ---
+
+
+async def test_lone_surrogate_is_answered_with_its_id_and_serving_goes_on(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    line = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"x\\ud800","arguments":{}}}\n'
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(line)
+        reply = await rpc.response(41)
+        assert_error(reply, INVALID_REQUEST, 41)
+        assert "surrogate" in reply["error"]["message"]
+        await assert_still_serving(rpc)
+
+
+async def test_lone_surrogate_in_the_id_itself_gets_a_null_id(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(b'{"jsonrpc":"2.0","id":"\\udfff","method":"tools/list"}\n')
+        assert_error(await rpc.error_without_id(), INVALID_REQUEST, None)
+        await assert_still_serving(rpc)
+
+
+async def test_invalid_utf8_bytes_get_a_parse_error(upstream: FakeBraveServer, stderr_file: IO[bytes]) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"q":"\xff\xfe"}}\n')
+        assert_error(await rpc.error_without_id(), PARSE_ERROR, None)
+        await assert_still_serving(rpc)
+
+
+async def test_truncated_json_gets_a_parse_error(upstream: FakeBraveServer, stderr_file: IO[bytes]) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(b'{"jsonrpc":"2.0","id":6,"method":"tools/li\n')
+        assert_error(await rpc.error_without_id(), PARSE_ERROR, None)
+        await assert_still_serving(rpc)
+
+
+async def test_deep_nesting_is_answered_with_its_id(upstream: FakeBraveServer, stderr_file: IO[bytes]) -> None:
+    deep = b"[" * 200 + b"]" * 200
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":' + deep + b"}}\n")
+        reply = await rpc.response(7)
+        assert_error(reply, INVALID_REQUEST, 7)
+        assert "nested" in reply["error"]["message"]
+        # far past the parser's own recursion limit: still an answer, not a crash
+        await rpc.send_raw(b"[" * 100_000 + b"\n")
+        assert_error(await rpc.error_without_id(), PARSE_ERROR, None)
+        await assert_still_serving(rpc)
+
+
+async def test_oversized_line_is_refused_unread_and_the_next_line_served(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    huge = b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"pad":"' + b"x" * MAX_LINE_BYTES + b'"}}\n'
+    async with serving(upstream, stderr_file) as rpc:
+        # the next request rides in the same write, right behind the oversized line
+        await rpc.send_raw(huge + b'{"jsonrpc":"2.0","id":9,"method":"tools/list"}\n')
+        reply = await rpc.error_without_id()
+        assert_error(reply, INVALID_REQUEST, None)
+        assert str(MAX_LINE_BYTES) in reply["error"]["message"]
+        assert "tools" in (await rpc.response(9))["result"]
+        assert 8 not in [json.loads(line).get("id") for line in rpc.lines]
+
+
+NOT_JSON_RPC: list[tuple[bytes, Any]] = [
+    (b'{"a":1}', None),
+    (b'{"jsonrpc":"1.0","id":10,"method":"tools/list"}', 10),
+    (b'{"jsonrpc":"2.0","id":11,"method":42}', 11),
+    (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', None),  # not silently read as id 1
+    (b"[]", None),
+    (b'[{"jsonrpc":"2.0","id":12,"method":"tools/list"}]', None),  # batches are not part of MCP
+    (b'"just a string"', None),
+]
+
+
+async def test_valid_json_that_is_not_json_rpc_gets_invalid_request(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        for line, expected_id in NOT_JSON_RPC:
+            await rpc.send_raw(line + b"\n")
+            reply = await (rpc.error_without_id() if expected_id is None else rpc.response(expected_id))
+            assert_error(reply, INVALID_REQUEST, expected_id)
+            await assert_still_serving(rpc)
+
+
+async def test_blank_lines_and_crlf_are_tolerated(upstream: FakeBraveServer, stderr_file: IO[bytes]) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.send_raw(b"\n  \r\n" + b'{"jsonrpc":"2.0","id":13,"method":"tools/list"}\r\n')
+        assert "tools" in (await rpc.response(13))["result"]
+        assert len(rpc.lines) == 2  # initialize + this reply: blank lines were not answered
+
+
+# --- stopping: signals and EOF, with a tool call stuck on a hanging upstream ---
+
+
+async def start_hanging_call(rpc: RpcSession, upstream: FakeBraveServer) -> int:
+    upstream.fake.inject("hang", seconds=WAIT_SECONDS)
+    request_id = await rpc.request("tools/call", SEARCH)
+    arrived = await anyio.to_thread.run_sync(upstream.wait_for_requests, 1, WAIT_SECONDS)
+    assert arrived, "the tool call never reached the upstream"
+    return request_id
+
+
+async def wait_for_exit(rpc: RpcSession) -> int:
+    with anyio.fail_after(EXIT_DEADLINE):
+        return await rpc.process.wait()
+
+
+@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+async def test_signal_during_a_hanging_call_exits_promptly_without_traceback(
+    upstream: FakeBraveServer, stderr_file: IO[bytes], signum: signal.Signals, exit_code: int
+) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await start_hanging_call(rpc, upstream)
+        rpc.process.send_signal(signum)
+        assert await wait_for_exit(rpc) == exit_code
+    log = read_stderr(stderr_file)
+    assert "Traceback" not in log
+    assert signum.name in log
+
+
+async def test_eof_during_a_hanging_call_exits_zero_and_answers_the_call(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        request_id = await start_hanging_call(rpc, upstream)
+        await rpc.close_stdin()
+        assert await wait_for_exit(rpc) == 0
+        rest = await rpc.drain()
+    replies = [json.loads(line) for line in rest.splitlines()]
+    assert [reply["id"] for reply in replies] == [request_id]  # cancelled, but not left unanswered
+    assert "error" in replies[0]
+    assert "Traceback" not in read_stderr(stderr_file)
+
+
+async def test_eof_when_idle_exits_zero(upstream: FakeBraveServer, stderr_file: IO[bytes]) -> None:
+    async with serving(upstream, stderr_file) as rpc:
+        await rpc.close_stdin()
+        assert await wait_for_exit(rpc) == 0
+    assert "Traceback" not in read_stderr(stderr_file)
+
+
+async def test_client_gone_from_stdout_ends_the_server_quietly(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the host stopped reading: the first reply hits a broken pipe
+    command = [sys.executable, "-m", "brave_search_mcp"]
+    try:
+        process = await anyio.open_process(
+            command, env=server_env(upstream.base_url), stdout=write_end, stderr=stderr_file
+        )
+    finally:
+        os.close(write_end)
+    async with process:
+        assert process.stdin is not None
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+        try:
+            with anyio.fail_after(WAIT_SECONDS):
+                assert await process.wait() == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert "Traceback" not in read_stderr(stderr_file)
+
+
+async def test_cli_search_interrupted_prints_one_line_and_exits_130(
+    upstream: FakeBraveServer, stderr_file: IO[bytes]
+) -> None:
+    upstream.fake.inject("hang", seconds=WAIT_SECONDS)
+    env = server_env(upstream.base_url, BRAVE_SEARCH_TIMEOUT_SECONDS="60")
+    command = [sys.executable, "-m", "brave_search_mcp", "search", "hanging query"]
+    async with await anyio.open_process(command, env=env, stdin=None, stderr=stderr_file) as process:
+        assert await anyio.to_thread.run_sync(upstream.wait_for_requests, 1, WAIT_SECONDS)
+        process.send_signal(signal.SIGINT)
+        try:
+            with anyio.fail_after(EXIT_DEADLINE):
+                assert await process.wait() == 130
+        finally:
+            if process.returncode is None:
+                process.kill()
+        assert process.stdout is not None
+        with pytest.raises(anyio.EndOfStream):  # nothing on stdout: no half-printed result
+            await process.stdout.receive()
+    assert read_stderr(stderr_file) == "brave-search-mcp: interrupted\n"
+
+
+# --- the pieces, in process: exact limits and the encoding fallback ---
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "request_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":NaN}}', PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":2,"method":"m","params":{"\\ud800":1}}', INVALID_REQUEST, 2),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":["\\udc00"]}}', INVALID_REQUEST, "a"),
+        (b"\xc3\x28", PARSE_ERROR, None),
+    ],
+)
+def test_parse_line_rejections(line: bytes, code: int, request_id: Any) -> None:
+    with pytest.raises(LineRejected) as caught:
+        parse_line(line)
+    assert (caught.value.code, caught.value.request_id) == (code, request_id)
+
+
+def test_parse_line_accepts_surrogate_pairs_and_the_deepest_allowed_nesting() -> None:
+    emoji = parse_line(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"q":"\\ud83d\\ude00"}}')
+    assert isinstance(emoji, JSONRPCRequest)
+    assert emoji.params == {"q": "\U0001f600"}
+    depth = MAX_NESTING - 2  # the message object and params are two levels
+    deepest = b'{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":' + b"[" * depth + b"]" * depth + b"}}"
+    assert isinstance(parse_line(deepest), JSONRPCRequest)
+    with pytest.raises(LineRejected):
+        parse_line(deepest.replace(b"[", b"[[", 1).replace(b"]", b"]]", 1))
+
+
+def test_a_reply_that_cannot_be_encoded_becomes_an_internal_error_for_its_id() -> None:
+    line = _encode(JSONRPCResponse(jsonrpc="2.0", id=3, result={"title": "bad \ud800 upstream text"}))
+    assert_error(json.loads(line), INTERNAL_ERROR, 3)
+
+
+async def test_line_cap_is_exact_and_skipping_resumes_at_the_next_line() -> None:
+    cap = 64
+    template = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"p": ""}}, separators=(",", ":"))
+    exact = template.replace('"p":""', '"p":"' + "x" * (cap - len(template)) + '"').encode()
+    assert len(exact) == cap
+    over = exact.replace(b'"x', b'"xx', 1)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    try:
+        os.write(
+            in_write, exact + b"\n" + over + b"\n" + over * 3 + b"\n" + exact.replace(b'"id":1', b'"id":4') + b"\n"
+        )
+        os.close(in_write)
+        received = []
+        with anyio.fail_after(WAIT_SECONDS):
+            async with stdio_wire(in_read, out_write, max_line_bytes=cap) as (read_stream, write_stream), write_stream:
+                received = [item.message async for item in read_stream if not isinstance(item, Exception)]
+        replies = [json.loads(line) for line in os.read(out_read, 65536).splitlines()]
+    finally:
+        for fd in (in_read, out_read, out_write):
+            os.close(fd)
+    assert [message.id for message in received if isinstance(message, JSONRPCRequest)] == [1, 4]
+    assert len(replies) == 2
+    for reply in replies:
+        assert_error(reply, INVALID_REQUEST, None)
+
+
+async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() -> None:
+    """In process, so the test can see the lifespan's cleanup run (that is where the HTTP client is closed)."""
+    events: list[str] = []
+    call_started = anyio.Event()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
+        events.append("opened")
+        try:
+            yield None
+        finally:
+            events.append("closed")
+
+    async def stuck() -> str:
+        """Never returns on its own."""
+        call_started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    server = MCPServer[None]("stuck", lifespan=lifespan, log_level="WARNING", tools=[Tool.from_function(stuck)])
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stuck", "arguments": {}}},
+    ]
+    os.write(in_write, b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    stops: list[int] = []
+    try:
+        with anyio.fail_after(WAIT_SECONDS):
+            async with anyio.create_task_group() as tg:
+
+                async def send_sigterm_once_stuck() -> None:
+                    await call_started.wait()  # the signal receiver is installed by now
+                    os.kill(os.getpid(), signal.SIGTERM)
+
+                tg.start_soon(send_sigterm_once_stuck)
+                code = await serve_stdio(server, on_stop=stops.append, stdin_fd=in_read, stdout_fd=out_write)
+        output = os.read(out_read, 65536)
+    finally:
+        for fd in (in_read, in_write, out_read, out_write):
+            os.close(fd)
+    assert (code, stops, events) == (0, [0], ["opened", "closed"])
+    assert [json.loads(line)["id"] for line in output.splitlines()] == [1]  # initialize answered, nothing torn
+
+
+STUCK_IN_A_THREAD = """
+import sys, threading
+from mcp.server.mcpserver import MCPServer
+from brave_search_mcp.stdio_wire import run_stdio
+
+server = MCPServer("stuck", log_level="WARNING")
+
+@server.tool()
+def stuck() -> str:
+    '''A sync tool runs in a worker thread, which no cancellation can interrupt.'''
+    threading.Event().wait()
+    return "unreachable"
+
+sys.exit(run_stdio(server))
+"""
+
+
+@pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0), ("eof", 0)])
+async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
+    stderr_file: IO[bytes], stop: signal.Signals | str, exit_code: int
+) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    command = [sys.executable, "-c", STUCK_IN_A_THREAD]
+    async with await anyio.open_process(command, env=env, stderr=stderr_file) as process:
+        rpc = RpcSession(process)
+        try:
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+            await rpc.call("initialize", init)
+            await rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await rpc.request("tools/call", {"name": "stuck", "arguments": {}})
+            await rpc.call("ping")  # answered while the stuck call runs: the call is in flight now
+            if isinstance(stop, signal.Signals):
+                process.send_signal(stop)
+            else:
+                await rpc.close_stdin()
+            assert await wait_for_exit(rpc) == exit_code
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert "Traceback" not in read_stderr(stderr_file)
+
+
+async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its_end(
+    upstream: FakeBraveServer, tmp_path: Path, stderr_file: IO[bytes]
+) -> None:
+    """``brave-search-mcp < requests.jsonl > replies.jsonl``: files cannot be polled, so they take the other path."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"jsonrpc":"2.0","id":"a","method":"ping"}\n{"jsonrpc":"2.0","id":"b","method":\n')
+    replies = tmp_path / "replies.jsonl"
+    command = [sys.executable, "-m", "brave_search_mcp"]
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        async with await anyio.open_process(
+            command, env=server_env(upstream.base_url), stdin=stdin, stdout=stdout, stderr=stderr_file
+        ) as process:
+            try:
+                with anyio.fail_after(WAIT_SECONDS):
+                    assert await process.wait() == 0
+            finally:
+                if process.returncode is None:
+                    process.kill()
+    lines = [json.loads(line) for line in replies.read_bytes().splitlines()]
+    assert all(line["jsonrpc"] == "2.0" for line in lines)
+    assert any(line.get("id") is None and line["error"]["code"] == PARSE_ERROR for line in lines)
+    assert "Traceback" not in read_stderr(stderr_file)
