@@ -11,8 +11,8 @@ from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
+from testkit.stdio import server_env, stdio_server
 from testkit.tools import tool_boundary
-from tests.test_stdio import server_env, stdio_server
 
 pytestmark = pytest.mark.anyio
 
