@@ -98,9 +98,7 @@ def contenders(base_url: str, official: OfficialServer | None) -> list[Contender
     found = [Contender(OURS, "brave-search", None, server_env(base_url), None, our_arguments)]
     if official is not None:
         env = official_env(base_url, VALID_KEY)
-        found.append(
-            Contender(THEIRS, OFFICIAL_NAME, official.command(), env, official.cache_dir, official_arguments)
-        )
+        found.append(Contender(THEIRS, OFFICIAL_NAME, official.command(), env, official.cache_dir, official_arguments))
     return found
 
 
@@ -225,9 +223,7 @@ def tools_bytes(result: Mapping[str, Any]) -> int:
     return len(json.dumps(tools, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-async def run_side_by_side(
-    upstream: FakeBraveServer, official: OfficialServer | str, plan: SidePlan
-) -> SideBySide:
+async def run_side_by_side(upstream: FakeBraveServer, official: OfficialServer | str, plan: SidePlan) -> SideBySide:
     """Every side-by-side figure; the official half is skipped (with its reason) when it is not installed."""
     installed = official if isinstance(official, OfficialServer) else None
     people = contenders(upstream.base_url, installed)
