@@ -69,8 +69,7 @@ async def pipelined(session: RpcSession, calls: int) -> tuple[float, list[Timed]
 
     async def read() -> None:
         async with receive_ids:
-            async for request_id in receive_ids:  # ends when the writer closes its side
-                replies.append(await session.receive(request_id))
+            replies.extend([await session.receive(request_id) async for request_id in receive_ids])
 
     begin = time.perf_counter()
     async with anyio.create_task_group() as group:

@@ -182,7 +182,7 @@ async def measure_sessions(
     async with AsyncExitStack() as stack:
         sessions = {c.name: await stack.enter_async_context(started(c)) for c in people}
         requests_before = upstream.fake.hits(WEB_PATH)
-        for rep in range(plan.tools_list_reps):
+        for _ in range(plan.tools_list_reps):
             for contender in people:
                 result, elapsed = await sessions[contender.name].request("tools/list")
                 figures[contender.name].tools_list.append(elapsed)
