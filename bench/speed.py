@@ -22,6 +22,7 @@ from .measure import FAST_RATE, server_env
 from .micro import Timing, load_baseline, run_micro
 from .official import ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
+from .serverprofile import ServerProfile, profile_server
 from .sidebyside import SIDE_FULL, SideBySide, run_side_by_side
 from .upstream import DIRECT_KEY, load_recorded_page, make_fake
 
@@ -40,6 +41,7 @@ class SpeedResults:
     pipeline: PipelineResult | None = None
     imports: StartImports | None = None
     profiles: list[PathProfile] = field(default_factory=list)
+    server_profiles: list[ServerProfile] = field(default_factory=list)
     micro: list[Timing] = field(default_factory=list)
     baseline: dict[str, float] = field(default_factory=dict)
 
@@ -66,9 +68,14 @@ async def run_speed(*, quick: bool) -> SpeedResults:
             logger.info("start-up imports and mcp_types cost")
             runs, reps = (1, 2) if quick else (3, 7)
             results.imports = await measure_start_imports(server_env(upstream.base_url), runs, reps, Path(tmp))
+            for kind, count in (("hit", calls), ("miss", 20 if quick else 200)):
+                logger.info("profiling the server process: %d calls (cache %s)", count, kind)
+                out = Path(tmp) / f"server-{kind}.prof"
+                profile = await profile_server(server_env(upstream.base_url), upstream, kind, count, out)
+                results.server_profiles.append(profile)
     profile_calls = 100 if quick else PROFILE_CALLS
     for kind in ("hit", "miss"):
-        logger.info("profiling %d in-process %ss", profile_calls, kind)
+        logger.info("profiling %d in-process calls (cache %s)", profile_calls, kind)
         results.profiles.append(await profile_path(page, kind, profile_calls))
     logger.info("hot-path micro-benchmarks")
     results.micro = run_micro(3, 0.05) if quick else run_micro()

@@ -9,6 +9,7 @@ from .imports import StartImports
 from .micro import micro_section
 from .pipeline import PipelineResult
 from .report import NO_TARGET, Row, fmt_ms, fmt_s, render_table, status_word
+from .serverprofile import ServerProfile
 from .sidebyside import PARALLEL_CALLS, SideBySide
 from .speed import SpeedResults
 from .stats import summarize
@@ -179,16 +180,19 @@ def render_imports(imports: StartImports) -> str:
         + ", ".join(f"`{name}` {ms:.0f} ms" for name, ms in imports.types_by_module)
         + ".",
         "",
-        "**Proposal for the MCP SDK's maintainers.** `mcp_types` builds (and pydantic-core compiles) the models of "
-        "every supported protocol version at import — the shared `mcp_types._types` plus one module per version "
-        "(`_v2025_11_25`, `_v2026_07_28`) — although a session negotiates exactly one version in `initialize`, and "
-        "most servers only ever meet one. Import the per-version model modules lazily (a module-level "
-        "`__getattr__` in `mcp_types.methods` that imports `_v<version>` on first use, keyed by the negotiated "
-        "version), and build each version's discriminated request/notification unions on first use rather than "
-        "at import (pydantic's `defer_build=True` on those models does this). A server would then pay for one "
-        "version, after its process is already answering; `mcp.server.mcpserver` importing `mcp.client` (for "
-        "`mcp.client._input_required`) at import is a second, independent saving. Each is measurable with this "
-        "bench's `import mcp_types` line.",
+        "**Proposal for the MCP SDK's maintainers.** (1) `mcp_types.methods` imports the models of *every* "
+        "supported protocol version at import (`import mcp_types._v2025_11_25 as v2025`, "
+        "`import mcp_types._v2026_07_28 as v2026`; about 3,400 and 3,600 lines of pydantic models, each class "
+        "built and its core schema compiled when the module runs), beside the shared `mcp_types._types`, "
+        "although a session negotiates exactly one version in `initialize`. Resolving the per-version module on "
+        'first use (a `functools.cache`d `importlib.import_module(f"mcp_types._v{version}")` behind the '
+        "existing lookup functions, or a module-level `__getattr__`) would make a server pay for the one version "
+        "its client speaks; `defer_build=True` on the large request/result unions would move their schema "
+        "compilation to first validation, which most of them never see. (2) `mcp/__init__.py` re-exports the "
+        "client side (`Client`, `ClientSession`, `ClientSessionGroup`, `stdio_client`, and through them "
+        "`mcp.client._memory`), so any `import mcp.server...` also imports the whole client; module-level "
+        "`__getattr__` re-exports (PEP 562) would keep the public names and drop that cost from servers. Both "
+        "are measurable with this bench: the `import mcp_types` line above and the floor.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -223,6 +227,48 @@ def render_profiles(profiles: Sequence[PathProfile]) -> str:
         lines += [
             "",
             f"Top 10 functions by own time, cache {p.kind}:",
+            "",
+            "| function | own µs/call | cumulative µs/call | calls per call |",
+            "|---|---|---|---|",
+            *(
+                f"| `{row.label.replace('|', '/')}` | {row.own_us:.1f} | {row.cumulative_us:.1f} "
+                f"| {row.calls_per_call:.1f} |"
+                for row in p.top
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def render_server_profiles(profiles: Sequence[ServerProfile]) -> str:
+    """Own time per call of the real server process by package group, and its top functions."""
+    if not profiles:
+        return ""
+    lines = [
+        "## Server-process profile (SDK included)",
+        "",
+        "The real stdio server (`python -m bench.profiled_server`: cProfile enabled after its imports) answering "
+        + " and ".join(
+            f"{p.calls:,} " + ("pipelined cache hits" if p.kind == "hit" else "sequential misses (real loopback HTTP)")
+            for p in profiles
+        )
+        + ". Own time per call by package group (under the profiler, so inflated; the event loop's idle wait in "
+        "`select.epoll.poll` is in *C builtins*; the SDK's stdio transport reads and writes the pipes through "
+        "anyio worker threads, which is the `run_sync_in_worker_thread` entries):",
+        "",
+        "| package group | " + " | ".join(f"µs/call ({p.kind})" for p in profiles) + " |",
+        "|---|" + "---|" * len(profiles),
+    ]
+    groups: list[str] = []
+    for p in profiles:
+        groups.extend(group for group, _ in p.by_package if group not in groups)
+    for group in groups:
+        cells = [f"{dict(p.by_package).get(group, 0.0):.0f}" for p in profiles]
+        lines.append(f"| {group} | " + " | ".join(cells) + " |")
+    lines.append("| **all** | " + " | ".join(f"**{p.per_call_us:.0f}**" for p in profiles) + " |")
+    for p in profiles:
+        lines += [
+            "",
+            f"Top 10 functions by own time in the server process, cache {p.kind}:",
             "",
             "| function | own µs/call | cumulative µs/call | calls per call |",
             "|---|---|---|---|",
@@ -298,6 +344,11 @@ def render_speed(speed: SpeedResults) -> str:
             "engineers and loaded: absolute times move a lot between runs; the **ratios in one run** are what "
             "count.\n"
         )
+    parts.append(
+        "`python -m bench --quick` (the CI smoke run) leaves the official server out (an npm install and a node "
+        "process per sample are not cheap) and shrinks the rest: 200 pipelined calls (memory not judged), 100 "
+        "profiled calls of each kind, micro-benchmarks at 3 × 0.05 s. `--no-speed` leaves this whole part out.\n"
+    )
     note = speed.official_note or (side.skipped if side else None)
     if note:
         parts.append(f"**{note}.**\n")
@@ -312,9 +363,8 @@ def render_speed(speed: SpeedResults) -> str:
         parts.append("\n".join(f"- {cause}" for cause in causes) + "\n")
     if speed.imports is not None:
         parts.append(render_imports(speed.imports))
-    profiles = render_profiles(speed.profiles)
-    if profiles:
-        parts.append(profiles)
+    sections = (render_profiles(speed.profiles), render_server_profiles(speed.server_profiles))
+    parts.extend(section for section in sections if section)
     if speed.micro:
         parts.append(micro_section(speed.micro, speed.baseline))
     return "\n".join(parts)

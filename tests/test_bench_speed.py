@@ -14,7 +14,18 @@ import pytest
 
 from bench.callprofile import STAGES, rank, stage_times
 from bench.imports import ImportLine, parse_import_lines, summarize_imports, top_modules
-from bench.micro import END, START, Timing, baseline_document, load_baseline, render_micro, replace_section, verdict
+from bench.micro import (
+    END,
+    REFERENCE,
+    START,
+    Timing,
+    baseline_document,
+    load_baseline,
+    machine_scale,
+    render_micro,
+    replace_section,
+    verdict,
+)
 from bench.official import (
     PRELOAD,
     OfficialServer,
@@ -27,9 +38,17 @@ from bench.official import (
 )
 from bench.pipeline import PipelineResult, check_replies
 from bench.rpc import BenchError, Timed
+from bench.serverprofile import ServerProfile, by_package, package_of
 from bench.sidebyside import OURS, ServerFigures, SideBySide, contenders
 from bench.speed import QUICK_SKIP, SpeedResults
-from bench.speed_report import judge_pipeline, pipeline_rows, render_speed, side_rows, speed_causes
+from bench.speed_report import (
+    judge_pipeline,
+    pipeline_rows,
+    render_server_profiles,
+    render_speed,
+    side_rows,
+    speed_causes,
+)
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 
@@ -148,6 +167,18 @@ def test_verdict_flags_twenty_percent_either_way() -> None:
     assert verdict(5.0, None) == "no baseline"
 
 
+def test_verdict_divides_out_a_slower_machine() -> None:
+    now = [Timing(REFERENCE, "r", 200.0, 200.0, 1), Timing("parse", "p", 220.0, 220.0, 1)]
+    baseline = {REFERENCE: 100.0, "parse": 100.0}
+    assert machine_scale(now, baseline) == 2.0
+    assert verdict(220.0, 100.0, scale=2.0) == "ok"  # 2.2x slower on a 2x slower machine: not a regression
+    assert verdict(300.0, 100.0, scale=2.0) == "SLOWER (+50%)"
+    assert machine_scale(now, {"parse": 100.0}) == 1.0  # no stored reference: raw comparison
+    table = render_micro(now, baseline)
+    assert "| calibration |" in table
+    assert "Machine now 2.00× as slow" in table
+
+
 def test_baseline_round_trip_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
     assert load_baseline(path) == {}
@@ -223,6 +254,25 @@ def test_summarize_imports_measures_mcp_types() -> None:
     assert result.ours_top == [("brave_search_mcp.render", 0.7)]
     with pytest.raises(ValueError):
         summarize_imports([], [run], ([0.1], [0.5], [0.9]))
+
+
+def test_server_profile_groups_own_time_by_package() -> None:
+    assert package_of("mcp_types/_types.py") == "MCP SDK (mcp, mcp_types)"
+    assert package_of("brave_search_mcp/render.py") == "ours (brave_search_mcp)"
+    assert package_of("(C code: str, re, json, unicodedata...)") == "C builtins (str, re, json, zlib...)"
+    assert package_of("threading.py") == "other (stdlib, testkit...)"
+    entries = [
+        ("mcp/server/x.py", "mcp/server/x.py:f", 0.3, 0.3, 1),
+        ("mcp_types/y.py", "mcp_types/y.py:g", 0.2, 0.2, 1),
+        ("brave_search_mcp/a.py", "brave_search_mcp/a.py:h", 0.1, 0.6, 1),
+    ]
+    groups = by_package(entries, calls=1000)
+    assert [group for group, _ in groups] == ["MCP SDK (mcp, mcp_types)", "ours (brave_search_mcp)"]
+    assert [us for _, us in groups] == pytest.approx([500.0, 100.0])
+    profile = ServerProfile("hit", 1000, 600.0, by_package(entries, 1000), rank(entries, 1000))
+    text = render_server_profiles([profile])
+    assert "| MCP SDK (mcp, mcp_types) | 500 |" in text
+    assert "| **all** | **600** |" in text
 
 
 # ------------------------------------------------------------------------------------------ pipeline
