@@ -12,7 +12,7 @@ import re
 import sys
 import timeit
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,6 +47,7 @@ class Timing:
     best_us: float
     median_us: float
     number: int
+    reference_us: float | None = None  # the reference workload, timed right before this case
 
 
 def build_cases(page: Mapping[str, Any] | None = None) -> list[Case]:
@@ -111,13 +112,19 @@ def build_cases(page: Mapping[str, Any] | None = None) -> list[Case]:
     ]
 
 
-def time_case(case: Case, repeat: int = 5, min_seconds: float = 0.2) -> Timing:
-    """timeit: enough calls per repeat to last ``min_seconds``, ``repeat`` times; µs per call."""
+def calls_for(case: Case, min_seconds: float) -> int:
+    """How many calls one repeat needs to last at least ``min_seconds`` (bounded growth, like autorange)."""
     timer = timeit.Timer(case.run)
     number = 1
-    while timer.timeit(number) < min_seconds and number < 10_000_000:  # bounded growth, like autorange
+    while timer.timeit(number) < min_seconds and number < 10_000_000:
         number *= 4
-    per_call = sorted(seconds / number * 1e6 for seconds in timer.repeat(repeat, number))
+    return number
+
+
+def time_case(case: Case, repeat: int = 5, min_seconds: float = 0.2) -> Timing:
+    """timeit: enough calls per repeat to last ``min_seconds``, ``repeat`` times in a row; µs per call."""
+    number = calls_for(case, min_seconds)
+    per_call = sorted(seconds / number * 1e6 for seconds in timeit.Timer(case.run).repeat(repeat, number))
     return Timing(case.name, case.what, per_call[0], per_call[len(per_call) // 2], number)
 
 
@@ -127,10 +134,13 @@ def reference_workload() -> int:
     return len({word[:7]: word for word in words})
 
 
-def machine_scale(timings: Sequence[Timing], baseline: Mapping[str, float]) -> float:
-    """How much slower the machine is now than when the baseline was stored (1.0 without a reference)."""
-    now = next((t.best_us for t in timings if t.name == REFERENCE), None)
+def machine_scale(timing: Timing, baseline: Mapping[str, float]) -> float:
+    """How much slower the machine was, right when ``timing`` ran, than when the baseline was stored.
+
+    1.0 when either side has no reference figure (then the comparison is raw).
+    """
     then = baseline.get(REFERENCE)
+    now = timing.best_us if timing.name == REFERENCE else timing.reference_us
     return now / then if now and then else 1.0
 
 
@@ -163,17 +173,18 @@ def baseline_document(timings: Sequence[Timing], note: str) -> str:
 
 def render_micro(timings: Sequence[Timing], baseline: Mapping[str, float]) -> str:
     """The micro-benchmark table, each case beside its baseline and the ±20 % verdict."""
-    scale = machine_scale(timings, baseline)
     lines = [
-        "| Hot path | best µs/call | median µs/call | baseline µs | verdict (±20 %, load-corrected) |",
-        "|---|---|---|---|---|",
+        "| Hot path | best µs/call | median µs/call | baseline µs | machine × | verdict (±20 %, load-corrected) |",
+        "|---|---|---|---|---|---|",
     ]
     for t in timings:
         base = baseline.get(t.name)
         shown = f"{base:.1f}" if base is not None else "—"
+        scale = machine_scale(t, baseline)
         judged = "calibration" if t.name == REFERENCE else verdict(t.best_us, base, scale=scale)
-        lines.append(f"| `{t.name}`: {t.what} | {t.best_us:.1f} | {t.median_us:.1f} | {shown} | {judged} |")
-    lines.append(f"\nMachine now {scale:.2f}× as slow as when the baseline was stored (the `reference` row).")
+        lines.append(
+            f"| `{t.name}`: {t.what} | {t.best_us:.1f} | {t.median_us:.1f} | {shown} | {scale:.2f} | {judged} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -184,9 +195,10 @@ def micro_section(timings: Sequence[Timing], baseline: Mapping[str, float]) -> s
         "`python -m bench.micro` (also part of `python -m bench`): each hot path of one 10-result web search timed "
         "in-process with `timeit` (enough calls per repeat to last 0.2 s, 5 repeats; the best repeat is compared, "
         "as it is the least disturbed by other load). This shared machine's speed swings by 2× with other "
-        "engineers' load, so each verdict divides out the `reference` row (a fixed pure-Python workload timed in "
-        "the same run): a hot path is flagged when it moved more than 20 % against the "
-        "machine (the correction is partial: the load also changes between cases). The baseline is "
+        "engineers' load, so the repeats are interleaved (round-robin over all cases, so a burst of load "
+        "cannot spoil every repeat of one case) and a fixed pure-Python workload (`reference`) runs in every round; "
+        "each verdict divides out how much slower that was than in the baseline (the *machine ×* column): a hot "
+        "path is flagged when it moved more than 20 % against the machine. The baseline is "
         "`bench/baseline.json`. Refresh it deliberately with `python -m bench.micro --update-baseline` after a "
         "change that is meant to cost time, on the same machine.\n\n"
         f"{render_micro(timings, baseline)}{END}\n"
@@ -202,8 +214,22 @@ def replace_section(document: str, section: str) -> str:
 
 
 def run_micro(repeat: int = 5, min_seconds: float = 0.2) -> list[Timing]:
-    """Time every case."""
-    return [time_case(case, repeat, min_seconds) for case in build_cases()]
+    """Time every case in ``repeat`` interleaved rounds, so a burst of load cannot spoil all repeats of one case.
+
+    The reference workload runs in every round too; its best round is the machine's speed for the run.
+    """
+    cases = build_cases()
+    numbers = [calls_for(case, min_seconds) for case in cases]
+    rounds: list[list[float]] = [[] for _ in cases]
+    for _ in range(repeat):
+        for index, case in enumerate(cases):
+            rounds[index].append(timeit.Timer(case.run).timeit(numbers[index]) / numbers[index] * 1e6)
+    timings = []
+    for case, number, samples in zip(cases, numbers, rounds, strict=True):
+        ordered = sorted(samples)
+        timings.append(Timing(case.name, case.what, ordered[0], ordered[len(ordered) // 2], number))
+    reference = next(t.best_us for t in timings if t.name == REFERENCE)
+    return [replace(t, reference_us=reference) for t in timings]
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:

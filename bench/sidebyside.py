@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from testkit.brave.brave import VALID_KEY, WEB_PATH
@@ -79,7 +80,7 @@ class Contender:
     server_name: str
     argv: list[str] | None
     env: dict[str, str]
-    cwd: Any
+    cwd: Path | None
     arguments: Callable[[str], dict[str, Any]]
 
 

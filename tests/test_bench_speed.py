@@ -168,15 +168,15 @@ def test_verdict_flags_twenty_percent_either_way() -> None:
 
 
 def test_verdict_divides_out_a_slower_machine() -> None:
-    now = [Timing(REFERENCE, "r", 200.0, 200.0, 1), Timing("parse", "p", 220.0, 220.0, 1)]
+    parse = Timing("parse", "p", 220.0, 220.0, 1, reference_us=200.0)
     baseline = {REFERENCE: 100.0, "parse": 100.0}
-    assert machine_scale(now, baseline) == 2.0
+    assert machine_scale(parse, baseline) == 2.0
     assert verdict(220.0, 100.0, scale=2.0) == "ok"  # 2.2x slower on a 2x slower machine: not a regression
     assert verdict(300.0, 100.0, scale=2.0) == "SLOWER (+50%)"
-    assert machine_scale(now, {"parse": 100.0}) == 1.0  # no stored reference: raw comparison
-    table = render_micro(now, baseline)
-    assert "| calibration |" in table
-    assert "Machine now 2.00× as slow" in table
+    assert machine_scale(parse, {"parse": 100.0}) == 1.0  # no stored reference: raw comparison
+    table = render_micro([Timing(REFERENCE, "r", 200.0, 200.0, 0), parse], baseline)
+    assert "| 100.0 | 2.00 | calibration |" in table
+    assert "| `parse`: p | 220.0 | 220.0 | 100.0 | 2.00 | ok |" in table
 
 
 def test_baseline_round_trip_and_missing_file(tmp_path: Path) -> None:
@@ -188,7 +188,7 @@ def test_baseline_round_trip_and_missing_file(tmp_path: Path) -> None:
 
 def test_micro_table_shows_a_regression() -> None:
     table = render_micro([Timing("parse", "parse it", 500.0, 510.0, 10)], {"parse": 400.0})
-    assert "| `parse`: parse it | 500.0 | 510.0 | 400.0 | SLOWER (+25%) |" in table
+    assert "| `parse`: parse it | 500.0 | 510.0 | 400.0 | 1.00 | SLOWER (+25%) |" in table
 
 
 def test_replace_section_replaces_only_the_marked_part_or_appends() -> None:
