@@ -19,6 +19,8 @@ import anyio
 from .machine import describe_machine, render_machine_line
 from .measure import FULL_PLAN, QUICK_PLAN, run_all
 from .report import build_rows, render_document, render_table
+from .speed import SpeedResults, run_speed
+from .speed_report import render_speed
 
 logger = logging.getLogger("bench")
 
@@ -36,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-write", action="store_true", help=f"print the table only; do not write {DEFAULT_OUTPUT}")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the Markdown report")
+    parser.add_argument(
+        "--no-speed",
+        action="store_true",
+        help="leave out the speed part (official server side by side, pipelining, imports, profile, micro)",
+    )
     parser.add_argument("--verbose", action="store_true", help="log progress at DEBUG level")
     return parser
 
@@ -67,6 +74,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
     try:
         results = anyio.run(lambda: run_all(plan, quick=ns.quick))
+        speed: SpeedResults | None = None if ns.no_speed else anyio.run(lambda: run_speed(quick=ns.quick))
     except KeyboardInterrupt:
         sys.stderr.write("bench: interrupted\n")
         return 130
@@ -75,11 +83,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 1
     out.write(f"\nbrave-search-mcp bench ({'quick' if ns.quick else 'full'}; {render_machine_line(machine)})\n\n")
     out.write(render_table(build_rows(results)))
+    speed_text = render_speed(speed) if speed is not None else ""
+    out.write(f"\n{speed_text}")
     out.write(
         f"\n{results.elapsed:.0f} s in total. Targets are reported, never enforced (exit 0 unless the bench broke).\n"
     )
     if not ns.no_write:
-        document = render_document(results, machine, command_line(args_list))
+        document = render_document(results, machine, command_line(args_list), speed_text)
         ns.output.parent.mkdir(parents=True, exist_ok=True)
         ns.output.write_text(document, encoding="utf-8")
         out.write(f"wrote {ns.output}\n")

@@ -104,8 +104,8 @@ class RpcSession:
         timed = await self.receive(request_id)
         return result_of(timed.message), timed.arrived - sent
 
-    async def initialize(self) -> float:
-        """The handshake; returns seconds from spawn to the ``initialize`` response."""
+    async def initialize(self, server_name: str = "brave-search") -> float:
+        """The handshake; returns seconds from spawn to the ``initialize`` response (``serverInfo.name`` checked)."""
         params = {
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
@@ -113,7 +113,7 @@ class RpcSession:
         }
         timed = await self.receive(await self.send("initialize", params))
         result = result_of(timed.message)
-        if result.get("serverInfo", {}).get("name") != "brave-search":
+        if result.get("serverInfo", {}).get("name") != server_name:
             raise BenchError(f"unexpected initialize result: {str(result)[:300]}")
         await self.notify("notifications/initialized")
         return timed.arrived - self.spawned_at
@@ -164,14 +164,23 @@ def read_vm_status(text: str) -> dict[str, int]:
 
 @asynccontextmanager
 async def spawn_server(
-    env: Mapping[str, str], *, stderr_path: Path | None = None, python_flags: tuple[str, ...] = ()
+    env: Mapping[str, str],
+    *,
+    stderr_path: Path | None = None,
+    python_flags: tuple[str, ...] = (),
+    argv: list[str] | None = None,
+    cwd: Path | None = None,
 ) -> AsyncIterator[RpcSession]:
-    """Start the server (stderr appended to ``stderr_path`` or discarded) and always stop it afterwards."""
+    """Start our server, or ``argv`` (another stdio server), and always stop it afterwards.
+
+    stderr is appended to ``stderr_path`` or discarded.
+    """
     async with await anyio.open_file(stderr_path or os.devnull, "ab") as err:
         spawned_at = time.perf_counter()
         process = await anyio.open_process(
-            server_command(*python_flags),
+            argv or server_command(*python_flags),
             env=dict(env),
+            cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err.wrapped,

@@ -104,8 +104,8 @@ def test_paired_differences() -> None:
 
 
 def test_startup_target_is_inclusive_at_one_point_three() -> None:
-    assert judge_startup(1.3, 1.0)
-    assert not judge_startup(1.31, 1.0)
+    assert judge_startup(1.05, 1.0)
+    assert not judge_startup(1.06, 1.0)
     with pytest.raises(ValueError, match="positive"):
         judge_startup(1.0, 0.0)
 
@@ -186,7 +186,7 @@ def _results(*, hit_ms: float = 0.5, miss_ms: float = 3.0, upstream_ms: float = 
     return Results(
         plan=QUICK_PLAN,
         quick=True,
-        startup=StartupResult(server=[1.0] * 3, floor=[0.9] * 3, floor_import=[0.8] * 3),
+        startup=StartupResult(server=[1.0] * 3, floor=[0.96] * 3, floor_import=[0.8] * 3),
         tools_list=ToolsListResult(total_bytes=4900, per_tool={"brave_web_search": 2600, "brave_summarizer": 2300}),
         text=_text(),
         latency=LatencyResult(
@@ -216,7 +216,7 @@ def test_rows_carry_each_target_and_verdict() -> None:
     rows = {row.measurement.split(":")[0].split(" (")[0]: row for row in build_rows(_results())}
     statuses = [row.status for row in build_rows(_results())]
     assert statuses.count(MISSED) == 0
-    assert rows["Start-up"].result.startswith("1.000 s (1.11× floor; 1.25× import-only floor)")
+    assert rows["Start-up"].result.startswith("1.000 s (1.04× floor; 1.25× import-only floor)")
     assert rows["Start-up"].status == MET
     assert rows["`tools/list` size"].result == "4,900 B"
     assert rows["Text the model reads, 10-result web search"].result == "2,960 B = 296 B/result"

@@ -1,0 +1,241 @@
+"""Our server and Brave's official one, measured in the same run against ONE fake upstream, interleaved.
+
+Ratios between two servers only mean something when both meet the same machine load, so every
+sample alternates between them (the order rotates) and both speak to the same fake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testkit.brave.brave import VALID_KEY, WEB_PATH
+from testkit.brave.http_server import FakeBraveServer
+
+from .measure import FLOOR_CODE, WEB_TOOL, server_env, text_of
+from .official import SERVER_NAME as OFFICIAL_NAME
+from .official import OfficialServer, official_env
+from .rpc import BenchError, RpcSession, spawn_server, time_command
+
+logger = logging.getLogger(__name__)
+
+OURS, THEIRS = "ours", "official"
+PARALLEL_CALLS = 10
+WARMUP_CALLS = 3
+
+
+@dataclass(frozen=True)
+class SidePlan:
+    """Repetitions of the side-by-side run."""
+
+    startup_reps: int
+    tools_list_reps: int
+    call_samples: int
+    parallel_runs: int
+
+
+SIDE_FULL = SidePlan(startup_reps=10, tools_list_reps=10, call_samples=40, parallel_runs=5)
+SIDE_QUICK = SidePlan(startup_reps=2, tools_list_reps=3, call_samples=5, parallel_runs=1)
+
+
+@dataclass
+class ServerFigures:
+    """One server's figures (seconds, bytes, kB): what the side-by-side table compares."""
+
+    name: str
+    startup: list[float] = field(default_factory=list)
+    tools_list_bytes: int = 0
+    tools_list: list[float] = field(default_factory=list)
+    miss: list[float] = field(default_factory=list)
+    repeat: list[float] = field(default_factory=list)  # ours: a cache hit; official: no cache, another request
+    parallel: list[float] = field(default_factory=list)
+    hwm_kb: int = 0
+    calls: int = 0
+
+
+@dataclass
+class SideBySide:
+    """Both servers' figures and the SDK floor, from one run; ``theirs`` is None when skipped."""
+
+    ours: ServerFigures
+    theirs: ServerFigures | None
+    floor: list[float] = field(default_factory=list)
+    skipped: str | None = None
+    official_version: str | None = None
+    fake_web_requests: int = 0  # web searches the one fake answered during the session part
+
+
+@dataclass(frozen=True)
+class Contender:
+    """How to start one server, name it in its handshake, and shape a web-search call for it."""
+
+    name: str
+    server_name: str
+    argv: list[str] | None
+    env: dict[str, str]
+    cwd: Path | None
+    arguments: Callable[[str], dict[str, Any]]
+
+
+def our_arguments(query: str) -> dict[str, Any]:
+    """Ten web results for ``query`` from our ``brave_web_search``."""
+    return {"query": query, "max_results": 10, "result_filter": ["web"]}
+
+
+def official_arguments(query: str) -> dict[str, Any]:
+    """The same request to the official ``brave_web_search`` (Brave's ``count``; same upstream page)."""
+    return {"query": query, "count": 10, "result_filter": ["web"]}
+
+
+def contenders(base_url: str, official: OfficialServer | None) -> list[Contender]:
+    """Ours, and the official server when installed, both pointed at the fake at ``base_url``."""
+    found = [Contender(OURS, "brave-search", None, server_env(base_url), None, our_arguments)]
+    if official is not None:
+        env = official_env(base_url, VALID_KEY)
+        found.append(Contender(THEIRS, OFFICIAL_NAME, official.command(), env, official.cache_dir, official_arguments))
+    return found
+
+
+@asynccontextmanager
+async def started(contender: Contender) -> AsyncIterator[RpcSession]:
+    """A running, initialized server."""
+    async with spawn_server(contender.env, argv=contender.argv, cwd=contender.cwd) as session:
+        await session.initialize(contender.server_name)
+        yield session
+
+
+def _check_ok(result: Mapping[str, Any], who: str) -> None:
+    if result.get("isError") or not text_of(result):
+        raise BenchError(f"{who}: web search failed: {text_of(result)[:300]}")
+
+
+async def timed_call(
+    session: RpcSession, contender: Contender, query: str, upstream: FakeBraveServer, *, expect_request: bool | None
+) -> float:
+    """One web search; checks the fake saw (or did not see) a request for it, so a redirect that failed is loud."""
+    before = upstream.fake.hits(WEB_PATH)
+    result, elapsed = await session.call_tool(WEB_TOOL, contender.arguments(query))
+    _check_ok(result, contender.name)
+    sent = upstream.fake.hits(WEB_PATH) - before
+    if expect_request is True and sent != 1:
+        raise BenchError(f"{contender.name}: a web search reached the fake {sent} times, not once (redirect broken?)")
+    if expect_request is False and sent != 0:
+        raise BenchError(f"{contender.name}: a repeated search reached the fake ({sent} requests): no cache hit")
+    return elapsed
+
+
+async def parallel_wall(session: RpcSession, contender: Contender, label: str) -> float:
+    """Ten distinct web searches written back to back; seconds from the first write to the last answer."""
+    begin = time.perf_counter()
+    ids = [
+        await session.send("tools/call", {"name": WEB_TOOL, "arguments": contender.arguments(f"{label} {n}")})
+        for n in range(PARALLEL_CALLS)
+    ]
+    replies = [await session.receive(request_id) for request_id in ids]
+    for reply in replies:
+        result = reply.message.get("result")
+        if not isinstance(result, dict):
+            raise BenchError(f"{contender.name}: parallel call failed: {str(reply.message)[:300]}")
+        _check_ok(result, contender.name)
+    return max(reply.arrived for reply in replies) - begin
+
+
+async def measure_startups(people: list[Contender], figures: dict[str, ServerFigures], reps: int) -> list[float]:
+    """Spawn → ``initialize`` of each server beside the SDK floor, one warm-up each, order rotating."""
+    floor: list[float] = []
+    floor_env = people[0].env
+
+    async def once(contender: Contender) -> float:
+        async with spawn_server(contender.env, argv=contender.argv, cwd=contender.cwd) as session:
+            return await session.initialize(contender.server_name)
+
+    def step_for(contender: Contender) -> tuple[list[float], Callable[[], Awaitable[float]]]:
+        return figures[contender.name].startup, lambda: once(contender)
+
+    steps = [step_for(c) for c in people]
+    steps.append((floor, lambda: time_command([sys.executable, "-c", FLOOR_CODE], floor_env)))
+    for _, step in steps:
+        await step()
+    for rep in range(reps):
+        for offset in range(len(steps)):
+            samples, step = steps[(rep + offset) % len(steps)]
+            samples.append(await step())
+        logger.info(
+            "side-by-side start-up %d/%d: %s",
+            rep + 1,
+            reps,
+            ", ".join(f"{c.name} {figures[c.name].startup[-1]:.3f} s" for c in people) + f", floor {floor[-1]:.3f} s",
+        )
+    return floor
+
+
+async def measure_sessions(
+    people: list[Contender], figures: dict[str, ServerFigures], upstream: FakeBraveServer, plan: SidePlan
+) -> int:
+    """tools/list, misses, repeats and parallel bursts on one long-lived session per server, interleaved."""
+    async with AsyncExitStack() as stack:
+        sessions = {c.name: await stack.enter_async_context(started(c)) for c in people}
+        requests_before = upstream.fake.hits(WEB_PATH)
+        for _ in range(plan.tools_list_reps):
+            for contender in people:
+                result, elapsed = await sessions[contender.name].request("tools/list")
+                figures[contender.name].tools_list.append(elapsed)
+                figures[contender.name].tools_list_bytes = tools_bytes(result)
+        for contender in people:
+            for n in range(WARMUP_CALLS):
+                await timed_call(sessions[contender.name], contender, f"warm-up {n}", upstream, expect_request=True)
+        for sample in range(plan.call_samples):
+            order = people if sample % 2 == 0 else people[::-1]
+            for contender in order:
+                session, fig = sessions[contender.name], figures[contender.name]
+                query = f"side sample {sample}"
+                fig.miss.append(await timed_call(session, contender, query, upstream, expect_request=True))
+                # Ours must not reach the fake on a repeat; the official server has no cache and must.
+                again = contender.name != OURS
+                fig.repeat.append(await timed_call(session, contender, query, upstream, expect_request=again))
+        for run in range(plan.parallel_runs):
+            for contender in people if run % 2 == 0 else people[::-1]:
+                label = f"parallel {run}"
+                figures[contender.name].parallel.append(await parallel_wall(sessions[contender.name], contender, label))
+        for contender in people:
+            fig = figures[contender.name]
+            fig.calls = WARMUP_CALLS + 2 * plan.call_samples + PARALLEL_CALLS * plan.parallel_runs
+            status = sessions[contender.name].proc_status()
+            if "VmHWM" not in status:
+                raise BenchError(f"{contender.name}: /proc/<pid>/status has no VmHWM line")
+            fig.hwm_kb = status["VmHWM"]
+        total = upstream.fake.hits(WEB_PATH) - requests_before
+        logger.info("side-by-side: the fake answered %d web searches", total)
+        return total
+
+
+def tools_bytes(result: Mapping[str, Any]) -> int:
+    """Bytes of the ``tools`` array as compact UTF-8 JSON (what a host re-sends to the model)."""
+    tools = result.get("tools")
+    if not isinstance(tools, list) or not tools:
+        raise BenchError("tools/list returned no tools")
+    return len(json.dumps(tools, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+async def run_side_by_side(upstream: FakeBraveServer, official: OfficialServer | str, plan: SidePlan) -> SideBySide:
+    """Every side-by-side figure; the official half is skipped (with its reason) when it is not installed."""
+    installed = official if isinstance(official, OfficialServer) else None
+    people = contenders(upstream.base_url, installed)
+    figures = {c.name: ServerFigures(c.name) for c in people}
+    floor = await measure_startups(people, figures, plan.startup_reps)
+    requests = await measure_sessions(people, figures, upstream, plan)
+    return SideBySide(
+        ours=figures[OURS],
+        theirs=figures.get(THEIRS),
+        floor=floor,
+        skipped=None if installed else str(official),
+        official_version=installed.version if installed else None,
+        fake_web_requests=requests,
+    )
