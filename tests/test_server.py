@@ -198,7 +198,8 @@ async def test_other_tools_reject_unknown_or_bad_fields(
 async def test_every_upstream_fault_is_an_error_envelope(
     mcp: Client, fake: FakeBrave, fault: str, times: int, code: str, retryable: bool
 ) -> None:
-    fake.inject(fault, times=times, **({"month_reset": 0} if fault == "429_quota" else {}))  # no lasting gate
+    options: dict[str, Any] = {"month_reset": 0} if fault == "429_quota" else {}  # no lasting quota gate
+    fake.inject(fault, times=times, **options)
     result = await mcp.call_tool("brave_web_search", {"query": "fault"})
     error = _error(result)
     assert (error["code"], error["retryable"]) == (code, retryable)
