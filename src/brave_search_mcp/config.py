@@ -69,6 +69,14 @@ class Settings(BaseModel):
     http_token: SecretStr | None = Field(None, alias="BRAVE_SEARCH_HTTP_TOKEN")
     allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_ALLOWED_HOSTS")
     http_max_body_bytes: int = Field(1_048_576, alias="BRAVE_SEARCH_HTTP_MAX_BODY_BYTES", ge=1024, le=64 * 1024 * 1024)
+    # search providers in fallback order; SearXNG (self-hosted, free) needs its URL
+    providers: tuple[str, ...] = Field(("brave",), alias="BRAVE_SEARCH_PROVIDERS", min_length=1)
+    searxng_url: str | None = Field(None, alias="SEARXNG_URL")
+    searxng_username: str | None = Field(None, alias="SEARXNG_USERNAME")
+    searxng_password: SecretStr | None = Field(None, alias="SEARXNG_PASSWORD")
+    searxng_headers: tuple[str, ...] = Field((), alias="SEARXNG_HEADERS")  # "Name: value" entries, ";"-separated
+    breaker_threshold: int = Field(3, alias="BRAVE_SEARCH_BREAKER_THRESHOLD", ge=1, le=100)
+    breaker_cooldown_seconds: float = Field(60.0, alias="BRAVE_SEARCH_BREAKER_COOLDOWN_SECONDS", ge=1.0, le=3600.0)
     ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
@@ -97,6 +105,36 @@ class Settings(BaseModel):
     def _lower_transport(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("searxng_headers", mode="before")
+    @classmethod
+    def _header_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(";") if part.strip())
+        return value
+
+    @field_validator("searxng_headers")
+    @classmethod
+    def _header_shape(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            name, colon, _ = entry.partition(":")
+            if not colon or not name.strip() or any(ch.isspace() for ch in name.strip()):
+                raise ValueError('each header must read "Name: value" (entries separated by ";")')
+        return value
+
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _provider_names(cls, value: Any) -> Any:
+        names = _names(value)
+        return tuple(name.lower() for name in names) if isinstance(names, tuple) else names
+
+    @field_validator("providers")
+    @classmethod
+    def _known_providers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [name for name in value if name not in ("brave", "searxng")]
+        if unknown or len(set(value)) != len(value):
+            raise ValueError(f"must list brave and/or searxng once each, in fallback order; got {list(value)}")
+        return value
+
     @field_validator("enabled_tools", "disabled_tools", "allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
@@ -124,6 +162,10 @@ class Settings(BaseModel):
             raise ValueError("BRAVE_SEARCH_RETRY_BASE_MS must not exceed BRAVE_SEARCH_RETRY_MAX_MS")
         if self.enabled_tools and self.disabled_tools:
             raise ValueError("set BRAVE_SEARCH_ENABLED_TOOLS or BRAVE_SEARCH_DISABLED_TOOLS, not both")
+        if "searxng" in self.providers and not self.searxng_url:
+            raise ValueError("SEARXNG_URL must name the SearXNG instance when BRAVE_SEARCH_PROVIDERS lists searxng")
+        if self.searxng_url and not self.searxng_url.startswith(("http://", "https://")):
+            raise ValueError("SEARXNG_URL must be an http(s) URL such as http://localhost:8080")
         return self
 
     @property

@@ -9,6 +9,7 @@ import httpx2
 from pydantic import SecretStr
 
 from .answers_chat import AnswerArgs
+from .app import other_providers
 from .client import BraveClient
 from .config import Settings
 from .facts import CallFacts
@@ -49,13 +50,16 @@ class BraveSearch:
         client = BraveClient(self.settings, transport=self._transport)
         await client.__aenter__()
         self._client = client
-        self._service = SearchService(self.settings, client)
+        self._others = other_providers(self.settings)
+        self._service = SearchService(self.settings, client, others=self._others)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         client, self._client, self._service = self._client, None, None
         if client is not None:
             await client.aclose()
+        for provider in getattr(self, "_others", {}).values():
+            await provider.aclose()
 
     @property
     def service(self) -> SearchService:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from . import answers_chat, llm_context, places
 from ._version import __version__
-from .answers import parse_answer
+from .answers import ParsedAnswer, parse_answer
 from .answers_chat import AnswerArgs
 from .brave_calls import json_fetch, stream_post
 from .client import BraveClient, BraveResponse
@@ -43,6 +44,9 @@ from .more_common import Progress
 from .pages import FitKey, PageMemo, ParseKey
 from .params import PreparedSearch, prepare_search
 from .places import LocalSearchArgs
+from .providers.base import Provider, SearchRequest
+from .providers.brave import BraveProvider
+from .providers.chain import FallbackChain
 from .render import fit_to_limits, render_summary_text, summary_line
 from .summarizer import PollSchedule, fetch_summary
 from .wire import rate_limit_meta
@@ -58,6 +62,47 @@ _SEARCH_ONLY_WARNINGS = frozenset(
 )
 
 
+@dataclass
+class _Served:
+    """A search answer and who served it (``response`` is Brave's, when Brave answered)."""
+
+    parsed: ParsedAnswer
+    provider: str
+    warnings: list[WarningItem]
+    response: BraveResponse | None
+    cached_other: bool = False
+    attempts_other: int = 0
+
+    @property
+    def cached(self) -> bool:
+        return self.response.cached if self.response is not None else self.cached_other
+
+    @property
+    def attempts(self) -> int:
+        return self.response.attempts if self.response is not None else self.attempts_other
+
+    @property
+    def body_id(self) -> int:  # 0: never memoised (another provider's page is cached by that provider)
+        return self.response.body_id if self.response is not None else 0
+
+
+def _request(prepared: PreparedSearch) -> SearchRequest:
+    """The provider-neutral request, from what the params layer validated (Brave gets its own prepared form)."""
+    sent = dict(prepared.params)
+    safe = sent.get("safesearch")
+    return SearchRequest(
+        query=prepared.query,
+        search_type=prepared.search_type,
+        count=prepared.requested,
+        offset=prepared.offset,
+        country=sent.get("country"),
+        language=sent.get("search_lang"),
+        safe_search=safe if safe in ("off", "moderate", "strict") else None,  # type: ignore[arg-type]
+        freshness=sent.get("freshness"),
+        native=prepared,
+    )
+
+
 class SearchService:
     """One instance per client: every face of the package calls through here."""
 
@@ -68,6 +113,7 @@ class SearchService:
         *,
         clock: Clock | None = None,
         sleep: Sleep | None = None,
+        others: Mapping[str, Provider] | None = None,
     ) -> None:
         self.settings = settings
         self.client = client
@@ -76,6 +122,18 @@ class SearchService:
         self._sleep = sleep or client.sleep
         self._started_at = self._clock()
         self._pages = PageMemo(settings.cache_size)
+        self._chain: FallbackChain | None = None
+        if tuple(settings.providers) != ("brave",):  # Brave alone needs no chain, breaker or fallback
+            named: dict[str, Provider] = {"brave": BraveProvider(self._brave_fetch), **(others or {})}
+            missing = [name for name in settings.providers if name not in named]
+            if missing:
+                raise ValueError(f"providers {missing} were configured but not built")
+            self._chain = FallbackChain(
+                [named[name] for name in settings.providers],
+                threshold=settings.breaker_threshold,
+                cooldown=settings.breaker_cooldown_seconds,
+                clock=self._clock,
+            )
 
     # ----------------------------------------------------------------------------- typed use cases
 
@@ -87,27 +145,50 @@ class SearchService:
         """Summarize by key, or search then summarize by query, in one call."""
         return await self.run_summarize(args, trace_id or uuid.uuid4().hex[:16], CallFacts())
 
+    async def _brave_fetch(
+        self, prepared: PreparedSearch, deadline: float | None
+    ) -> tuple[ParsedAnswer, BraveResponse]:
+        """One Brave search through the client, parsed once per upstream body (a cache hit reuses the parse)."""
+        response = await self.client.get(
+            prepared.endpoint,
+            prepared.params,
+            use_cache=prepared.use_cache,
+            throttle=prepared.throttle,
+            deadline=deadline,
+        )
+        parse_key = ParseKey(response.body_id, prepared.search_type, prepared.text_decorations)
+        parsed = self._pages.parsed(
+            parse_key,
+            lambda: parse_answer(prepared.search_type, response.data, text_decorations=prepared.text_decorations),
+        )
+        return parsed, response
+
+    async def _serve(self, prepared: PreparedSearch, facts: CallFacts) -> _Served:
+        """Brave alone, or the provider chain with its fallbacks; which one answered, and how."""
+        if self._chain is None:
+            parsed, response = await self._brave_fetch(prepared, facts.deadline)
+            return _Served(parsed, "brave", [], response)
+        page = await self._chain.search(_request(prepared), deadline=facts.deadline)
+        if page.provider == "brave":
+            parsed, response = page.native
+            return _Served(parsed, "brave", page.warnings[len(parsed.warnings) :], response)
+        parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
+        return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts)
+
     async def run_web_search(self, args: WebSearchArgs, trace_id: str, facts: CallFacts) -> tuple[SearchEnvelope, str]:
         started = self._clock()
         prepared = prepare_search(args, self.settings)
         facts.search_type = prepared.search_type
         warnings = list(prepared.warnings)
         try:
-            response = await self.client.get(
-                prepared.endpoint,
-                prepared.params,
-                use_cache=prepared.use_cache,
-                throttle=prepared.throttle,
-                deadline=facts.deadline,
-            )
+            served = await self._serve(prepared, facts)
         except BraveSearchError as exc:
             raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
-        facts.cached, facts.attempts, facts.upstream_status = response.cached, response.attempts, response.status
-        parse_key = ParseKey(response.body_id, prepared.search_type, prepared.text_decorations)
-        parsed = self._pages.parsed(  # a cache hit reuses the sections parsed from the same body (read-only)
-            parse_key,
-            lambda: parse_answer(prepared.search_type, response.data, text_decorations=prepared.text_decorations),
-        )
+        parsed, response = served.parsed, served.response
+        facts.cached, facts.attempts = served.cached, served.attempts
+        facts.upstream_status = response.status if response is not None else None
+        parse_key = ParseKey(served.body_id, prepared.search_type, prepared.text_decorations)
+        warnings.extend(served.warnings)
         warnings.extend(parsed.warnings)
         returned = sum(len(section.results) for section in parsed.sections)
         if returned == 0:
@@ -127,13 +208,14 @@ class SearchService:
             returned=returned,
             offset=prepared.offset,
             has_more=has_more,
-            cached=response.cached,
-            attempts=response.attempts,
+            provider=served.provider,
+            cached=served.cached,
+            attempts=served.attempts,
             duration_ms=round((self._clock() - started) * 1000),
             trace_id=trace_id,
             server_version=__version__,
             altered_query=parsed.altered_query,
-            rate_limit=rate_limit_meta(response.rate_limit or self.client.last_rate_limit),
+            rate_limit=rate_limit_meta(response.rate_limit or self.client.last_rate_limit) if response else None,
         )
         # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
         fit_key = FitKey(
@@ -165,13 +247,15 @@ class SearchService:
             text += "\n[debug] " + json.dumps(envelope.debug.dump(), ensure_ascii=False)
         return envelope, text
 
-    def _debug_data(self, prepared: PreparedSearch, response: BraveResponse, warnings: list[WarningItem]) -> DebugData:
+    def _debug_data(
+        self, prepared: PreparedSearch, response: BraveResponse | None, warnings: list[WarningItem]
+    ) -> DebugData:
         debug = DebugData(
             cache_bypassed=not prepared.use_cache,
             throttle_bypassed=not prepared.throttle,
-            request_url=response.request_url if prepared.include_request_url else None,
+            request_url=response.request_url if prepared.include_request_url and response is not None else None,
         )
-        if prepared.include_raw_payload:
+        if prepared.include_raw_payload and response is not None:
             raw = response.raw_body or json.dumps(response.data, ensure_ascii=False).encode()
             debug.raw_payload_original_bytes = len(raw)
             debug.raw_payload_truncated = len(raw) > DEBUG_PAYLOAD_CAP_BYTES
@@ -268,6 +352,12 @@ class SearchService:
             args, stream_post(self.client), deadline=facts.deadline, progress=progress, clock=self._clock,
             trace_id=trace_id, server_version=__version__,
         )  # fmt: skip
+
+    def providers(self) -> dict[str, Any]:
+        """Per provider, its circuit breaker (status tool); Brave alone has none."""
+        if self._chain is None:
+            return {"brave": {"state": "closed", "fallback": False}}
+        return self._chain.snapshot()
 
     @property
     def clock(self) -> Clock:

@@ -116,7 +116,10 @@ async def build_status(
         }
     if not settings.has_key:
         report["status"] = "unconfigured"
-        reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+        if "brave" in settings.providers:
+            reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+        else:
+            report["status"] = "ok"  # SearXNG alone needs no Brave key
     elif args.probe_connectivity:
         probes = await probe_endpoints(service, deadline)
         report["probe"] = probes
@@ -125,6 +128,10 @@ async def build_status(
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = client.admission()
     report["throttle"] = throttle
+    report["providers"] = service.providers()
+    paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
+    if paused:
+        reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
     quota = throttle.get("quota_exhausted")
     if quota is not None:  # fresh queries fail fast until the reset; cached ones are still served
         reasons.insert(0, f"the monthly quota is used up; it resets at {quota['resets_at']}")

@@ -25,7 +25,7 @@ from . import more_docs
 from ._version import __version__
 from .answers_chat import AnswerArgs, deadline_seconds
 from .config import ConfigError, Settings
-from .errors import BraveSearchError, InternalError, InvalidArgument, UpstreamTimeout
+from .errors import BraveSearchError, InternalError, InvalidArgument, ProviderMisconfigured, UpstreamTimeout
 from .facts import CallFacts
 from .helpdoc import ToolDoc, build_help, render_help_text
 from .llm_context import LlmContextArgs
@@ -80,6 +80,7 @@ class ToolSpec(Generic[ArgsT]):
     handler: Handler[ArgsT]
     help: str  # the help tool's paragraph for this tool
     default_enabled: bool = True
+    needs_brave: bool = False  # a Brave-only endpoint: hidden when Brave is not a configured provider
     deadline: Callable[[ArgsT, Settings], float] | None = None  # own deadline (seconds) instead of the default
     annotations: Mapping[str, Any] = field(
         default_factory=lambda: {"read_only": True, "destructive": False, "idempotent": True, "open_world": True}
@@ -164,6 +165,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             "Legacy summarizer (Brave's Pro AI plan): a cited summary by query or by summarizer_key. "
             + more_docs.SUMMARIZER_HELP_NOTE,
             deadline=_summarizer_deadline,
+            needs_brave=True,
         ),
         ToolSpec(
             more_docs.LLM_CONTEXT.name,
@@ -172,6 +174,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             LlmContextArgs,
             _llm_context,
             more_docs.LLM_CONTEXT.help,
+            needs_brave=True,
         ),
         ToolSpec(
             more_docs.LOCAL_SEARCH.name,
@@ -180,6 +183,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             LocalSearchArgs,
             _local,
             more_docs.LOCAL_SEARCH.help,
+            needs_brave=True,
         ),
         ToolSpec(
             more_docs.ANSWER.name,
@@ -189,6 +193,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             _answer,
             more_docs.ANSWER.help,
             deadline=_answer_deadline,
+            needs_brave=True,
         ),
         ToolSpec(
             "brave_web_search_help",
@@ -226,6 +231,7 @@ def enabled_tools(settings: Settings) -> tuple[ToolSpec[Any], ...]:
         if (settings.enabled_tools is None or tool.name in settings.enabled_tools)
         and tool.name not in settings.disabled_tools
         and (settings.enabled_tools is not None or tool.default_enabled)
+        and (settings.enabled_tools is not None or not tool.needs_brave or "brave" in settings.providers)
     )
     if not chosen:
         raise ConfigError("BRAVE_SEARCH_DISABLED_TOOLS disables every tool")
@@ -328,6 +334,12 @@ class ToolBoundary:
             if tool is None:
                 known = ", ".join(self._by_name)
                 raise InvalidArgument(f"Unknown tool '{name}'; this server has: {known}.", field="tool")
+            if tool.needs_brave and "brave" not in settings.providers:
+                raise ProviderMisconfigured(
+                    f"{name} uses a Brave-only endpoint, and Brave is not among BRAVE_SEARCH_PROVIDERS "
+                    f"({', '.join(settings.providers)}): add brave there and set BRAVE_API_KEY to use it.",
+                    details={"setting": "BRAVE_SEARCH_PROVIDERS"},
+                )
             args = validate_arguments(tool.input_model, dict(arguments or {}))
             seconds = tool.deadline(args, settings) if tool.deadline else settings.call_deadline_seconds
             facts.deadline = started + seconds

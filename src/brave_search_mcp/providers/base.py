@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from brave_search_mcp.models import SearchType, Section, WarningItem
 
@@ -24,6 +24,7 @@ class SearchRequest:
     language: str | None = None
     safe_search: SafeSearch | None = None
     freshness: str | None = None  # pd/pw/pm/py or "YYYY-MM-DDtoYYYY-MM-DD"
+    native: Any = field(default=None, compare=False)  # the Brave params layer's own prepared form, for Brave
 
 
 @dataclass
@@ -36,6 +37,7 @@ class ProviderPage:
     more_available: bool | None = None
     cached: bool = False
     attempts: int = 1
+    native: Any = None  # what the provider's own client returned (Brave: parsed answer + response), for the envelope
 
 
 class Provider(Protocol):

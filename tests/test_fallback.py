@@ -1,0 +1,133 @@
+"""Brave with a free safety net: SearXNG answers in the same call when Brave fails, the breaker spares a dead
+Brave, and SearXNG alone serves every face without any Brave key."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from mcp import Client
+
+from brave_search_mcp import BraveSearch
+from brave_search_mcp.app import other_providers
+from brave_search_mcp.client import BraveClient
+from brave_search_mcp.config import Settings
+from brave_search_mcp.providers.cached import CachedProvider
+from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
+from brave_search_mcp.server import build_server
+from brave_search_mcp.service import SearchService
+from brave_search_mcp.tools import ToolBoundary, enabled_tools
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.searxng import FakeSearxng, FakeSearxngServer
+from testkit.settings import make_settings
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def searxng_server() -> Iterator[FakeSearxngServer]:
+    with FakeSearxngServer(FakeSearxng()) as server:
+        yield server
+
+
+def _boundary(
+    brave: FakeBrave, searxng: FakeSearxng, clock: FakeClock, client: BraveClient, **overrides: object
+) -> ToolBoundary:
+    settings = make_settings(providers="brave,searxng", searxng_url="http://searxng.test", retries=1, **overrides)
+    provider = SearxngProvider(
+        SearxngConfig("http://searxng.test"), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
+    )
+    others = {"searxng": CachedProvider(provider, max_entries=16, ttl=60, clock=clock)}
+    service = SearchService(settings, client, clock=clock, sleep=clock.sleep, others=others)
+    return ToolBoundary(service, enabled_tools(settings))
+
+
+async def test_brave_down_searxng_answers_in_the_same_call_then_the_breaker_spares_brave() -> None:
+    clock, brave, searxng = FakeClock(), FakeBrave(rate_per_second=1000), FakeSearxng()
+    settings = make_settings(retries=1)
+    async with BraveClient(settings, transport=brave.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = _boundary(brave, searxng, clock, client)
+        brave.inject("503", times=100)
+        first = await tools.call("brave_web_search", {"query": "python asyncio"})
+        assert not first.is_error, first.text
+        assert first.structured["meta"]["provider"] == "searxng"
+        fallback = [w for w in first.structured["warnings"] if w["code"] == "FALLBACK"]
+        assert fallback and "brave" in fallback[0]["message"] and "UPSTREAM_ERROR" in fallback[0]["message"]
+        assert first.structured["sections"][0]["results"][0]["provider"] == "searxng"
+        for n in range(2):  # three failed calls in all open Brave's breaker (threshold 3)
+            await tools.call("brave_web_search", {"query": f"more {n}"})
+        sent = brave.hits()
+        paused = await tools.call("brave_web_search", {"query": "while brave is paused"})
+        assert brave.hits() == sent  # an open breaker sends nothing to the dead provider
+        assert paused.structured["meta"]["provider"] == "searxng"
+        status = await tools.call("brave_web_search_status", {})
+        assert status.structured["providers"]["brave"]["state"] == "open"
+        assert "retry_in_seconds" in status.structured["providers"]["brave"]
+        brave.reset()  # Brave recovers; after the cool-down one trial goes through and closes the breaker
+        clock.now += 61
+        recovered = await tools.call("brave_web_search", {"query": "after the cool-down"})
+        assert recovered.structured["meta"]["provider"] == "brave"
+        assert brave.hits() == 1
+        closed = await tools.call("brave_web_search_status", {})
+        assert closed.structured["providers"]["brave"]["state"] == "closed"
+
+
+async def test_bad_input_and_no_results_never_fall_back() -> None:
+    clock, brave, searxng = FakeClock(), FakeBrave(rate_per_second=1000), FakeSearxng()
+    settings = make_settings(retries=1)
+    async with BraveClient(settings, transport=brave.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = _boundary(brave, searxng, clock, client)
+        brave.no_results_for.add("nothing at all")
+        empty = await tools.call("brave_web_search", {"query": "nothing at all"})
+        bad = await tools.call("brave_web_search", {"query": ""})
+    assert empty.structured["error"]["code"] == "NO_RESULTS"
+    assert bad.structured["error"]["code"] == "INVALID_ARGUMENT"
+    assert searxng.search_requests() == []
+
+
+def _searxng_only(url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAVE", "SEARXNG"))}
+    env.update(BRAVE_SEARCH_PROVIDERS="searxng", SEARXNG_URL=url)
+    return env
+
+
+def test_cli_with_searxng_and_no_brave_key(searxng_server: FakeSearxngServer) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "brave_search_mcp", "search", "rust ownership", "--json"],
+        env=_searxng_only(searxng_server.base_url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    envelope = json.loads(done.stdout)
+    assert envelope["meta"]["provider"] == "searxng" and envelope["sections"][0]["results"]
+
+
+async def test_library_and_mcp_with_searxng_and_no_brave_key(searxng_server: FakeSearxngServer) -> None:
+    settings = Settings.from_env(_searxng_only(searxng_server.base_url))
+    assert not settings.has_key and set(other_providers(settings)) == {"searxng"}
+    async with BraveSearch(settings=settings) as brave:
+        result = await brave.web_search("rust ownership")
+    assert result.meta.provider == "searxng" and result.sections
+    async with Client(build_server(settings)) as mcp:
+        names = [tool.name for tool in (await mcp.list_tools()).tools]
+        found = await mcp.call_tool("brave_web_search", {"query": "rust ownership", "search_type": "news"})
+        hidden = await mcp.call_tool("brave_answer", {"question": "why?"})
+    assert names == ["brave_web_search", "brave_web_search_help", "brave_web_search_status"]
+    assert not found.is_error and found.structured_content is not None
+    assert found.structured_content["meta"]["provider"] == "searxng"
+    assert hidden.is_error  # a Brave-only tool is not served without Brave
+
+
+def test_searxng_without_its_url_fails_at_start_naming_the_variable() -> None:
+    with pytest.raises(ValueError, match="SEARXNG_URL"):
+        Settings.from_env({"BRAVE_SEARCH_PROVIDERS": "brave,searxng"})
+    with pytest.raises(ValueError, match="BRAVE_SEARCH_PROVIDERS"):
+        Settings.from_env({"BRAVE_SEARCH_PROVIDERS": "bing"})
