@@ -63,13 +63,19 @@ class BraveResponse:
     cached: bool
     attempts: int  # upstream attempts made for this call (0 when served from cache)
     duration_ms: float
-    request_url: str  # full URL with query string; never contains the key (it travels in a header)
+    request_target: tuple[str, tuple[tuple[str, str], ...]]  # (base URL + path, params) as sent
     body_bytes: int  # decoded size of the body
     rate_limit: RateLimitInfo | None
     raw_body: bytes = b""  # decoded body as received (for debug raw payload)
     # Identity of the body: every response served from the same upstream answer (cache hits, shared
     # in-flight calls) carries the same id, so callers may key their own derived values on it.
     body_id: int = 0
+
+    @property
+    def request_url(self) -> str:
+        """The full URL with its query string (built only when asked: debug output); never holds the key."""
+        base, params = self.request_target
+        return str(httpx2.URL(base, params=list(params)))
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,7 @@ class BraveClient:
     async def __aenter__(self) -> BraveClient:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed; create a new one.")
-        self._open()
-        return self
+        return self  # the connection pool opens on the first request: start-up pays nothing for it
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
@@ -144,12 +149,8 @@ class BraveClient:
         deadline: float | None = None,
         headers: Headers = (),
     ) -> BraveResponse:
-        """GET ``endpoint`` with ``params``; raises a ``BraveSearchError`` subclass on any failure.
-
-        ``retries`` overrides the configured retry count for this call; ``deadline`` (a time on this
-        client's clock) makes a wait Brave demands that cannot end before it fail at once as
-        ``RATE_LIMITED`` with ``retry_after_seconds``, instead of holding the call until it times out.
-        """
+        """GET ``endpoint``; raise a ``BraveSearchError`` on failure. ``deadline`` (client clock) fails fast waits
+        Brave demands that cannot end before it (``RATE_LIMITED``); ``retries`` overrides the configured count."""
         endpoint = Endpoint(endpoint)
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
         try:
@@ -283,7 +284,7 @@ class BraveClient:
             cached=hit,
             attempts=0 if hit else fetched.attempts,
             duration_ms=duration_ms,
-            request_url=str(self._url(endpoint, params)),
+            request_target=(self._settings.base_url.rstrip("/") + endpoint.value, tuple(params)),
             body_bytes=fetched.body_bytes,
             rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
             raw_body=fetched.raw_body,
