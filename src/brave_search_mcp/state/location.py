@@ -61,7 +61,7 @@ def parse_state_url(url: str | None) -> StateLocation:
             )
         if not parts.path:
             return StateLocation("sqlite")
-        path = Path(parts.path)
+        path = Path(parts.path if not parts.path.startswith("//") else "/" + parts.path.lstrip("/"))
         if not path.is_absolute():
             raise ValueError(f"BRAVE_SEARCH_STATE: sqlite path must be absolute, got {text!r}")
         return StateLocation("sqlite", path=path)

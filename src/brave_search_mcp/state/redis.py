@@ -39,7 +39,7 @@ MAX_WATCH_RETRIES = 16
 PREFIX = "brave-search-mcp:"
 
 # KEYS: plan, starts.  ARGV: now, initial plan JSON, member, margin factor, margin s, keep s, recovery factor, period.
-# The in-force rate mirrors PlanState.in_force; returns {ready as string, plan JSON}.
+# The in-force rate mirrors PlanState.in_force; returns {granted 1/0, ready as string, plan JSON}.
 _RESERVE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then raw = ARGV[2]; redis.call('SET', KEYS[1], raw) end
@@ -66,7 +66,7 @@ if ready <= now then
   redis.call('ZADD', KEYS[2], string.format('%.6f', now), ARGV[3])
   redis.call('PEXPIRE', KEYS[2], math.ceil((math.max(h, tonumber(ARGV[6])) + 1) * 1000))
 end
-return {string.format('%.6f', ready), raw}
+return {ready <= now and 1 or 0, string.format('%.6f', ready), raw}
 """
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -109,7 +109,7 @@ class RedisStore:
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[float, PlanState]:
+    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
         """Run the reservation script: record a start at ``now`` if it fits, else say when it will."""
         keys = [f"{PREFIX}plan:{upstream}", f"{PREFIX}starts:{upstream}"]
         args: list[str | float] = [
@@ -122,8 +122,8 @@ class RedisStore:
             RECOVERY_FACTOR,
             RECOVERY_PERIOD_SECONDS,
         ]
-        ready, raw = await self._call(lambda: self._reserve(keys=keys, args=args))
-        return float(ready), PlanState.from_json(json.loads(raw))
+        granted, ready, raw = await self._call(lambda: self._reserve(keys=keys, args=args))
+        return bool(granted), float(ready), PlanState.from_json(json.loads(raw))
 
     async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Optimistic WATCH/MULTI update of the stored plan (bounded retries)."""

@@ -48,8 +48,8 @@ class Store(Protocol):
         """Where the state lives, without secrets."""
         ...
 
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[float, PlanState]:
-        """Record a start at ``now`` if one fits (return ``now``), else return when one will fit; plus the plan."""
+    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
+        """Record a start at ``now`` if one fits (granted), else say when one will fit; plus the plan."""
         ...
 
     async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
@@ -142,10 +142,10 @@ class SharedLimiter:
         for _ in range(MAX_POLLS):
             now = b.clock()
             try:
-                ready, _plan = await b.guard.call(lambda: b.store.reserve(self._upstream, self._init, now))  # noqa: B023
+                granted, ready, _plan = await b.guard.call(lambda: b.store.reserve(self._upstream, self._init, now))  # noqa: B023
             except StoreUnavailable:
                 return await self._fallback.acquire(deadline=deadline)
-            if ready <= now:
+            if granted:
                 return max(0.0, now - started)
             if deadline is not None and ready > deadline:
                 raise SlotUnavailable(ready - now, self._upstream)

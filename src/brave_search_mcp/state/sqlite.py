@@ -98,10 +98,10 @@ class SqliteStore:
             return init
         return PlanState.from_json(json.loads(row[0]))
 
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[float, PlanState]:
+    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
         """One transaction: read the plan and the last ``burst`` starts; record ``now`` if it fits."""
 
-        def work(conn: sqlite3.Connection) -> tuple[float, PlanState]:
+        def work(conn: sqlite3.Connection) -> tuple[bool, float, PlanState]:
             plan = self._plan(conn, upstream, init)
             rate, burst = plan.in_force(now)
             h = horizon(rate, burst)
@@ -116,7 +116,7 @@ class SqliteStore:
                 ready = max(ready, rows[-1][0] + h)
             if ready <= now:
                 conn.execute("INSERT INTO starts VALUES (?, ?)", (upstream, now))
-            return ready, plan
+            return ready <= now, ready, plan
 
         return await self._run(work)
 
