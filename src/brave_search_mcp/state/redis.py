@@ -68,6 +68,12 @@ if ready <= now then
 end
 return {ready <= now and 1 or 0, string.format('%.6f', ready), raw}
 """
+# KEYS: cache, lease.  ARGV: owner, lease ms.  A lease only while no value is stored (no double fetch).
+_TAKE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -96,6 +102,7 @@ class RedisStore:
         self._r = client
         self._reserve = client.register_script(_RESERVE)
         self._release = client.register_script(_RELEASE)
+        self._take = client.register_script(_TAKE)
 
     def location(self) -> str:
         """The Redis URL without its password."""
@@ -161,8 +168,9 @@ class RedisStore:
         await self._call(lambda: self._r.set(f"{PREFIX}cache:{key}", value, px=_ms(expires - now)))
 
     async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """SET NX PX: free or expired leases only."""
-        return bool(await self._call(lambda: self._r.set(f"{PREFIX}lease:{key}", owner, nx=True, px=_ms(until - now))))
+        """SET NX PX (free or expired leases only), unless a value is already stored."""
+        keys = [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}"]
+        return bool(await self._call(lambda: self._take(keys=keys, args=[owner, _ms(until - now)])))
 
     async def lease_release(self, key: str, owner: str) -> None:
         """Delete the lease only if ``owner`` still holds it (atomic)."""

@@ -65,7 +65,7 @@ class Store(Protocol):
         ...
 
     async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """Take the single-flight lease of ``key`` if it is free or expired."""
+        """Take the single-flight lease of ``key`` if it is free or expired and no live value is stored (atomic)."""
         ...
 
     async def lease_release(self, key: str, owner: str) -> None:
@@ -222,12 +222,12 @@ class SharedStoreCache:
         self.misses += 1
         try:
             value = await fetch()
+            if ttl > 0:  # stored before the lease goes, so a follower's next look finds it
+                now = b.clock()
+                await self._quietly(lambda: b.store.cache_put(key, value, now + ttl, now))
         finally:
             with anyio.CancelScope(shield=True):
                 await self._quietly(lambda: b.store.lease_release(key, owner))
-        if ttl > 0:
-            now = b.clock()
-            await self._quietly(lambda: b.store.cache_put(key, value, now + ttl, now))
         return value, False
 
     async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:

@@ -166,9 +166,11 @@ class SqliteStore:
         await self._run(work)
 
     async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """Take the lease if nobody holds it or its holder let it expire (a dead process)."""
+        """Take the lease if nobody holds it or its holder let it expire (a dead process), and no value is stored."""
 
         def work(conn: sqlite3.Connection) -> bool:
+            if conn.execute("SELECT 1 FROM cache WHERE key = ? AND expires > ?", (key, now)).fetchone():
+                return False  # stored meanwhile: the caller's next look is a hit
             row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
             if row is not None and row[1] > now and row[0] != owner:
                 return False

@@ -1,0 +1,152 @@
+"""Behaviour every state backend must show, written once and run against memory, SQLite and Redis."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from brave_search_mcp.errors import RateLimited
+from brave_search_mcp.state import SlotUnavailable, StateBackend
+from testkit.clock import FakeClock
+
+# 20 rps, burst 2: a 0.1 s window (+3 % + 5 ms margin)
+RATE, BURST = 20.0, 2
+HORIZON = BURST / RATE * 1.03 + 0.005
+
+
+async def starts_of(
+    backend: StateBackend, clock: FakeClock, n: int, *, rate: float = RATE, burst: int = BURST
+) -> list[float]:
+    """Acquire ``n`` times one after another and return the clock at each start."""
+    limiter = backend.limiter("brave", rate=rate, burst=burst)
+    out = []
+    for _ in range(n):
+        await limiter.acquire()
+        out.append(clock())
+    return out
+
+
+async def burst_then_window(backend: StateBackend, clock: FakeClock) -> None:
+    """A burst starts at once; the next start waits for the window to slide."""
+    t0 = clock()
+    starts = await starts_of(backend, clock, 3)
+    assert starts[:2] == [t0, t0]
+    assert HORIZON - 1e-6 <= starts[2] - t0 < HORIZON + 0.01
+
+
+async def deadline_fails_fast(backend: StateBackend, clock: FakeClock) -> None:
+    """A full window and a deadline before the next slot: RATE_LIMITED at once, with the wait, nothing slept."""
+    limiter = backend.limiter("brave", rate=RATE, burst=BURST)
+    await limiter.acquire()
+    await limiter.acquire()
+    before, slept = clock(), len(clock.sleeps)
+    with pytest.raises(SlotUnavailable) as info:
+        await limiter.acquire(deadline=before + HORIZON / 2)
+    assert isinstance(info.value, RateLimited)
+    assert clock() == before and len(clock.sleeps) == slept
+    assert HORIZON - 0.01 <= info.value.retry_after <= HORIZON + 0.01
+    assert info.value.details["retry_after_ms"] >= 1
+    # a deadline after the next slot waits for it instead
+    await limiter.acquire(deadline=before + HORIZON + 0.05)
+    assert clock() - before >= HORIZON - 0.001
+
+
+async def penalize_halves_and_recovers(backend: StateBackend, clock: FakeClock) -> None:
+    """A contradicting 429 halves the rate in force (once per window); clean minutes bring it back 10 % each."""
+    limiter = backend.limiter("brave", rate=RATE, burst=BURST)
+    await limiter.penalize()
+    snap = await limiter.snapshot()
+    assert snap["rate"] == RATE / 2 and snap["plan_rate"] == RATE and snap["penalized"] is True
+    await limiter.penalize()  # same window: a burst of 429s from one overload counts once
+    assert (await limiter.snapshot())["rate"] == RATE / 2
+    # the slower rate is what the window enforces now: burst 2 at 10 rps
+    t0 = clock()
+    starts = await starts_of(backend, clock, 3)
+    assert starts[2] - t0 >= 2 / (RATE / 2) * 1.03
+    await clock.sleep(61)
+    assert (await limiter.snapshot())["rate"] == pytest.approx(RATE / 2 * 1.1)
+    await clock.sleep(60 * 10)
+    snap = await limiter.snapshot()
+    assert snap["rate"] == RATE and snap["penalized"] is False
+
+
+async def penalty_has_a_floor(backend: StateBackend, clock: FakeClock) -> None:
+    """However many 429s, the rate stays at or above 0.5 rps."""
+    limiter = backend.limiter("brave", rate=1.0, burst=1)
+    for _ in range(6):
+        await limiter.penalize()
+        await clock.sleep(10)
+    assert (await limiter.snapshot())["rate"] == 0.5
+
+
+async def update_learns_plan(backend: StateBackend, clock: FakeClock) -> None:
+    """The plan from headers becomes the rate in force and is what snapshot reports."""
+    limiter = backend.limiter("brave", rate=1.0, burst=1)
+    await limiter.update(50.0, 50)
+    snap = await limiter.snapshot()
+    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["plan_burst"]) == (50.0, 50, 50.0, 50)
+    t0 = clock()
+    starts = await starts_of(backend, clock, 10, rate=1.0, burst=1)
+    assert starts[-1] == t0  # ten at once: the learned burst, not the start value of 1
+    with pytest.raises(ValueError):
+        await limiter.update(0.0, 1)
+
+
+async def block_until_pauses(backend: StateBackend, clock: FakeClock) -> None:
+    """After Brave says the window is spent, no start happens before the given time."""
+    limiter = backend.limiter("brave", rate=RATE, burst=BURST)
+    until = clock() + 2.5
+    await limiter.block_until(until)
+    assert (await limiter.snapshot())["blocked_until"] == until
+    await limiter.acquire()
+    assert clock() >= until
+    await limiter.block_until(clock() + 5)
+    with pytest.raises(SlotUnavailable):
+        await limiter.acquire(deadline=clock() + 1)
+
+
+async def cache_single_flight(backend: StateBackend) -> None:
+    """Five concurrent identical requests make one upstream call; then it is a hit."""
+    calls = 0
+
+    async def fetch() -> bytes:
+        nonlocal calls
+        calls += 1
+        await anyio.lowlevel.checkpoint()
+        return b"answer"
+
+    results: list[tuple[bytes, bool]] = []
+
+    async def one() -> None:
+        results.append(await backend.cache.get_or_fetch("web?q=x", fetch, 60.0))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(one)
+    assert calls == 1 and [v for v, _ in results] == [b"answer"] * 5
+    assert await backend.cache.get_or_fetch("web?q=x", fetch, 60.0) == (b"answer", True)
+    assert calls == 1
+    await backend.cache.clear()
+    assert await backend.cache.get_or_fetch("web?q=x", fetch, 60.0) == (b"answer", False)
+    assert calls == 2
+
+
+async def cache_errors_not_stored(backend: StateBackend) -> None:
+    """A failed fetch reaches its caller and is not remembered: the next call fetches again."""
+
+    async def broken() -> bytes:
+        raise RuntimeError("upstream down")
+
+    async def good() -> bytes:
+        return b"ok"
+
+    with pytest.raises(RuntimeError, match="upstream down"):
+        await backend.cache.get_or_fetch("web?q=e", broken, 60.0)
+    assert await backend.cache.get_or_fetch("web?q=e", good, 60.0) == (b"ok", False)
+
+
+async def records_round_trip(backend: StateBackend) -> None:
+    """Breaker records come back as stored; an absent one is None."""
+    assert await backend.records.get("breaker:searxng") is None
+    await backend.records.put("breaker:searxng", {"state": "open", "failures": 3})
+    assert await backend.records.get("breaker:searxng") == {"state": "open", "failures": 3}
