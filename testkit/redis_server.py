@@ -60,9 +60,10 @@ class RedisServer:
         """Start and wait until it answers PING (bounded)."""
         if self.running:
             raise RuntimeError("redis-server already running")
+        options = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        options += ["--dir", str(self._dir), "--protected-mode", "yes", "--loglevel", "warning"]
         self._proc = subprocess.Popen(
-            [self._binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-            + ["--dir", str(self._dir), "--protected-mode", "yes", "--loglevel", "warning"],
+            [self._binary, *options],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 
 from brave_search_mcp.errors import RateLimited
 from brave_search_mcp.state import SlotUnavailable, StateBackend
+from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
+from testkit.state_worker import run_workers, spawn
 
 # 20 rps, burst 2: a 0.1 s window (+3 % + 5 ms margin)
 RATE, BURST = 20.0, 2
@@ -44,7 +48,8 @@ async def deadline_fails_fast(backend: StateBackend, clock: FakeClock) -> None:
         await limiter.acquire(deadline=before + HORIZON / 2)
     assert isinstance(info.value, RateLimited)
     assert clock() == before and len(clock.sleeps) == slept
-    assert HORIZON - 0.01 <= info.value.retry_after <= HORIZON + 0.01
+    wait = info.value.retry_after
+    assert wait is not None and HORIZON - 0.01 <= wait <= HORIZON + 0.01
     assert info.value.details["retry_after_ms"] >= 1
     # a deadline after the next slot waits for it instead
     await limiter.acquire(deadline=before + HORIZON + 0.05)
@@ -150,3 +155,44 @@ async def records_round_trip(backend: StateBackend) -> None:
     assert await backend.records.get("breaker:searxng") is None
     await backend.records.put("breaker:searxng", {"state": "open", "failures": 3})
     assert await backend.records.get("breaker:searxng") == {"state": "open", "failures": 3}
+
+
+# ---------------------------------------------------------------- real processes, real time (small totals)
+
+
+def two_processes_share_one_limiter(url: str) -> None:
+    """Starts never exceed the burst per window across both processes."""
+    results = run_workers(2, "--url", url, "--mode", "acquire", "--count", "6", "--rate", "20", "--burst", "2")
+    starts = sorted(t for r in results for t in r["starts"])
+    assert len(starts) == 12 and all(not r["errors"] for r in results)
+    window = 2 / 20
+    gaps = [starts[i + 2] - starts[i] for i in range(len(starts) - 2)]
+    assert min(gaps) >= window * 0.9, gaps  # never 3 starts in one 0.1 s window (slack: stamped after the start)
+    assert starts[-1] - starts[0] >= 5 * window  # 12 starts at 2 per window: the processes waited for each other
+
+
+def killed_lease_holder_is_taken_over(url: str) -> None:
+    """A process SIGKILLed while fetching leaves no stuck lock: another takes over when the lease expires."""
+    with FakeBraveServer(rate_per_second=1000) as server:
+        holder = spawn("--url", url, "--mode", "hold", "--lease", "1.0", "--query", "crash")
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().strip() == "LEASED"
+            leased_at = time.time()
+        finally:
+            holder.kill()
+            holder.communicate(timeout=10)
+        args = ["--url", url, "--mode", "fetch", "--lease", "1.0", "--query", "crash", "--upstream", server.base_url]
+        (taker,) = run_workers(1, *args, barrier=0.0)
+        assert taker["hits"] == [False] and taker["statuses"] == [200]
+        assert taker["starts"][0] >= leased_at + 1.0 - 0.05  # it respected the dead holder's lease until expiry
+        assert taker["starts"][0] < leased_at + 8.0  # ...and not much longer
+        assert server.fake.hits() == 1
+
+
+def same_query_one_upstream_request(url: str) -> None:
+    """Four processes asking the same question at the same moment cost one upstream request."""
+    with FakeBraveServer(rate_per_second=1000) as server:
+        results = run_workers(4, "--url", url, "--mode", "fetch", "--query", "same", "--upstream", server.base_url)
+        assert server.fake.hits() == 1
+        assert sorted(h for r in results for h in r["hits"]) == [False, True, True, True]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -11,9 +10,7 @@ import pytest
 
 from brave_search_mcp.state import StateBackend, open_state
 from brave_search_mcp.state.shared import SharedBackend
-from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
-from testkit.state_worker import run_workers, spawn
 from tests import state_contract as contract
 from tests.test_state_memory import CASES
 
@@ -163,51 +160,12 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
 
 
 def test_two_processes_share_one_limiter(tmp_path: Path) -> None:
-    """Starts never exceed the burst per window across both processes."""
-    url = f"sqlite://{tmp_path / 's.db'}"
-    results = run_workers(2, "--url", url, "--mode", "acquire", "--count", "6", "--rate", "20", "--burst", "2")
-    starts = sorted(t for r in results for t in r["starts"])
-    assert len(starts) == 12 and all(not r["errors"] for r in results)
-    window = 2 / 20
-    gaps = [starts[i + 2] - starts[i] for i in range(len(starts) - 2)]
-    assert min(gaps) >= window * 0.9, gaps  # never 3 starts in one 0.1 s window (small slack: print time, not start)
-    assert starts[-1] - starts[0] >= 5 * window  # 12 starts at 2 per window: both processes waited for each other
+    contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}")
 
 
 def test_process_killed_holding_the_lease_is_taken_over(tmp_path: Path) -> None:
-    url = f"sqlite://{tmp_path / 's.db'}"
-    with FakeBraveServer(rate_per_second=1000) as server:
-        holder = spawn("--url", url, "--mode", "hold", "--lease", "1.0", "--query", "crash")
-        try:
-            assert holder.stdout is not None
-            assert holder.stdout.readline().strip() == "LEASED"
-            leased_at = time.time()
-        finally:
-            holder.kill()
-            holder.communicate(timeout=10)
-        (taker,) = run_workers(
-            1,
-            "--url",
-            url,
-            "--mode",
-            "fetch",
-            "--lease",
-            "1.0",
-            "--query",
-            "crash",
-            "--upstream",
-            server.base_url,
-            barrier=0.0,
-        )
-        assert taker["hits"] == [False] and taker["statuses"] == [200]
-        assert taker["starts"][0] >= leased_at + 1.0 - 0.05  # it respected the dead holder's lease until expiry
-        assert taker["starts"][0] < leased_at + 8.0  # ...and not much longer
-        assert server.fake.hits() == 1
+    contract.killed_lease_holder_is_taken_over(f"sqlite://{tmp_path / 's.db'}")
 
 
 def test_processes_asking_the_same_query_send_one_upstream_request(tmp_path: Path) -> None:
-    url = f"sqlite://{tmp_path / 's.db'}"
-    with FakeBraveServer(rate_per_second=1000) as server:
-        results = run_workers(4, "--url", url, "--mode", "fetch", "--query", "same", "--upstream", server.base_url)
-        assert server.fake.hits() == 1
-        assert sorted(h for r in results for h in r["hits"]) == [False, True, True, True]
+    contract.same_query_one_upstream_request(f"sqlite://{tmp_path / 's.db'}")
