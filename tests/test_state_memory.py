@@ -67,7 +67,7 @@ async def test_records_expire_and_are_copies(clock: FakeClock) -> None:
 @pytest.mark.anyio
 async def test_memory_health_and_snapshot_name_the_backend(clock: FakeClock) -> None:
     backend = await _memory(clock)
-    assert backend.name == "memory"
+    assert isinstance(backend, StateBackend) and backend.name == "memory"
     assert backend.health() == {"backend": "memory", "location": "process", "degraded": False}
     snap = await backend.limiter("brave", rate=1, burst=1).snapshot()
     assert snap["backend"] == "memory" and snap["rate"] == 1.0 and snap["blocked_until"] is None

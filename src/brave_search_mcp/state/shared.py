@@ -121,7 +121,7 @@ class Guard:
                 logger.warning("%s", self.warning)
             raise
         if self.warning is not None:
-            logger.warning("%s state is back; shared state resumed", self._name)
+            logger.info("%s state is back; shared state resumed", self._name)
             self.warning = None
         return result
 
