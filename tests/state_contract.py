@@ -85,14 +85,24 @@ async def penalty_has_a_floor(backend: StateBackend, clock: FakeClock) -> None:
 
 
 async def update_learns_plan(backend: StateBackend, clock: FakeClock) -> None:
-    """The plan from headers becomes the rate in force and is what snapshot reports."""
+    """A higher plan from headers is approached by slow start (doubling per second), then fully used."""
     limiter = backend.limiter("brave", rate=1.0, burst=1)
     await limiter.update(50.0, 50)
     snap = await limiter.snapshot()
-    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["plan_burst"]) == (50.0, 50, 50.0, 50)
+    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["plan_burst"]) == (1.0, 1, 50.0, 50)
+    t0 = clock()
+    starts = await starts_of(backend, clock, 2, rate=1.0, burst=1)
+    assert starts[1] - t0 >= 1.0  # the reservation itself honours the ramp: still 1 rps in the first second
+    assert (await limiter.snapshot())["rate"] == 2.0
+    await limiter.update(50.0, 50)  # every answer repeats the plan: that must not restart the ramp
+    await clock.sleep(5.0)
+    snap = await limiter.snapshot()
+    assert (snap["rate"], snap["burst"], snap["penalized"]) == (50.0, 50, False)
     t0 = clock()
     starts = await starts_of(backend, clock, 10, rate=1.0, burst=1)
     assert starts[-1] == t0  # ten at once: the learned burst, not the start value of 1
+    await limiter.update(5.0, 5)  # a lower plan applies at once
+    assert (await limiter.snapshot())["rate"] == 5.0
     with pytest.raises(ValueError):
         await limiter.update(0.0, 1)
 

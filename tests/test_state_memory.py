@@ -84,7 +84,8 @@ async def test_same_upstream_gets_the_same_limiter_and_bad_limits_are_refused(cl
 
 
 def test_plan_state_round_trips_through_json() -> None:
-    plan = PlanState.initial(2, 2).penalized(100.0).blocked(150.0).learned(20, 20)
+    plan = PlanState.initial(2, 2).penalized(100.0).blocked(150.0).learned(20, 20, 160.0)
+    assert plan.ramp_rate is not None
     assert PlanState.from_json(plan.to_json()) == plan
     assert PlanState.from_json(PlanState.initial(1, 1).to_json()) == PlanState.initial(1, 1)
 

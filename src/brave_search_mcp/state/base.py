@@ -25,6 +25,7 @@ WINDOW_MARGIN_SECONDS = 0.005
 PENALTY_FLOOR_RATE = 0.5  # a contradicting 429 never pushes the rate below this (unless the plan is lower)
 RECOVERY_FACTOR = 1.1  # per clean minute after a penalty, up to the learned plan rate
 RECOVERY_PERIOD_SECONDS = 60.0
+RAMP_PERIOD_SECONDS = 1.0  # slow start: after a higher plan is learned, the rate in force doubles this often
 LEASE_SECONDS = 30.0  # a single-flight lease whose holder died frees itself after this long
 
 
@@ -56,6 +57,8 @@ class PlanState:
     penalty_rate: float | None = None
     penalty_at: float = -math.inf
     blocked_until: float = -math.inf
+    ramp_rate: float | None = None  # slow start towards a newly learned plan: from this rate...
+    ramp_at: float = -math.inf  # ...doubling every RAMP_PERIOD_SECONDS since this time
 
     @staticmethod
     def initial(rate: float, burst: int) -> PlanState:
@@ -64,11 +67,16 @@ class PlanState:
         return PlanState(float(rate), int(burst))
 
     def in_force(self, now: float) -> tuple[float, int]:
-        """The (rate, burst) allowed at ``now``: the plan, or a penalized rate recovering 10 % per clean minute."""
-        if self.penalty_rate is None:
+        """The (rate, burst) allowed at ``now``: the plan, capped by slow start and by a penalty recovering 10 %/min."""
+        rate = self.plan_rate
+        if self.ramp_rate is not None:
+            periods = max(0.0, math.floor((now - self.ramp_at) / RAMP_PERIOD_SECONDS))
+            rate = min(rate, self.ramp_rate * 2.0 ** min(periods, 60.0))
+        if self.penalty_rate is not None:
+            minutes = max(0.0, math.floor((now - self.penalty_at) / RECOVERY_PERIOD_SECONDS))
+            rate = min(rate, self.penalty_rate * RECOVERY_FACTOR ** min(minutes, 200.0))
+        if rate >= self.plan_rate:
             return self.plan_rate, self.plan_burst
-        minutes = max(0.0, math.floor((now - self.penalty_at) / RECOVERY_PERIOD_SECONDS))
-        rate = min(self.plan_rate, self.penalty_rate * RECOVERY_FACTOR ** min(minutes, 200.0))
         return rate, max(1, min(self.plan_burst, math.floor(rate)))
 
     def window(self, now: float) -> float:
@@ -76,10 +84,14 @@ class PlanState:
         rate, burst = self.in_force(now)
         return burst / rate
 
-    def learned(self, rate: float, burst: int) -> PlanState:
-        """The plan as Brave's headers state it (a penalty in force stays, capped by the new plan)."""
+    def learned(self, rate: float, burst: int, now: float) -> PlanState:
+        """The plan as Brave's headers state it; a higher plan is approached by slow start (headers can lie)."""
         check_limits(rate, burst)
-        return replace(self, plan_rate=float(rate), plan_burst=int(burst))
+        if float(rate) == self.plan_rate and int(burst) == self.plan_burst:
+            return self
+        in_force, _ = self.in_force(now)
+        ramp = (in_force, now) if rate > in_force else (None, -math.inf)
+        return replace(self, plan_rate=float(rate), plan_burst=int(burst), ramp_rate=ramp[0], ramp_at=ramp[1])
 
     def penalized(self, now: float) -> PlanState:
         """A 429 the plan did not predict: halve the rate in force, once per window."""
@@ -87,7 +99,7 @@ class PlanState:
             return self
         rate, _ = self.in_force(now)
         reduced = max(min(PENALTY_FLOOR_RATE, rate), rate / 2.0)
-        return replace(self, penalty_rate=reduced, penalty_at=now)
+        return replace(self, penalty_rate=reduced, penalty_at=now, ramp_rate=None, ramp_at=-math.inf)
 
     def blocked(self, t: float) -> PlanState:
         """No start before ``t`` (Brave said the window is used up, maybe by another process)."""
@@ -106,6 +118,8 @@ class PlanState:
             penalty_rate=None if data.get("penalty_rate") is None else float(data["penalty_rate"]),
             penalty_at=-math.inf if data.get("penalty_at") is None else float(data["penalty_at"]),
             blocked_until=-math.inf if data.get("blocked_until") is None else float(data["blocked_until"]),
+            ramp_rate=None if data.get("ramp_rate") is None else float(data["ramp_rate"]),
+            ramp_at=-math.inf if data.get("ramp_at") is None else float(data["ramp_at"]),
         )
 
     def snapshot(self, now: float, backend: str) -> dict[str, Any]:
@@ -153,7 +167,7 @@ class Limiter(Protocol):
         ...
 
     async def update(self, rate: float, burst: int) -> None:
-        """The plan as learned from Brave's headers (or set explicitly)."""
+        """The plan as learned from Brave's headers: a higher one is reached by slow start (doubling per second)."""
         ...
 
     async def penalize(self) -> None:

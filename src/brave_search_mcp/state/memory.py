@@ -38,7 +38,7 @@ class MemoryLimiter:
 
     async def update(self, rate: float, burst: int) -> None:
         """The plan learned from headers."""
-        self._plan = self._plan.learned(rate, burst)
+        self._plan = self._plan.learned(rate, burst, self._clock())
         self._apply()
 
     async def penalize(self) -> None:

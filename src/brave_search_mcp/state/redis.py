@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .base import (
     LEASE_SECONDS,
+    RAMP_PERIOD_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
     WINDOW_MARGIN_FACTOR,
@@ -38,7 +39,8 @@ KEEP_STARTS_SECONDS = 10.0
 MAX_WATCH_RETRIES = 16
 PREFIX = "brave-search-mcp:"
 
-# KEYS: plan, starts.  ARGV: now, initial plan JSON, member, margin factor, margin s, keep s, recovery factor, period.
+# KEYS: plan, starts.  ARGV: now, initial plan JSON, member, margin factor, margin s, keep s, recovery factor,
+# recovery period, ramp period.
 # The in-force rate mirrors PlanState.in_force; returns {granted 1/0, ready as string, plan JSON}.
 _RESERVE = """
 local raw = redis.call('GET', KEYS[1])
@@ -46,13 +48,19 @@ if not raw then raw = ARGV[2]; redis.call('SET', KEYS[1], raw) end
 local p = cjson.decode(raw)
 local now = tonumber(ARGV[1])
 local rate, burst = p.plan_rate, p.plan_burst
+if p.ramp_rate ~= nil and p.ramp_rate ~= cjson.null then
+  local periods = math.floor((now - p.ramp_at) / tonumber(ARGV[9]))
+  if periods < 0 then periods = 0 end
+  if periods > 60 then periods = 60 end
+  rate = math.min(rate, p.ramp_rate * 2 ^ periods)
+end
 if p.penalty_rate ~= nil and p.penalty_rate ~= cjson.null then
   local minutes = math.floor((now - p.penalty_at) / tonumber(ARGV[8]))
   if minutes < 0 then minutes = 0 end
   if minutes > 200 then minutes = 200 end
-  rate = math.min(p.plan_rate, p.penalty_rate * tonumber(ARGV[7]) ^ minutes)
-  burst = math.max(1, math.min(p.plan_burst, math.floor(rate)))
+  rate = math.min(rate, p.penalty_rate * tonumber(ARGV[7]) ^ minutes)
 end
+if rate >= p.plan_rate then rate = p.plan_rate else burst = math.max(1, math.min(p.plan_burst, math.floor(rate))) end
 local h = burst / rate * tonumber(ARGV[4]) + tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.6f', now - math.max(h, tonumber(ARGV[6]))))
 local ready = now
@@ -128,6 +136,7 @@ class RedisStore:
             KEEP_STARTS_SECONDS,
             RECOVERY_FACTOR,
             RECOVERY_PERIOD_SECONDS,
+            RAMP_PERIOD_SECONDS,
         ]
         granted, ready, raw = await self._call(lambda: self._reserve(keys=keys, args=args))
         return bool(granted), float(ready), PlanState.from_json(json.loads(raw))

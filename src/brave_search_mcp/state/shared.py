@@ -161,7 +161,8 @@ class SharedLimiter:
     async def update(self, rate: float, burst: int) -> None:
         """Store the learned plan for every process (and the fallback)."""
         await self._fallback.update(rate, burst)
-        await self._modify(lambda p: p.learned(rate, burst))
+        now = self._b.clock()
+        await self._modify(lambda p: p.learned(rate, burst, now))
 
     async def penalize(self) -> None:
         """Halve the shared rate in force (once per window across all processes)."""
