@@ -1,0 +1,321 @@
+"""Limiter, cache and records over any shared store, with the per-process fallback written once.
+
+SQLite and Redis differ only in how they store a plan, reserve a start, keep a value and take a
+lease (the ``Store`` protocol). Waiting, deadlines, single-flight polling and the switch to memory
+when the store fails (and back when it heals) live here, so both backends behave the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+import anyio
+
+from brave_search_mcp.cache import ResponseCache
+
+from .base import (
+    LEASE_SECONDS,
+    Clock,
+    Fetch,
+    Limiter,
+    PlanState,
+    RecordStore,
+    SharedCache,
+    Sleep,
+    SlotUnavailable,
+    StoreUnavailable,
+)
+from .memory import MemoryBackend
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_POLLS = 100_000  # bound on any wait loop (each turn sleeps at least MIN_POLL_SECONDS)
+MIN_POLL_SECONDS = 0.001
+MAX_LEASE_POLL_SECONDS = 0.1
+RETRY_INTERVAL_SECONDS = 5.0  # after a store failure, memory is used this long before the store is tried again
+
+
+class Store(Protocol):
+    """What a shared backend must do atomically; every method raises StoreUnavailable when the store fails."""
+
+    def location(self) -> str:
+        """Where the state lives, without secrets."""
+        ...
+
+    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
+        """Record a start at ``now`` if one fits (granted), else say when one will fit; plus the plan."""
+        ...
+
+    async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Apply ``change`` to the stored plan atomically and return the result."""
+        ...
+
+    async def cache_get(self, key: str, now: float) -> bytes | None:
+        """A live value, or None."""
+        ...
+
+    async def cache_put(self, key: str, value: bytes, expires: float, now: float) -> None:
+        """Store ``value`` until ``expires``, evicting least recently used entries over the bounds."""
+        ...
+
+    async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
+        """Take the single-flight lease of ``key`` if it is free or expired and no live value is stored (atomic)."""
+        ...
+
+    async def lease_release(self, key: str, owner: str) -> None:
+        """Give the lease back (only if ``owner`` still holds it)."""
+        ...
+
+    async def cache_stats(self, now: float) -> dict[str, Any]:
+        """Entries (and bytes where known) stored now."""
+        ...
+
+    async def cache_clear(self) -> None:
+        """Delete every cached value."""
+        ...
+
+    async def record_get(self, key: str, now: float) -> dict[str, Any] | None:
+        """A live record, or None."""
+        ...
+
+    async def record_put(self, key: str, value: dict[str, Any], expires: float | None, now: float) -> None:
+        """Store a record."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class Guard:
+    """Tracks whether the store works; after a failure, callers use memory until the retry time, then try again."""
+
+    def __init__(self, name: str, *, clock: Clock, retry_interval: float) -> None:
+        self._name = name
+        self._clock = clock
+        self._retry_interval = retry_interval
+        self._retry_at = float("-inf")
+        self.warning: str | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """True while the store is considered down."""
+        return self.warning is not None
+
+    async def call(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run ``op`` on the store; StoreUnavailable (at once while cooling down) means: use memory."""
+        if self.warning is not None and self._clock() < self._retry_at:
+            raise StoreUnavailable(self.warning)
+        try:
+            result = await op()
+        except StoreUnavailable as exc:
+            self._retry_at = self._clock() + self._retry_interval
+            if self.warning is None:
+                self.warning = f"{self._name} state unavailable ({exc}); using per-process memory until it returns"
+                logger.warning("%s", self.warning)
+            raise
+        if self.warning is not None:
+            logger.info("%s state is back; shared state resumed", self._name)
+            self.warning = None
+        return result
+
+
+class SharedLimiter:
+    """Sliding-window limiter whose starts and plan live in the store, so all processes share one budget."""
+
+    def __init__(self, backend: SharedBackend, upstream: str, rate: float, burst: int) -> None:
+        self._b = backend
+        self._upstream = upstream
+        self._init = PlanState.initial(rate, burst)
+        self._fallback = backend.fallback.limiter(upstream, rate=rate, burst=burst)
+
+    async def acquire(self, *, deadline: float | None = None) -> float:
+        """Poll the store for a start (sleeping exactly until the next free slot); no lock is held while waiting."""
+        b = self._b
+        started = b.clock()
+        for _ in range(MAX_POLLS):
+            now = b.clock()
+            try:
+                granted, ready, _plan = await b.guard.call(lambda: b.store.reserve(self._upstream, self._init, now))  # noqa: B023
+            except StoreUnavailable:
+                return await self._fallback.acquire(deadline=deadline)
+            if granted:
+                return max(0.0, now - started)
+            if deadline is not None and ready > deadline:
+                raise SlotUnavailable(ready - now, self._upstream)
+            # a little jitter so processes woken for the same slot do not all collide on the store
+            await b.sleep(max(MIN_POLL_SECONDS, ready - b.clock()) + random.uniform(0, 0.002))
+        raise SlotUnavailable(1.0, self._upstream)
+
+    async def _modify(self, change: Callable[[PlanState], PlanState]) -> None:
+        b = self._b
+        with contextlib.suppress(StoreUnavailable):
+            await b.guard.call(lambda: b.store.modify_plan(self._upstream, self._init, change))
+
+    async def update(self, rate: float, burst: int) -> None:
+        """Store the learned plan for every process (and the fallback)."""
+        await self._fallback.update(rate, burst)
+        now = self._b.clock()
+        await self._modify(lambda p: p.learned(rate, burst, now))
+
+    async def penalize(self) -> None:
+        """Halve the shared rate in force (once per window across all processes)."""
+        await self._fallback.penalize()
+        now = self._b.clock()
+        await self._modify(lambda p: p.penalized(now))
+
+    async def block_until(self, t: float) -> None:
+        """Pause every process's starts until ``t``."""
+        await self._fallback.block_until(t)
+        await self._modify(lambda p: p.blocked(t))
+
+    async def snapshot(self) -> dict[str, Any]:
+        """The shared plan as stored (the fallback's when the store is down)."""
+        b = self._b
+        try:
+            plan = await b.guard.call(lambda: b.store.modify_plan(self._upstream, self._init, lambda p: p))
+        except StoreUnavailable:
+            return {**await self._fallback.snapshot(), "degraded": True}
+        return {**plan.snapshot(b.clock(), b.name), "degraded": False}
+
+
+class SharedStoreCache:
+    """Cache in the store with single-flight across processes: one lease holder fetches, the others poll."""
+
+    def __init__(self, backend: SharedBackend) -> None:
+        self._b = backend
+        # storing disabled: only its in-process single-flight is used, so twins in this process poll once
+        self._local: ResponseCache[tuple[bytes, bool]] = ResponseCache(0, 0, clock=backend.clock)
+        self.hits = self.misses = self.shared = 0
+
+    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
+        """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
+        (value, hit), _, shared = await self._local.get_or_fetch(key, lambda: self._shared_fetch(key, fetch, ttl))
+        if shared:
+            self.shared += 1
+            return value, True
+        return value, hit
+
+    async def _shared_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
+        b = self._b
+        owner = uuid.uuid4().hex
+        delay = 0.005
+        try:
+            for _ in range(MAX_POLLS):
+                now = b.clock()
+                value = await b.guard.call(lambda: b.store.cache_get(key, now))  # noqa: B023
+                if value is not None:
+                    self.hits += 1
+                    return value, True
+                until = now + b.lease_seconds
+                if await b.guard.call(lambda: b.store.lease_take(key, owner, now, until)):  # noqa: B023
+                    break
+                await b.sleep(delay)
+                delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
+        except StoreUnavailable:
+            return await b.fallback.cache.get_or_fetch(key, fetch, ttl)
+        self.misses += 1
+        try:
+            value = await fetch()
+            if ttl > 0:  # stored before the lease goes, so a follower's next look finds it
+                now = b.clock()
+                await self._quietly(lambda: b.store.cache_put(key, value, now + ttl, now))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._quietly(lambda: b.store.lease_release(key, owner))
+        return value, False
+
+    async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:
+        with contextlib.suppress(StoreUnavailable):
+            await self._b.guard.call(op)
+
+    async def stats(self) -> dict[str, Any]:
+        """This process's counters plus what the store holds."""
+        b = self._b
+        out: dict[str, Any] = {"hits": self.hits, "misses": self.misses, "shared": self.shared}
+        try:
+            out.update(await b.guard.call(lambda: b.store.cache_stats(b.clock())))
+        except StoreUnavailable:
+            out.update(await b.fallback.cache.stats())
+        return out
+
+    async def clear(self) -> None:
+        """Forget every stored answer (for every process)."""
+        await self._b.fallback.cache.clear()
+        await self._quietly(self._b.store.cache_clear)
+
+
+class SharedRecords:
+    """JSON records in the store (memory while it is down)."""
+
+    def __init__(self, backend: SharedBackend) -> None:
+        self._b = backend
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        """The record, or None."""
+        b = self._b
+        try:
+            return await b.guard.call(lambda: b.store.record_get(key, b.clock()))
+        except StoreUnavailable:
+            return await b.fallback.records.get(key)
+
+    async def put(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
+        """Store the record (in memory too, so a later outage still sees it)."""
+        b = self._b
+        await b.fallback.records.put(key, value, ttl)
+        now = b.clock()
+        expires = None if ttl is None else now + ttl
+        with contextlib.suppress(StoreUnavailable):
+            await b.guard.call(lambda: b.store.record_put(key, value, expires, now))
+
+
+class SharedBackend:
+    """A StateBackend over a Store: shared limiters, cache and records, degrading to memory on failure."""
+
+    def __init__(
+        self,
+        name: str,
+        store: Store,
+        *,
+        clock: Clock,
+        sleep: Sleep,
+        cache_max_entries: int,
+        lease_seconds: float = LEASE_SECONDS,
+        retry_interval: float = RETRY_INTERVAL_SECONDS,
+    ) -> None:
+        if not 0 < lease_seconds <= LEASE_SECONDS:
+            raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {lease_seconds!r}")
+        self.name = name
+        self.store = store
+        self.clock = clock
+        self.sleep = sleep
+        self.lease_seconds = lease_seconds
+        self.guard = Guard(name, clock=clock, retry_interval=retry_interval)
+        self.fallback = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=cache_max_entries)
+        self._limiters: dict[str, SharedLimiter] = {}
+        self.cache: SharedCache = SharedStoreCache(self)
+        self.records: RecordStore = SharedRecords(self)
+
+    def limiter(self, upstream: str, *, rate: float, burst: int) -> Limiter:
+        """One limiter per upstream name; ``rate``/``burst`` seed the plan only if none is stored."""
+        found = self._limiters.get(upstream)
+        if found is None:
+            found = self._limiters[upstream] = SharedLimiter(self, upstream, rate, burst)
+        return found
+
+    def health(self) -> dict[str, Any]:
+        """Backend, location, and whether calls currently run on the per-process fallback."""
+        out: dict[str, Any] = {"backend": self.name, "location": self.store.location(), "degraded": self.guard.degraded}
+        if self.guard.warning is not None:
+            out["warning"] = self.guard.warning
+        return out
+
+    async def aclose(self) -> None:
+        """Close the store."""
+        await self.store.aclose()

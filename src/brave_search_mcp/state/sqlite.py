@@ -1,0 +1,256 @@
+"""The default shared state: one SQLite file per user, so every server, CLI and library process shares one budget.
+
+stdlib ``sqlite3`` in WAL mode, each operation one short ``BEGIN IMMEDIATE`` transaction run in a
+worker thread; nobody holds a lock while waiting on the network (a single-flight "lock" is a lease row
+with an expiry). A file that is corrupt or cannot be written logs one warning and the process runs on
+memory instead: state is an optimisation, never a reason for a call to fail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from .base import LEASE_SECONDS, Clock, PlanState, Sleep, StateBackend, StoreUnavailable, horizon
+from .memory import MemoryBackend
+from .shared import RETRY_INTERVAL_SECONDS, SharedBackend
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 5000
+KEEP_STARTS_SECONDS = 10.0  # starts older than this (and than the window) are deleted
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
+CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
+                                  size INTEGER NOT NULL, used REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS cache_by_use ON cache (used);
+CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open (creating) the file in WAL mode with the schema; raises on a corrupt or unwritable file."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # cached answers are the user's searches
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(_SCHEMA)
+        conn.execute("PRAGMA quick_check(1)").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class SqliteStore:
+    """The Store protocol on one SQLite connection, serialised by a lock and run off the event loop."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, max_entries: int, max_bytes: int | None) -> None:
+        self._path = path
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+
+    def location(self) -> str:
+        """The database file."""
+        return str(self._path)
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T], *, tx: bool = True) -> T:
+        def run() -> T:
+            with self._lock:
+                conn = self._conn
+                try:
+                    if not tx:
+                        return work(conn)
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        result = work(conn)
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                    return result
+                except sqlite3.Error as exc:
+                    raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+        return await anyio.to_thread.run_sync(run)
+
+    @staticmethod
+    def _plan(conn: sqlite3.Connection, upstream: str, init: PlanState) -> PlanState:
+        row = conn.execute("SELECT state FROM plans WHERE upstream = ?", (upstream,)).fetchone()
+        if row is None:
+            conn.execute("INSERT INTO plans VALUES (?, ?)", (upstream, json.dumps(init.to_json())))
+            return init
+        return PlanState.from_json(json.loads(row[0]))
+
+    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
+        """One transaction: read the plan and the last ``burst`` starts; record ``now`` if it fits."""
+
+        def work(conn: sqlite3.Connection) -> tuple[bool, float, PlanState]:
+            plan = self._plan(conn, upstream, init)
+            rate, burst = plan.in_force(now)
+            h = horizon(rate, burst)
+            conn.execute(
+                "DELETE FROM starts WHERE upstream = ? AND t < ?", (upstream, now - max(h, KEEP_STARTS_SECONDS))
+            )
+            ready = max(now, plan.blocked_until)
+            rows = conn.execute(
+                "SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?", (upstream, burst)
+            ).fetchall()
+            if len(rows) >= burst:
+                ready = max(ready, rows[-1][0] + h)
+            if ready <= now:
+                conn.execute("INSERT INTO starts VALUES (?, ?)", (upstream, now))
+            return ready <= now, ready, plan
+
+        return await self._run(work)
+
+    async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Read, change and write the plan in one transaction."""
+
+        def work(conn: sqlite3.Connection) -> PlanState:
+            old = self._plan(conn, upstream, init)
+            new = change(old)
+            if new != old:
+                conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(new.to_json()), upstream))
+            return new
+
+        return await self._run(work)
+
+    async def cache_get(self, key: str, now: float) -> bytes | None:
+        """A live value (its use time is refreshed for LRU), or None."""
+
+        def work(conn: sqlite3.Connection) -> bytes | None:
+            row = conn.execute("SELECT value, expires FROM cache WHERE key = ?", (key,)).fetchone()
+            if row is None or row[1] <= now:
+                return None
+            conn.execute("UPDATE cache SET used = ? WHERE key = ?", (now, key))
+            return bytes(row[0])
+
+        return await self._run(work, tx=False)
+
+    async def cache_put(self, key: str, value: bytes, expires: float, now: float) -> None:
+        """Store, then drop expired entries and the least recently used ones over the entry and byte bounds."""
+        if self._max_entries <= 0 or (self._max_bytes is not None and len(value) > self._max_bytes):
+            return
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?)", (key, value, expires, len(value), now))
+            conn.execute("DELETE FROM cache WHERE expires <= ?", (now,))
+            conn.execute(
+                "DELETE FROM cache WHERE key IN (SELECT key FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)",
+                (self._max_entries,),
+            )
+            if self._max_bytes is not None:
+                conn.execute(
+                    "DELETE FROM cache WHERE key IN (SELECT key FROM (SELECT key, SUM(size) OVER "
+                    "(ORDER BY used DESC, key ROWS UNBOUNDED PRECEDING) AS total FROM cache) WHERE total > ?)",
+                    (self._max_bytes,),
+                )
+
+        await self._run(work)
+
+    async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
+        """Take the lease if nobody holds it or its holder let it expire (a dead process), and no value is stored."""
+
+        def work(conn: sqlite3.Connection) -> bool:
+            if conn.execute("SELECT 1 FROM cache WHERE key = ? AND expires > ?", (key, now)).fetchone():
+                return False  # stored meanwhile: the caller's next look is a hit
+            row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[1] > now and row[0] != owner:
+                return False
+            conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
+            return True
+
+        return await self._run(work)
+
+    async def lease_release(self, key: str, owner: str) -> None:
+        """Delete the lease if ``owner`` still holds it."""
+        await self._run(lambda c: c.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner)), tx=False)
+
+    async def cache_stats(self, now: float) -> dict[str, Any]:
+        """Live entries and their bytes."""
+
+        def work(conn: sqlite3.Connection) -> dict[str, Any]:
+            n, size = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM cache WHERE expires > ?", (now,)
+            ).fetchone()
+            return {"entries": n, "bytes": size, "max": self._max_entries, "max_bytes": self._max_bytes}
+
+        return await self._run(work, tx=False)
+
+    async def cache_clear(self) -> None:
+        """Delete every cached value."""
+        await self._run(lambda c: c.execute("DELETE FROM cache"), tx=False)
+
+    async def record_get(self, key: str, now: float) -> dict[str, Any] | None:
+        """A live record, or None."""
+
+        def work(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute("SELECT value, expires FROM records WHERE key = ?", (key,)).fetchone()
+            if row is None or (row[1] is not None and row[1] <= now):
+                return None
+            found = json.loads(row[0])
+            return found if isinstance(found, dict) else None
+
+        return await self._run(work, tx=False)
+
+    async def record_put(self, key: str, value: dict[str, Any], expires: float | None, now: float) -> None:
+        """Store a record."""
+        text = json.dumps(value)
+        await self._run(
+            lambda c: c.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, text, expires)), tx=False
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+
+        def close() -> None:
+            with self._lock:
+                self._conn.close()
+
+        await anyio.to_thread.run_sync(close)
+
+
+async def open_sqlite(
+    path: Path,
+    *,
+    clock: Clock,
+    sleep: Sleep,
+    cache_max_entries: int,
+    cache_max_bytes: int | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    retry_interval: float = RETRY_INTERVAL_SECONDS,
+) -> StateBackend:
+    """Open the shared file; if it is corrupt or unwritable, log one warning and return a memory backend."""
+    try:
+        conn = await anyio.to_thread.run_sync(_connect, path)
+    except (sqlite3.Error, OSError) as exc:
+        reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
+        logger.warning("%s", reason)
+        return MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=cache_max_entries, reason=reason)
+    store = SqliteStore(path, conn, max_entries=cache_max_entries, max_bytes=cache_max_bytes)
+    return SharedBackend(
+        "sqlite",
+        store,
+        clock=clock,
+        sleep=sleep,
+        cache_max_entries=cache_max_entries,
+        lease_seconds=lease_seconds,
+        retry_interval=retry_interval,
+    )

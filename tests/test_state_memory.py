@@ -1,0 +1,129 @@
+"""The per-process backend keeps today's throttle and cache behaviour behind the shared interface; URLs and paths."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from brave_search_mcp.state import PlanState, StateBackend, default_state_path, open_state, parse_state_url
+from testkit.clock import FakeClock
+from tests import state_contract as contract
+
+CASES: list[Callable[[StateBackend, FakeClock], Awaitable[None]]] = [
+    contract.burst_then_window,
+    contract.deadline_fails_fast,
+    contract.penalize_halves_and_recovers,
+    contract.penalty_has_a_floor,
+    contract.update_learns_plan,
+    contract.block_until_pauses,
+]
+
+
+async def _memory(clock: FakeClock) -> StateBackend:
+    return await open_state("memory", cache_max_entries=10, clock=clock, sleep=clock.sleep)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+async def test_limiter_contract(case: Callable[[StateBackend, FakeClock], Awaitable[None]], clock: FakeClock) -> None:
+    await case(await _memory(clock), clock)
+
+
+@pytest.mark.anyio
+async def test_cache_contract(clock: FakeClock) -> None:
+    backend = await _memory(clock)
+    await contract.cache_single_flight(backend)
+    await contract.cache_errors_not_stored(backend)
+    await contract.records_round_trip(backend)
+
+
+@pytest.mark.anyio
+async def test_cache_entries_expire_after_their_ttl(clock: FakeClock) -> None:
+    backend = await _memory(clock)
+
+    async def fetch() -> bytes:
+        return b"v"
+
+    assert await backend.cache.get_or_fetch("k", fetch, 5.0) == (b"v", False)
+    await clock.sleep(4.9)
+    assert await backend.cache.get_or_fetch("k", fetch, 5.0) == (b"v", True)
+    await clock.sleep(0.2)
+    assert await backend.cache.get_or_fetch("k", fetch, 5.0) == (b"v", False)
+
+
+@pytest.mark.anyio
+async def test_records_expire_and_are_copies(clock: FakeClock) -> None:
+    backend = await _memory(clock)
+    value = {"state": "open"}
+    await backend.records.put("b", value, ttl=10)
+    value["state"] = "changed by caller"
+    assert await backend.records.get("b") == {"state": "open"}
+    await clock.sleep(10)
+    assert await backend.records.get("b") is None
+
+
+@pytest.mark.anyio
+async def test_memory_health_and_snapshot_name_the_backend(clock: FakeClock) -> None:
+    backend = await _memory(clock)
+    assert isinstance(backend, StateBackend) and backend.name == "memory"
+    assert backend.health() == {"backend": "memory", "location": "process", "degraded": False}
+    snap = await backend.limiter("brave", rate=1, burst=1).snapshot()
+    assert snap["backend"] == "memory" and snap["rate"] == 1.0 and snap["blocked_until"] is None
+
+
+@pytest.mark.anyio
+async def test_same_upstream_gets_the_same_limiter_and_bad_limits_are_refused(clock: FakeClock) -> None:
+    backend = await _memory(clock)
+    assert backend.limiter("brave", rate=1, burst=1) is backend.limiter("brave", rate=5, burst=5)
+    assert backend.limiter("brave", rate=1, burst=1) is not backend.limiter("searxng", rate=1, burst=1)
+    for rate, burst in [(0, 1), (-1, 1), (float("nan"), 1), (1, 0), (1, 1.5), (True, 1)]:
+        with pytest.raises(ValueError):
+            backend.limiter(f"u{rate}{burst}", rate=rate, burst=burst)  # type: ignore[arg-type]
+
+
+def test_plan_state_round_trips_through_json() -> None:
+    plan = PlanState.initial(2, 2).penalized(100.0).blocked(150.0).learned(20, 20, 160.0)
+    assert plan.ramp_rate is not None
+    assert PlanState.from_json(plan.to_json()) == plan
+    assert PlanState.from_json(PlanState.initial(1, 1).to_json()) == PlanState.initial(1, 1)
+
+
+@pytest.mark.parametrize(
+    ("url", "kind", "path"),
+    [
+        (None, "sqlite", None),
+        ("", "sqlite", None),
+        ("memory", "memory", None),
+        ("sqlite:///var/tmp/s.db", "sqlite", Path("/var/tmp/s.db")),
+        ("sqlite:////var/tmp/s.db", "sqlite", Path("/var/tmp/s.db")),
+        ("redis://127.0.0.1:6379/0", "redis", None),
+        ("rediss://:pw@cache.internal:6380/1", "redis", None),
+    ],
+)
+def test_state_urls_parse(url: str | None, kind: str, path: Path | None) -> None:
+    where = parse_state_url(url)
+    assert (where.kind, where.path) == (kind, path)
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite://relative/path", "sqlite:relative.db", "redis://", "postgres://x/y", "memcache", "file:///x"]
+)
+def test_bad_state_urls_name_the_variable(url: str) -> None:
+    with pytest.raises(ValueError, match="BRAVE_SEARCH_STATE"):
+        parse_state_url(url)
+
+
+def test_default_path_follows_each_platforms_cache_dir(tmp_path: Path) -> None:
+    home = tmp_path
+    assert default_state_path({}, platform="linux", home=home) == home / ".cache/brave-search-mcp/state.sqlite3"
+    xdg = {"XDG_CACHE_HOME": "/xdg/cache"}
+    assert default_state_path(xdg, platform="linux", home=home) == Path("/xdg/cache/brave-search-mcp/state.sqlite3")
+    # the XDG spec says relative values are invalid and must be ignored
+    rel = {"XDG_CACHE_HOME": "rel/cache"}
+    assert default_state_path(rel, platform="linux", home=home) == home / ".cache/brave-search-mcp/state.sqlite3"
+    mac = default_state_path(xdg, platform="darwin", home=home)
+    assert mac == home / "Library/Caches/brave-search-mcp/state.sqlite3"
+    win = default_state_path({"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, platform="win32", home=home)
+    assert win == Path("C:/Users/u/AppData/Local/brave-search-mcp/Cache/state.sqlite3")

@@ -1,0 +1,171 @@
+"""The default shared backend: one SQLite file shared by processes, surviving restarts, never failing a call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from brave_search_mcp.state import StateBackend, open_state
+from brave_search_mcp.state.shared import SharedBackend
+from testkit.clock import FakeClock
+from tests import state_contract as contract
+from tests.test_state_memory import CASES
+
+
+async def _sqlite(
+    path: Path, clock: FakeClock, *, cache_max_entries: int = 10, cache_max_bytes: int | None = None
+) -> StateBackend:
+    return await open_state(
+        f"sqlite://{path}",
+        cache_max_entries=cache_max_entries,
+        cache_max_bytes=cache_max_bytes,
+        clock=clock,
+        sleep=clock.sleep,
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+async def test_limiter_contract(
+    case: Callable[[StateBackend, FakeClock], Awaitable[None]], clock: FakeClock, tmp_path: Path
+) -> None:
+    backend = await _sqlite(tmp_path / "s.db", clock)
+    try:
+        assert backend.name == "sqlite"
+        await case(backend, clock)
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.anyio
+async def test_cache_contract(clock: FakeClock, tmp_path: Path) -> None:
+    backend = await _sqlite(tmp_path / "s.db", clock)
+    try:
+        await contract.cache_single_flight(backend)
+        await contract.cache_errors_not_stored(backend)
+        await contract.records_round_trip(backend)
+    finally:
+        await backend.aclose()
+
+
+async def _value(v: bytes) -> bytes:
+    return v
+
+
+@pytest.mark.anyio
+async def test_cache_and_plan_survive_a_restart_and_expire(clock: FakeClock, tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "dir" / "s.db"  # missing directories are created
+    first = await _sqlite(path, clock)
+    await first.cache.get_or_fetch("k", lambda: _value(b"kept"), 30.0)
+    await first.limiter("brave", rate=1, burst=1).update(20, 20)
+    await first.records.put("breaker", {"state": "open"}, ttl=30)
+    await first.aclose()
+    second = await _sqlite(path, clock)
+    try:
+        assert await second.cache.get_or_fetch("k", lambda: _value(b"new"), 30.0) == (b"kept", True)
+        assert (await second.limiter("brave", rate=1, burst=1).snapshot())["plan_rate"] == 20.0
+        assert await second.records.get("breaker") == {"state": "open"}
+        await clock.sleep(31)
+        assert await second.cache.get_or_fetch("k", lambda: _value(b"new"), 30.0) == (b"new", False)
+        assert await second.records.get("breaker") is None
+    finally:
+        await second.aclose()
+
+
+@pytest.mark.anyio
+async def test_cache_is_bounded_by_entries_and_bytes_least_recently_used_first(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    backend = await _sqlite(tmp_path / "s.db", clock, cache_max_entries=2, cache_max_bytes=10)
+    try:
+        await backend.cache.get_or_fetch("a", lambda: _value(b"1234"), 60)
+        await clock.sleep(1)
+        await backend.cache.get_or_fetch("b", lambda: _value(b"1234"), 60)
+        await clock.sleep(1)
+        assert (await backend.cache.get_or_fetch("a", lambda: _value(b"x"), 60))[1] is True  # a is now fresher
+        await clock.sleep(1)
+        await backend.cache.get_or_fetch("c", lambda: _value(b"1234"), 60)  # evicts b (least recently used)
+        assert (await backend.cache.get_or_fetch("a", lambda: _value(b"x"), 60))[1] is True
+        assert (await backend.cache.get_or_fetch("b", lambda: _value(b"1234"), 60))[1] is False
+        stats = await backend.cache.stats()
+        assert stats["entries"] == 2 and stats["bytes"] <= 10
+        # one value over the byte bound is served but never stored
+        assert await backend.cache.get_or_fetch("big", lambda: _value(b"x" * 11), 60) == (b"x" * 11, False)
+        assert (await backend.cache.get_or_fetch("big", lambda: _value(b"y"), 60))[1] is False
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("damage", ["corrupt", "unwritable"])
+async def test_unusable_file_warns_once_and_calls_still_work(
+    damage: str, clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    if damage == "corrupt":
+        path = tmp_path / "s.db"
+        path.write_bytes(b"this is not a database, just garbage " * 200)
+    else:
+        (tmp_path / "a-file").write_text("x")
+        path = tmp_path / "a-file" / "s.db"  # its parent is a file: nothing can be created there (even as root)
+    with caplog.at_level(logging.WARNING):
+        backend = await _sqlite(path, clock)
+        limiter = backend.limiter("brave", rate=RATE_FAST, burst=1)
+        for _ in range(3):
+            await limiter.acquire()
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"w"), 60) == (b"v", True)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and str(path) in warnings[0].getMessage()
+    health = backend.health()
+    assert backend.name == "memory" and health["degraded"] is True and str(path) in health["warning"]
+
+
+RATE_FAST = 1000.0
+
+
+@pytest.mark.anyio
+async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend = await open_state(
+        f"sqlite://{tmp_path / 's.db'}", cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=5.0
+    )
+    assert isinstance(backend, SharedBackend)
+    store = backend.store
+    limiter = backend.limiter("brave", rate=RATE_FAST, burst=1)
+    await limiter.acquire()
+    good = store._conn  # type: ignore[attr-defined]
+    broken = __import__("sqlite3").connect(":memory:")
+    broken.close()
+    store._conn = broken  # type: ignore[attr-defined]  # every statement now raises sqlite3.ProgrammingError
+    with caplog.at_level(logging.WARNING):
+        await limiter.acquire()
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
+        await backend.records.put("r", {"a": 1})
+        assert await backend.records.get("r") == {"a": 1}
+        assert (await limiter.snapshot())["degraded"] is True
+    assert backend.health()["degraded"] is True
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+    store._conn = good  # type: ignore[attr-defined]
+    await clock.sleep(5)
+    await limiter.acquire()
+    assert backend.health() == {"backend": "sqlite", "location": str(tmp_path / "s.db"), "degraded": False}
+    await backend.aclose()
+
+
+# ---------------------------------------------------------------- real processes, real time (small totals)
+
+
+def test_two_processes_share_one_limiter(tmp_path: Path) -> None:
+    contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}")
+
+
+def test_process_killed_holding_the_lease_is_taken_over(tmp_path: Path) -> None:
+    contract.killed_lease_holder_is_taken_over(f"sqlite://{tmp_path / 's.db'}")
+
+
+def test_processes_asking_the_same_query_send_one_upstream_request(tmp_path: Path) -> None:
+    contract.same_query_one_upstream_request(f"sqlite://{tmp_path / 's.db'}")
