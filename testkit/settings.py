@@ -20,6 +20,7 @@ def make_settings(**overrides: Any) -> Settings:
         "retry_base_ms": 1,
         "retry_max_ms": 2,
         "timeout_seconds": 5.0,
+        "state": "memory",  # per test: nothing shared through the user's cache directory
     }
     values.update(overrides)
     return Settings(**values)

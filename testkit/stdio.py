@@ -33,6 +33,7 @@ def server_env(base_url: str, **extra: str) -> dict[str, str]:
         "BRAVE_SEARCH_RETRY_BASE_MS": "5",
         "BRAVE_SEARCH_RETRY_MAX_MS": "20",
         "BRAVE_SEARCH_TIMEOUT_SECONDS": "2",
+        "BRAVE_SEARCH_STATE": "memory",  # one process, nothing shared; the shared-state tests choose their own
     }
     env.update(extra)
     return env

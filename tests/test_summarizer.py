@@ -97,7 +97,7 @@ class FakeSource:
             cached=False,
             attempts=1,
             duration_ms=1.0,
-            request_url="http://127.0.0.1/res/v1/summarizer/search",
+            request_target=("http://127.0.0.1/res/v1/summarizer/search", ()),
             body_bytes=len(json.dumps(item)),
             rate_limit=None,
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx2
 
@@ -13,6 +15,8 @@ from .providers.base import Provider
 from .providers.cached import CachedProvider
 from .providers.searxng import SearxngConfig, SearxngProvider
 from .service import SearchService
+from .shared_upstream import SharedUpstream, upstream_id
+from .state.location import open_state
 from .tools import ToolBoundary, enabled_tools
 
 # The upstream client type a caller may hand in already open (tests, the library); transports name it
@@ -32,6 +36,30 @@ def other_providers(settings: Settings) -> dict[str, Provider]:
 
 
 @asynccontextmanager
+async def open_client(
+    settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
+) -> AsyncIterator[BraveClient]:
+    """The one Brave client, with the shared limiter and cache when the state backend is shared (the default)."""
+    default_path = Path(settings.state_default_path) if settings.state_default_path else None
+    backend = await open_state(settings.state, cache_max_entries=settings.cache_size, default_path=default_path)
+    try:
+        shared: SharedUpstream | None = None
+        if backend.name != "memory":
+            key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+            rate, burst = settings.rate_limit or 1.0, settings.burst or 1
+            shared = SharedUpstream(
+                backend, upstream_id(settings.base_url, key), rate=rate, burst=burst,
+                adaptive=settings.adaptive_rate, clock=time.monotonic,
+            )  # fmt: skip
+            if not settings.adaptive_rate:
+                await shared.pin(rate, burst)
+        async with BraveClient(settings, transport=transport, shared=shared) as client:
+            yield client
+    finally:
+        await backend.aclose()
+
+
+@asynccontextmanager
 async def open_tools(
     settings: Settings,
     *,
@@ -44,7 +72,7 @@ async def open_tools(
         if client is not None:
             yield ToolBoundary(SearchService(settings, client, others=others), enabled_tools(settings))
             return
-        async with BraveClient(settings, transport=transport) as owned:
+        async with open_client(settings, transport=transport) as owned:
             yield ToolBoundary(SearchService(settings, owned, others=others), enabled_tools(settings))
     finally:
         for provider in others.values():

@@ -14,7 +14,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -31,10 +31,13 @@ from .brave_api import (
     USER_AGENT,
     Endpoint,
 )
-from .cache import ResponseCache, make_key
+from .cache import ResponseCache, is_freshness_filtered, make_key
 from .config import Settings
 from .counters import CacheStats, EndpointCounters
 from .exchange import typed_transport_errors
+from .responses import BraveResponse as BraveResponse
+from .responses import _Fetched
+from .shared_upstream import SharedUpstream
 from .text import clean_text
 from .throttle import Throttle
 from .wire import (
@@ -54,43 +57,6 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class BraveResponse:
-    """A parsed successful answer and how it was obtained."""
-
-    data: dict[str, Any]
-    status: int
-    cached: bool
-    attempts: int  # upstream attempts made for this call (0 when served from cache)
-    duration_ms: float
-    request_target: tuple[str, tuple[tuple[str, str], ...]]  # (base URL + path, params) as sent
-    body_bytes: int  # decoded size of the body
-    rate_limit: RateLimitInfo | None
-    raw_body: bytes = b""  # decoded body as received (for debug raw payload)
-    # Identity of the body: every response served from the same upstream answer (cache hits, shared
-    # in-flight calls) carries the same id, so callers may key their own derived values on it.
-    body_id: int = 0
-
-    @property
-    def request_url(self) -> str:
-        """The full URL with its query string (built only when asked: debug output); never holds the key."""
-        base, params = self.request_target
-        return str(httpx2.URL(base, params=list(params)))
-
-
-@dataclass(frozen=True)
-class _Fetched:
-    """What one successful upstream exchange produced (also the cached value)."""
-
-    data: dict[str, Any]
-    status: int
-    attempts: int
-    body_bytes: int
-    raw_body: bytes
-    rate_limit: RateLimitInfo | None
-    body_id: int = 0
-
-
 class BraveClient:
     """Async Brave API client; one per process, owned by the server lifespan or ``BraveSearch``."""
 
@@ -102,6 +68,7 @@ class BraveClient:
         clock: Clock = time.monotonic,
         sleep: Sleep = anyio.sleep,
         rng: Callable[[], float] = random.random,
+        shared: SharedUpstream | None = None,
     ) -> None:
         self._settings = settings
         self._transport = transport
@@ -120,6 +87,7 @@ class BraveClient:
         self._last_rate_limit: RateLimitInfo | None = None
         self._key_echoes = 0
         self._body_ids = itertools.count(1)
+        self._shared = shared  # the cross-process limiter and cache, when the state backend is shared
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -262,18 +230,19 @@ class BraveClient:
         name = ENDPOINT_NAMES[endpoint]
         started = self._clock()
 
-        async def fetch() -> _Fetched:
+        key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
+
+        async def upstream() -> _Fetched:
             url = self._url(endpoint, params)
-            fetched = await self._fetch(
+            return await self._fetch(
                 endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
             )
+
+        async def fetch() -> _Fetched:
+            fetched = await (self._shared_fetch(key, upstream) if self._shared and use_cache else upstream())
             return replace(fetched, body_id=next(self._body_ids))
 
-        fetched, hit, _shared = await self._cache.get_or_fetch(
-            make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)]),
-            fetch,
-            bypass=not use_cache,
-        )
+        fetched, hit, _shared = await self._cache.get_or_fetch(key, fetch, bypass=not use_cache)
         duration_ms = max(0.0, (self._clock() - started) * 1000.0)
         if hit:
             self._counters[name].cache_hits += 1
@@ -281,7 +250,7 @@ class BraveClient:
         return BraveResponse(
             data=fetched.data,
             status=fetched.status,
-            cached=hit,
+            cached=hit or fetched.attempts == 0,  # a local hit, or an answer another process fetched
             attempts=0 if hit else fetched.attempts,
             duration_ms=duration_ms,
             request_target=(self._settings.base_url.rstrip("/") + endpoint.value, tuple(params)),
@@ -311,6 +280,8 @@ class BraveClient:
             attempt += 1
             if throttle:
                 await self._throttle.acquire()
+                if self._shared is not None:
+                    await self._shared.acquire(deadline)  # the window every process of this key shares
             counters.requests += 1
             return await self._attempt(endpoint, url, attempt, headers)
 
@@ -353,6 +324,25 @@ class BraveClient:
                     yield chunk
             finally:
                 await response.aclose()
+
+    async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
+        """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
+        assert self._shared is not None
+        mine: list[_Fetched] = []
+
+        async def raw() -> tuple[int, bytes]:
+            mine.append(await upstream())
+            return mine[0].status, mine[0].raw_body
+
+        ttl = (
+            min(self._settings.cache_ttl_seconds, 60.0)
+            if is_freshness_filtered(key)
+            else self._settings.cache_ttl_seconds
+        )
+        status, body, _hit = await self._shared.cached(key, raw, ttl)
+        if mine:
+            return mine[0]
+        return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
 
     # -- retry policy ---------------------------------------------------------------------------
 
@@ -427,6 +417,8 @@ class BraveClient:
         if info is not None:
             self._last_rate_limit = info
             self._admission.observe(info)
+            if self._shared is not None:
+                await self._shared.observe(info)
         if 200 <= status < 300:
             body = await read_capped(response, self._settings.max_response_bytes)
             key = self._key()
@@ -446,4 +438,6 @@ class BraveClient:
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
         self._admission.refused(error)
+        if self._shared is not None:
+            await self._shared.refused(error)
         raise error

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from .state.location import default_state_path, parse_state_url
+
 DEFAULT_BASE_URL = "https://api.search.brave.com"
 
 # Per-call output clamps (DESIGN.md): the defaults below must lie inside them.
@@ -77,6 +79,10 @@ class Settings(BaseModel):
     searxng_headers: tuple[str, ...] = Field((), alias="SEARXNG_HEADERS")  # "Name: value" entries, ";"-separated
     breaker_threshold: int = Field(3, alias="BRAVE_SEARCH_BREAKER_THRESHOLD", ge=1, le=100)
     breaker_cooldown_seconds: float = Field(60.0, alias="BRAVE_SEARCH_BREAKER_COOLDOWN_SECONDS", ge=1.0, le=3600.0)
+    # shared state: None = SQLite in the user's cache directory (shared by all their processes); "memory";
+    # "sqlite:///path"; "redis://host:port/db"
+    state: str | None = Field(None, alias="BRAVE_SEARCH_STATE")
+    state_default_path: str | None = None  # where None puts the SQLite file (from XDG_CACHE_HOME / HOME)
     ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
@@ -104,6 +110,13 @@ class Settings(BaseModel):
     @classmethod
     def _lower_transport(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("state")
+    @classmethod
+    def _state_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_state_url(value)  # raises naming BRAVE_SEARCH_STATE
+        return value
 
     @field_validator("searxng_headers", mode="before")
     @classmethod
@@ -203,6 +216,7 @@ class Settings(BaseModel):
             if value is not None:
                 values.pop(cls.variable_of(name), None)
                 values[name] = value
+        values.setdefault("state_default_path", str(default_state_path(env)))
         key, source = _lookup_key(env)
         if key is not None:
             values["api_key"], values["api_key_source"] = SecretStr(key), source

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import AsyncExitStack
 from typing import Any, TypeVar, cast
 
 import httpx2
 from pydantic import SecretStr
 
 from .answers_chat import AnswerArgs
-from .app import other_providers
+from .app import open_client, other_providers
 from .client import BraveClient
 from .config import Settings
 from .facts import CallFacts
@@ -44,22 +45,27 @@ class BraveSearch:
         self.settings = settings
         self._transport = transport
         self._client: BraveClient | None = None
+        self._stack: AsyncExitStack | None = None
         self._service: SearchService | None = None
 
     async def __aenter__(self) -> BraveSearch:
-        client = BraveClient(self.settings, transport=self._transport)
-        await client.__aenter__()
-        self._client = client
-        self._others = other_providers(self.settings)
-        self._service = SearchService(self.settings, client, others=self._others)
+        stack = AsyncExitStack()
+        try:
+            client = await stack.enter_async_context(open_client(self.settings, transport=self._transport))
+            others = other_providers(self.settings)
+            for provider in others.values():
+                stack.push_async_callback(provider.aclose)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack, self._client = stack, client
+        self._service = SearchService(self.settings, client, others=others)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        client, self._client, self._service = self._client, None, None
-        if client is not None:
-            await client.aclose()
-        for provider in getattr(self, "_others", {}).values():
-            await provider.aclose()
+        stack, self._stack, self._client, self._service = self._stack, None, None, None
+        if stack is not None:
+            await stack.aclose()
 
     @property
     def service(self) -> SearchService:
