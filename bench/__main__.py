@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,6 +65,29 @@ def configure_logging(verbose: bool) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+# Benches of one issue each, run as their own processes in a full run; their output goes into the report.
+SIDE_BENCHES: tuple[tuple[str, str], ...] = (
+    ("bench.limits", "Rate limits and deadlines (issue 11)"),
+    ("bench.state_backends", "Shared state backends (issue 14)"),
+    ("bench.http_transport", "HTTP transport (issue 14)"),
+)
+
+
+def _side_bench(entry: tuple[str, str]) -> str:
+    """Run one side bench and return its section (its output, or why it did not run)."""
+    module, title = entry
+    logger.info("running %s", module)
+    try:
+        done = subprocess.run([sys.executable, "-m", module], capture_output=True, text=True, timeout=600, check=False)
+        body = done.stdout.strip() or f"(no output; exit {done.returncode}: {done.stderr.strip()[-300:]})"
+    except subprocess.TimeoutExpired:
+        body = "(did not finish within 600 s)"
+    if body.startswith("## "):
+        body = body.split("\n", 1)[1].lstrip()
+    command = f"`uv run --extra dev python -m {module}` (also part of the full `python -m bench`)"
+    return f"\n## {title}\n\nCommand: {command}.\n\n{body}\n"
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the bench; see the module docstring for the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -84,6 +108,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     out.write(f"\nbrave-search-mcp bench ({'quick' if ns.quick else 'full'}; {render_machine_line(machine)})\n\n")
     out.write(render_table(build_rows(results)))
     speed_text = render_speed(speed) if speed is not None else ""
+    if not ns.quick and not ns.no_speed:
+        speed_text += "".join(_side_bench(module) for module in SIDE_BENCHES)
     out.write(f"\n{speed_text}")
     out.write(
         f"\n{results.elapsed:.0f} s in total. Targets are reported, never enforced (exit 0 unless the bench broke).\n"

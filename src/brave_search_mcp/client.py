@@ -175,6 +175,10 @@ class BraveClient:
         """The sleep this client waits with (shared by the service for summarizer polling)."""
         return self._sleep
 
+    async def shared_state(self) -> dict[str, Any]:
+        """Where the rate limit and cache are shared (status tool): backend, location, health, limiter figures."""
+        return await self._shared.snapshot() if self._shared is not None else {"backend": "memory"}
+
     def admission(self) -> dict[str, Any]:
         """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""
         return self._admission.snapshot()

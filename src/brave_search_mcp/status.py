@@ -129,6 +129,9 @@ async def build_status(
     throttle = client.admission()
     report["throttle"] = throttle
     report["providers"] = service.providers()
+    report["state"] = await client.shared_state()
+    if report["state"].get("degraded"):
+        reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
