@@ -134,7 +134,12 @@ def test_skill_entry_prints_ok_json(upstream: FakeBraveServer) -> None:
     assert body["error"]["error"]["code"] == "INVALID_ARGUMENT"
     code, out, _ = run("skill", "summarizer", "--params-json", "[1, 2]")
     assert code == 2
-    assert json.loads(out)["ok"] is False
+    bad = json.loads(out)
+    assert bad["ok"] is False
+    # the same envelope as every other error: code, retryable, field and meta
+    assert bad["error"]["error"]["code"] == "INVALID_ARGUMENT" and bad["error"]["error"]["retryable"] is False
+    assert bad["error"]["error"]["details"]["field"] == "params_json"
+    assert bad["error"]["meta"]["tool"] == "brave_summarizer" and bad["error"]["meta"]["trace_id"]
 
 
 def test_console_script_end_to_end(upstream: FakeBraveServer) -> None:
@@ -160,3 +165,12 @@ def test_console_script_end_to_end(upstream: FakeBraveServer) -> None:
     )
     assert done.returncode == 0
     assert done.stdout.startswith("brave-search-mcp ")
+
+
+def test_help_shows_examples_that_name_real_commands() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "brave_search_mcp", "--help"], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert "examples:" in done.stdout
+    for command in ("search", "context", "local", "answer", "status --probe", "skill install", "--transport http"):
+        assert f"brave-search-mcp {command}" in done.stdout

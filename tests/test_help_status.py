@@ -37,10 +37,10 @@ def test_help_lists_exactly_the_parameters_the_models_accept() -> None:
 
 def test_help_lists_exactly_the_codes_the_errors_module_defines() -> None:
     doc = build_help("errors", Settings(), TOOL_DOCS)
-    assert [e["code"] for e in doc["errors"]] == [c.value for c in ErrorCode]
-    assert [w["code"] for w in doc["warnings"]] == [c.value for c in WarningCode]
-    assert all(e["what_to_do"] for e in doc["errors"])
-    retryable = {e["code"]: e["retryable"] for e in doc["errors"]}
+    assert [e["code"] for e in doc["error_codes"]] == [c.value for c in ErrorCode]
+    assert [w["code"] for w in doc["warning_codes"]] == [c.value for c in WarningCode]
+    assert all(e["what_to_do"] for e in doc["error_codes"])
+    retryable = {e["code"]: e["retryable"] for e in doc["error_codes"]}
     assert retryable["RATE_LIMITED"] is True
     assert retryable["QUOTA_EXCEEDED"] is False
 
@@ -65,13 +65,13 @@ def test_help_limits_follow_the_rules_and_settings() -> None:
 @pytest.mark.parametrize("topic", ["params", "examples", "limits", "errors", "all"])
 def test_help_topics_select_sections(topic: Any) -> None:
     doc = build_help(topic, Settings(), TOOL_DOCS)
-    sections = {"parameters", "search_types", "examples", "limits", "errors", "warnings"} & set(doc)
+    sections = {"parameters", "search_types", "examples", "limits", "error_codes", "warning_codes"} & set(doc)
     expected = {
         "params": {"parameters", "search_types"},
         "examples": {"examples"},
         "limits": {"limits"},
-        "errors": {"errors", "warnings"},
-        "all": {"parameters", "search_types", "examples", "limits", "errors", "warnings"},
+        "errors": {"error_codes", "warning_codes"},
+        "all": {"parameters", "search_types", "examples", "limits", "error_codes", "warning_codes"},
     }[topic]
     assert sections == expected
     assert render_help_text(doc).startswith(f"brave-search help ({topic})")

@@ -286,7 +286,7 @@ async def test_summarizer_by_query_then_by_key(mcp: Client) -> None:
 async def test_help_and_status_through_mcp(mcp: Client) -> None:
     help_result = await mcp.call_tool("brave_web_search_help", {"topic": "errors"})
     assert help_result.structured_content is not None
-    assert {e["code"] for e in help_result.structured_content["errors"]} >= {"RATE_LIMITED", "NO_RESULTS"}
+    assert {e["code"] for e in help_result.structured_content["error_codes"]} >= {"RATE_LIMITED", "NO_RESULTS"}
     status = await mcp.call_tool("brave_web_search_status", {})
     assert status.structured_content is not None
     assert status.structured_content["status"] == "ok"

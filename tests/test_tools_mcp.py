@@ -172,8 +172,8 @@ async def test_help_topics(fake: FakeBrave, mode: str, topic: str) -> None:
         for tool, model in TOOL_MODELS.items():
             assert {e["name"] for e in doc["parameters"][tool]} == set(model.model_fields)
     if topic in ("errors", "all"):
-        assert {e["code"] for e in doc["errors"]} == {c.value for c in ErrorCode}
-        assert {w["code"] for w in doc["warnings"]} == {c.value for c in WarningCode}
+        assert {e["code"] for e in doc["error_codes"]} == {c.value for c in ErrorCode}
+        assert {w["code"] for w in doc["warning_codes"]} == {c.value for c in WarningCode}
     assert fake.requests == []
 
 
@@ -181,7 +181,7 @@ async def test_help_defaults_to_all(fake: FakeBrave, mode: str) -> None:
     async with connect(fake, mode) as (mcp, _):
         doc = structured(await mcp.call_tool("brave_web_search_help", {}))
     assert doc["topic"] == "all"
-    assert {"parameters", "examples", "limits", "errors", "warnings"} <= set(doc)
+    assert {"parameters", "examples", "limits", "error_codes", "warning_codes"} <= set(doc)
 
 
 # -- brave_web_search_status ------------------------------------------------------------------

@@ -53,3 +53,17 @@ def test_a_server_started_without_the_flag_never_imports_the_ui_package() -> Non
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "False"
+
+
+async def test_the_help_tool_says_whether_widgets_are_served_and_their_size() -> None:
+    for ui in (False, True):
+        async with Client(build_server(make_settings(ui=ui))) as client:
+            result = await client.call_tool("brave_web_search_help", {"topic": "limits"})
+        assert result.structured_content is not None
+        entry = result.structured_content["limits"]["ui"]
+        assert entry["enabled"] is ui
+        if ui:
+            assert {w["uri"] for w in entry["widgets"]} >= {"ui://brave-search/web.html"}
+            assert all(0 < w["bytes"] < 16_384 for w in entry["widgets"])
+        else:
+            assert "--ui" in entry["how"]

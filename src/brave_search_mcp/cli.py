@@ -9,6 +9,7 @@ import argparse
 import json
 import logging
 import sys
+import uuid
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -17,10 +18,10 @@ import anyio
 from ._version import __version__
 from .app import open_tools
 from .config import ConfigError, Settings
-from .errors import ErrorCode
+from .errors import ErrorCode, InvalidArgument
 from .logs import PACKAGE_LOGGER, configure_logging
 from .models import WebSearchArgs
-from .tools import ToolOutcome, enabled_tools
+from .tools import ToolOutcome, enabled_tools, error_outcome
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -30,11 +31,27 @@ MISSING_KEY_LINE = (
 )
 
 
+EXAMPLES = """examples:
+  brave-search-mcp                                   serve MCP on stdio (register it with your agent)
+  brave-search-mcp --transport http --port 8080      serve MCP over HTTP for many agents
+  brave-search-mcp search "rust async traits" --count 5
+  brave-search-mcp search "eu ai act" --type news --freshness pw --json
+  brave-search-mcp context "tokio select cancellation" --max-chars 4000
+  brave-search-mcp local coffee --location "berlin germany"
+  brave-search-mcp answer "what changed in python 3.13?"
+  brave-search-mcp status --probe                     key, limits, and one request per search endpoint
+  brave-search-mcp skill install                      the agent skill for Claude Code and Codex
+
+key: BRAVE_API_KEY (or BRAVE_SEARCH_API_KEY, or BRAVE_API_KEY_FILE); all settings: see the README."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; no subcommand means ``serve``."""
     parser = argparse.ArgumentParser(
         prog="brave-search-mcp",
-        description="Brave Search MCP server (stdio) and command line. With no command, serves MCP on stdio.",
+        description="Brave Search MCP server and command line. With no command, serves MCP on stdio.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -185,8 +202,9 @@ def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
         if not isinstance(arguments, dict):
             raise ValueError("not an object")
     except ValueError as exc:
-        error = {"code": "INVALID_ARGUMENT", "message": f"--params-json must be a JSON object ({exc})"}
-        out.write(json.dumps({"ok": False, "error": {"api_version": "v1", "error": error}}) + "\n")
+        bad = InvalidArgument(f"--params-json must be a JSON object ({exc})", field="params_json")
+        envelope = error_outcome(tool, bad, uuid.uuid4().hex[:16]).structured  # like every other error
+        out.write(json.dumps({"ok": False, "error": envelope}) + "\n")
         return EXIT_USAGE
     outcome = anyio.run(run_tool, settings, tool, arguments)
     body = {"ok": not outcome.is_error, ("error" if outcome.is_error else "result"): outcome.structured}

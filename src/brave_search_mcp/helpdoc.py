@@ -183,6 +183,20 @@ def limits(settings: Settings) -> dict[str, Any]:
             "attempt_seconds": settings.timeout_seconds,
             "summarizer_seconds": settings.summarizer_deadline_seconds,
         },
+        "providers": list(settings.providers),
+        "ui": _ui(settings),
+    }
+
+
+def _ui(settings: Settings) -> dict[str, Any]:
+    """The MCP Apps widgets: served only with --ui (the UI code is not even imported without it)."""
+    if not settings.ui:
+        return {"enabled": False, "how": "start with --ui or BRAVE_SEARCH_UI=1 to serve widgets to MCP Apps hosts"}
+    from . import ui
+
+    return {
+        "enabled": True,
+        "widgets": [{"uri": w.uri, "tools": list(w.tools), "bytes": w.size_bytes} for w in ui.widgets()],
     }
 
 
@@ -190,11 +204,12 @@ def error_catalogue() -> dict[str, list[dict[str, Any]]]:
     """Every error and warning code with what the agent should do about it."""
     retryable_by_code = _default_retryable()
     return {
-        "errors": [
+        "error_codes": [
             {"code": code.value, "retryable": retryable_by_code.get(code, False), "what_to_do": ERROR_ADVICE[code]}
             for code in ErrorCode
         ],
-        "warnings": [{"code": code.value, "meaning": WARNING_ADVICE[code]} for code in WarningCode],
+        # not "warnings": in an envelope that key means this call's own soft problems
+        "warning_codes": [{"code": code.value, "meaning": WARNING_ADVICE[code]} for code in WarningCode],
     }
 
 
@@ -257,14 +272,14 @@ def render_help_text(doc: dict[str, Any]) -> str:
     if "limits" in doc:
         lines.append("## limits")
         lines.extend(f"- {key}: {_json(value)}" for key, value in doc["limits"].items())
-    if "errors" in doc:
+    if "error_codes" in doc:
         lines.append("## error codes")
         lines.extend(
             f"- {e['code']} ({'retryable' if e['retryable'] else 'not retryable'}): {e['what_to_do']}"
-            for e in doc["errors"]
+            for e in doc["error_codes"]
         )
         lines.append("## warning codes")
-        lines.extend(f"- {w['code']}: {w['meaning']}" for w in doc["warnings"])
+        lines.extend(f"- {w['code']}: {w['meaning']}" for w in doc["warning_codes"])
     return "\n".join(lines)
 
 
