@@ -82,3 +82,26 @@ async def test_every_documented_brave_error_has_its_code_for_each_new_tool(tool:
         return
     assert outcome.is_error, outcome.text
     assert outcome.structured["error"]["code"] == code, outcome.text
+
+
+async def test_status_says_per_tool_what_the_plan_was_seen_to_allow_never_guessing() -> None:
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1000, clock=clock)
+    fake.more.plan_lacks.add("answers")
+    settings = make_settings(retries=1)
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        before = (await tools.call("brave_web_search_status", {})).structured["plan"]
+        await tools.call("brave_web_search", {"query": "allowed"})
+        refused = await tools.call("brave_answer", {"question": "not in this plan?"})
+        status = await tools.call("brave_web_search_status", {})
+    assert set(before.values()) == {"unknown"}  # nothing asked yet: no guess
+    assert refused.structured["error"]["code"] == "NOT_IN_PLAN"
+    assert (
+        "brave_answer" in refused.structured["error"]["message"] or "Answers" in refused.structured["error"]["message"]
+    )
+    plan = status.structured["plan"]
+    assert plan["brave_web_search"] == "allowed"
+    assert plan["brave_answer"] == "not_in_plan"
+    assert plan["brave_llm_context"] == "unknown"
+    assert "plan seen: brave_web_search allowed" in status.text

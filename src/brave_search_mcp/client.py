@@ -128,7 +128,9 @@ class BraveClient:
             self._calls.add(scope)
             try:
                 with scope:
-                    return await self._get(endpoint, list(params), use_cache, throttle, retries, deadline, headers)
+                    response = await self._get(endpoint, list(params), use_cache, throttle, retries, deadline, headers)
+                    counters.last = "ok"
+                    return response
             finally:
                 self._calls.discard(scope)
             raise errors.Cancelled("The Brave client was closed while the call was in flight.")
@@ -156,7 +158,7 @@ class BraveClient:
     def counters(self) -> dict[str, EndpointCounters]:
         """Per-endpoint counters keyed by the endpoint's short name (web, news, images, videos, summarizer...)."""
         return {
-            name: EndpointCounters(c.requests, c.errors, c.cache_hits, dict(c.by_code))
+            name: EndpointCounters(c.requests, c.errors, c.cache_hits, dict(c.by_code), c.last)
             for name, c in self._counters.items()
         }
 
@@ -215,9 +217,8 @@ class BraveClient:
         try:
             return httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value, params=list(params))
         except (httpx2.InvalidURL, TypeError, ValueError) as exc:
-            raise errors.InvalidArgument(
-                f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
-            ) from None
+            message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
+            raise errors.InvalidArgument(message) from None
 
     async def _get(
         self,
@@ -312,41 +313,36 @@ class BraveClient:
         """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached or retried (paid for)."""
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
-        self._admission.check(deadline)
-        await self._throttle.acquire()
-        self._counters[ENDPOINT_NAMES[endpoint]].requests += 1
-        http, timeout = self._open(), self._settings.timeout_seconds
-        headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
-        with typed_transport_errors("Brave", timeout, self._safe):
-            with anyio.fail_after(timeout):  # until the answer starts; then each chunk has httpx2's read timeout
-                request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
-                response = await http.send(request, stream=True)
-            try:
-                if not 200 <= response.status_code < 300:
-                    await self._handle(endpoint, response)  # raises the mapped error
-                async for chunk in response.aiter_bytes():
-                    yield chunk
-            finally:
-                await response.aclose()
+        counters = self._counters[ENDPOINT_NAMES[endpoint]]
+        try:  # counted like a GET: the status tool's "plan seen" reads the last outcome
+            self._admission.check(deadline)
+            await self._throttle.acquire()
+            counters.requests += 1
+            http, timeout = self._open(), self._settings.timeout_seconds
+            headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
+            with typed_transport_errors("Brave", timeout, self._safe):
+                with anyio.fail_after(timeout):  # until the answer starts; then each chunk has httpx2's read timeout
+                    request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
+                    response = await http.send(request, stream=True)
+                try:
+                    if not 200 <= response.status_code < 300:
+                        await self._handle(endpoint, response)  # raises the mapped error
+                    counters.last = "ok"
+                    async for chunk in response.aiter_bytes():
+                        yield chunk
+                finally:
+                    await response.aclose()
+        except errors.BraveSearchError as exc:
+            counters.count_error(exc.code.value)
+            raise
 
     async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
         assert self._shared is not None
         mine: list[_Fetched] = []
-
-        async def raw() -> tuple[int, bytes]:
-            mine.append(await upstream())
-            return mine[0].status, mine[0].raw_body
-
-        ttl = (
-            min(self._settings.cache_ttl_seconds, 60.0)
-            if is_freshness_filtered(key)
-            else self._settings.cache_ttl_seconds
-        )
-        status, body, _hit = await self._shared.cached(key, raw, ttl)
-        if mine:
-            return mine[0]
-        return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+        ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
+        status, body, _ = await self._shared.cached(key, lambda: _raw(upstream, mine), ttl)
+        return mine[0] if mine else _Fetched(decode_json_object(body), status, 0, len(body), body, None)
 
     # -- retry policy ---------------------------------------------------------------------------
 
@@ -445,3 +441,9 @@ class BraveClient:
         if self._shared is not None:
             await self._shared.refused(error)
         raise error
+
+
+async def _raw(upstream: Callable[[], Awaitable[_Fetched]], mine: list[_Fetched]) -> tuple[int, bytes]:
+    """Fetch for the shared cache, keeping the decoded answer for the process that fetched it."""
+    mine.append(await upstream())
+    return mine[0].status, mine[0].raw_body

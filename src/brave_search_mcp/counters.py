@@ -13,11 +13,14 @@ class EndpointCounters:
     errors: int = 0
     cache_hits: int = 0
     by_code: dict[str, int] = field(default_factory=dict)
+    last: str | None = None  # "ok" or the envelope code of the last answer: what the plan was seen to allow
 
     def count_error(self, code: str) -> None:
         """One more failed call, under its envelope code."""
         self.errors += 1
         self.by_code[code] = self.by_code.get(code, 0) + 1
+        if code in ("NOT_IN_PLAN", "AUTH_FAILED") or self.last is None:
+            self.last = code
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Any
 import anyio
 
 from ._version import __version__
-from .brave_api import SEARCH_ENDPOINTS
+from .brave_api import SEARCH_ENDPOINTS, TOOL_ENDPOINTS
+from .counters import EndpointCounters
 from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
@@ -55,6 +56,26 @@ async def probe_endpoints(service: SearchService, deadline: float | None = None)
         entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         results.append(entry)
     return results
+
+
+def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[str]) -> dict[str, str]:
+    """Per Brave tool, what the key's plan was seen to allow on its last answers: allowed, not_in_plan or
+    unknown (nothing asked yet, or only failures that say nothing about the plan). Never a guess."""
+    seen: dict[str, str] = {}
+    for tool in tools:
+        endpoints = TOOL_ENDPOINTS.get(tool)
+        if endpoints is None:
+            continue
+        lasts = {counters[name].last for name in endpoints if name in counters}
+        if "ok" in lasts:
+            seen[tool] = "allowed"
+        elif "NOT_IN_PLAN" in lasts:
+            seen[tool] = "not_in_plan"
+        elif "AUTH_FAILED" in lasts:
+            seen[tool] = "key_rejected"
+        else:
+            seen[tool] = "unknown"
+    return seen
 
 
 async def build_status(
@@ -128,6 +149,7 @@ async def build_status(
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = client.admission()
     report["throttle"] = throttle
+    report["plan"] = plan_seen(client.counters(), enabled_tools)
     report["providers"] = service.providers()
     report["state"] = await client.shared_state()
     if report["state"].get("degraded"):
@@ -182,5 +204,8 @@ def render_status_text(report: dict[str, Any]) -> str:
         lines.append(f"probe {probe['search_type']}: {outcome} ({probe['duration_ms']} ms)")
     for name, counter in report.get("counters", {}).items():
         lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
+    plan = report.get("plan") or {}
+    if plan:
+        lines.append("plan seen: " + ", ".join(f"{tool} {state}" for tool, state in plan.items()))
     lines.extend(f"! {reason}" for reason in report.get("reasons", []))
     return "\n".join(lines)
