@@ -68,6 +68,7 @@ def configure_logging(verbose: bool) -> None:
 # Benches of one issue each, run as their own processes in a full run; their output goes into the report.
 SIDE_BENCHES: tuple[tuple[str, str], ...] = (
     ("bench.limits", "Rate limits and deadlines (issue 11)"),
+    ("bench.fallback", "Fallback to SearXNG and the circuit breaker (issue 13)"),
     ("bench.state_backends", "Shared state backends (issue 14)"),
     ("bench.http_transport", "HTTP transport (issue 14)"),
 )
