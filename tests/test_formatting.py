@@ -314,7 +314,7 @@ def test_web_result_fields_are_clean() -> None:
     assert first.url == "https://www.site1.example/page"
     assert first.snippet == 'Snippet "1" with hello'
     assert first.age == "1 days ago"
-    assert first.source == "site1.example"
+    assert first.site == "site1.example"
     assert first.extra_snippets is None
     assert second.extra_snippets == ["one", "two"]
 
@@ -329,7 +329,7 @@ def test_web_age_falls_back_to_page_age_and_source_to_the_url_host() -> None:
     item = {"title": "T", "url": "https://www.host.example/x", "page_age": "2024-12-27T15:49:55"}
     result = parse_answer("web", {"web": {"results": [item]}}).sections[0].results[0]
     assert result.age == "2024-12-27T15:49:55"
-    assert result.source == "host.example"
+    assert result.site == "host.example"
 
 
 def test_extra_snippets_are_capped_at_five_and_300_chars() -> None:
@@ -345,7 +345,7 @@ def test_news_inside_web_answer_has_breaking_and_no_thumbnail() -> None:
     news = parse_answer("web", full_web_answer()).sections[1].results
     assert len(news) == 1
     assert news[0].breaking is True
-    assert news[0].source == "news.example"
+    assert news[0].site == "news.example"
     assert news[0].thumbnail is None
 
 
@@ -493,10 +493,10 @@ def test_image_answer_fields() -> None:
     assert first.image_url == "https://cdn.example/full.jpg"
     assert first.thumbnail == "https://imgs.example/t.jpg"
     assert (first.width, first.height) == (1000, 600)
-    assert first.source == "page.example"
+    assert first.site == "page.example"
     assert first.snippet == ""
     assert (second.width, second.height) == (250, 100)
-    assert second.source == "page.example"
+    assert second.site == "page.example"
 
 
 # ------------------------------------------------------------------------------------ parse_answer: bad shapes
@@ -625,7 +625,7 @@ def test_single_web_section_renders_without_header() -> None:
 
 
 def test_source_is_shown_when_it_differs_from_the_url_host() -> None:
-    result = Result(title="T", url="https://cdn.example/x", snippet="s", source="publisher.example", age="today")
+    result = Result(title="T", url="https://cdn.example/x", snippet="s", site="publisher.example", age="today")
     _, text = fit_to_limits(envelope_for([Section(key="web", label="Web results", results=[result])]), 120, 32768)
     assert text.split("\n")[1] == "1. T · today · publisher.example"
 

@@ -63,7 +63,7 @@ async def test_sources_are_deduplicated_dated_and_readable(upstream: HttpUpstrea
     assert text.startswith('3 sources of grounding context for "rust async runtime".')
     assert "[1] Guide: rust async runtime\nhttps://docs.example.org/guide\ndocs.example.org · 2026-03-02" in text
     assert envelope.meta.chars == len(text) and envelope.meta.max_chars == 8000 and codes(envelope) == []
-    assert qa.source == "qa.example.net"
+    assert qa.site == "qa.example.net"
 
 
 @pytest.mark.anyio

@@ -353,7 +353,7 @@ results = st.builds(
     url=st.text(max_size=300).map(lambda tail: "https://x.example/" + tail),
     snippet=text_fields,
     age=st.none() | st.text(max_size=30),
-    source=st.none() | st.text(max_size=30),
+    site=st.none() | st.text(max_size=30),
     extra_snippets=st.none() | st.lists(st.text(max_size=300), max_size=5),
 )
 sections = st.lists(

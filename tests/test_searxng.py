@@ -71,7 +71,7 @@ async def test_web_results_are_mapped_with_provenance_and_clean_text(provider: S
     assert first.title == "hello world – result 1"
     assert first.snippet == "About hello world & more (result 1)."  # <b> stripped, &amp; decoded
     assert first.url == "https://site0.example.org/hello-world/1"
-    assert first.source == "site0.example.org"
+    assert first.site == "site0.example.org"
     assert first.provider == "searxng"
     assert first.engines == ["duckduckgo", "bing"]
     assert first.score == 2.0

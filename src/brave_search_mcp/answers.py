@@ -109,7 +109,8 @@ def _base(item: Mapping[str, Any], decorations: bool, *, title: Any = None, snip
         title=title_text or source or url,
         url=url,
         snippet=_text(raw_snippet, SNIPPET_LIMIT, decorations=decorations),
-        source=source,
+        site=source,
+        provider="brave",
     )
 
 
@@ -154,7 +155,7 @@ def _image_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
         width, height = _int(thumb.get("width")), _int(thumb.get("height"))
     if width is not None and height is not None:
         result.width, result.height = width, height
-    result.source = _text(item.get("source")).lower().removeprefix("www.") or result.source
+    result.site = _text(item.get("source")).lower().removeprefix("www.") or result.site
     return result
 
 

@@ -303,7 +303,7 @@ def parse_and_render(
             continue
         kept_places.append(
             Result(title=name, url=place.url, snippet=kept[0] if kept else "", extra_snippets=kept[1:] or None,
-                   source=place.source, age=place.age)
+                   site=place.source, age=place.age)
         )  # fmt: skip
     kept_pages: list[ContextSource] = []
     for page in pages:
@@ -315,7 +315,7 @@ def parse_and_render(
         if kept is None:
             continue
         kept_pages.append(
-            ContextSource(title=page.title, url=page.url, source=page.source, age=page.age,
+            ContextSource(title=page.title, url=page.url, site=page.source, age=page.age,
                           published_date=page.iso, snippets=kept)
         )  # fmt: skip
 

@@ -162,7 +162,7 @@ class Result(Envelope):
     url: str
     snippet: str = ""
     age: str | None = None
-    source: str | None = None
+    site: str | None = None  # the site the page belongs to, as a reader names it (host without www.)
     # provenance: which provider found it (brave, searxng), the engines behind it (SearXNG), its rank
     # in the provider's list (1-based), the publication time as ISO-8601 when known, and the provider's
     # own relevance score when it gives one

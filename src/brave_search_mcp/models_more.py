@@ -19,7 +19,7 @@ class ContextSource(Envelope):
 
     title: str
     url: str
-    source: str | None = None  # the site, as a reader names it
+    site: str | None = None  # the site, as a reader names it
     age: str | None = None
     published_date: str | None = None  # ISO date when Brave gave one
     snippets: list[str] = Field(default_factory=list)

@@ -87,8 +87,8 @@ def _render_result(result: Result, number: int) -> list[str]:
         head.append(f"{result.answers} answer{'' if result.answers == 1 else 's'}")
     if result.age:
         head.append(result.age)
-    if result.source and result.source != site_of(result.url):  # the URL line already names its host
-        head.append(result.source)
+    if result.site and result.site != site_of(result.url):  # the URL line already names its host
+        head.append(result.site)
     lines = [f"{number}. " + " · ".join(head)]
     lines.append(result.url + (f" | image: {result.image_url}" if result.image_url else ""))
     detail = [part for part in (result.snippet, result.address, result.phone, result.rating) if part]

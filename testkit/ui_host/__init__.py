@@ -84,7 +84,7 @@ def web_envelope(query: str, offset: int = 0) -> dict[str, Any]:
             url=f"https://docs{i}.example.org/{query.replace(' ', '-')}/p{offset}",
             snippet=f"How to use {query}: step {i} explains the options & trade-offs.",
             age=f"{i + 1} days ago",
-            source=f"docs{i}.example.org",
+            site=f"docs{i}.example.org",
         )
         for i in range(1, 4)
     ]
@@ -102,7 +102,7 @@ def images_envelope(query: str) -> dict[str, Any]:
         Result(
             title=f"{query} picture {i}",
             url=f"https://photos{i}.example.com/gallery/{i}",
-            source=f"photos{i}.example.com",
+            site=f"photos{i}.example.com",
             thumbnail=f"{THUMBNAIL_ORIGIN}/thumb/{i}.jpg",
             image_url=f"https://cdn{i}.example.net/full/{i}.jpg",
             width=1600,
