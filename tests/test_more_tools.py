@@ -105,3 +105,31 @@ async def test_status_says_per_tool_what_the_plan_was_seen_to_allow_never_guessi
     assert plan["brave_answer"] == "not_in_plan"
     assert plan["brave_llm_context"] == "unknown"
     assert "plan seen: brave_web_search allowed" in status.text
+
+
+async def test_long_calls_send_progress_notifications_when_the_client_asks() -> None:
+    from mcp import Client
+
+    from brave_search_mcp.server import build_server
+
+    fake = FakeBrave(rate_per_second=1000, summarizer_pending_polls=2)
+    settings = make_settings()
+    seen: dict[str, list[str | None]] = {"brave_answer": [], "brave_summarizer": [], "brave_web_search_status": []}
+    calls = (
+        ("brave_answer", {"question": "progress please"}),
+        ("brave_summarizer", {"query": "progress please"}),
+        ("brave_web_search_status", {"probe_connectivity": True}),
+    )
+    async with (
+        BraveClient(settings, transport=fake.mock_transport()) as client,
+        Client(build_server(settings, client)) as mcp,
+    ):
+        for tool, arguments in calls:
+
+            async def note(done: float, total: float | None, message: str | None, tool: str = tool) -> None:
+                seen[tool].append(message)
+
+            result = await mcp.call_tool(tool, arguments, progress_callback=note)
+            assert not result.is_error, result.content
+    assert all(seen.values()), seen
+    assert "probed videos" in seen["brave_web_search_status"]

@@ -269,7 +269,9 @@ class SearchService:
                 )
         return debug
 
-    async def run_summarize(self, args: SummarizerArgs, trace_id: str, facts: CallFacts) -> tuple[SummaryEnvelope, str]:
+    async def run_summarize(
+        self, args: SummarizerArgs, trace_id: str, facts: CallFacts, progress: Progress | None = None
+    ) -> tuple[SummaryEnvelope, str]:
         started = self._clock()
         deadline = args.deadline_seconds or self.settings.summarizer_deadline_seconds
         warnings: list[WarningItem] = []
@@ -301,6 +303,7 @@ class SearchService:
             schedule=PollSchedule(deadline=remaining),
             clock=self._clock,
             sleep=self._sleep,
+            progress=progress,
         )
         facts.search_type = "summarizer"
         facts.extra["polls"] = summary.polls

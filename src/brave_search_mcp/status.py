@@ -18,6 +18,7 @@ from .errors import BraveSearchError, ErrorCode
 from .helpdoc import limits as parameter_limits
 from .helpdoc import search_type_rules
 from .models import API_VERSION, StatusArgs
+from .more_common import Progress
 from .service import SearchService
 from .wire import rate_limit_meta
 
@@ -26,7 +27,9 @@ PROBE_QUERY = "brave search api"
 _REPORT_MARGIN = 1.0
 
 
-async def probe_endpoints(service: SearchService, deadline: float | None = None) -> list[dict[str, Any]]:
+async def probe_endpoints(
+    service: SearchService, deadline: float | None = None, progress: Progress | None = None
+) -> list[dict[str, Any]]:
     """One count=1 request per search endpoint, sequentially, through the throttle and uncached.
 
     Each probe gets an equal share of the time left before ``deadline``, so one endpoint that hangs
@@ -55,6 +58,8 @@ async def probe_endpoints(service: SearchService, deadline: float | None = None)
             entry.update(ok=False, code=ErrorCode.TIMEOUT.value, message=message, retryable=True)
         entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         results.append(entry)
+        if progress is not None:
+            await progress(index + 1, len(endpoints), f"probed {search_type}")
     return results
 
 
@@ -85,6 +90,7 @@ async def build_status(
     deadline: float | None = None,
     *,
     enabled_tools: Sequence[str] = (),
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The structured status report (see the brave_web_search_status contract)."""
     settings = service.settings
@@ -142,7 +148,7 @@ async def build_status(
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
     elif args.probe_connectivity:
-        probes = await probe_endpoints(service, deadline)
+        probes = await probe_endpoints(service, deadline, progress)
         report["probe"] = probes
         failed = [p["search_type"] for p in probes if not p["ok"]]
         if failed:

@@ -341,6 +341,7 @@ async def fetch_summary(
     schedule: PollSchedule = DEFAULT_SCHEDULE,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
 ) -> Summary:
     """Poll the summarizer for ``key`` until it completes, fails or the deadline passes, waiting between polls."""
     if not isinstance(key, str) or not key.strip():
@@ -371,6 +372,8 @@ async def fetch_summary(
         except NotInPlan as exc:
             raise _not_in_plan(exc) from exc
         polls += 1
+        if progress is not None:
+            await progress(polls, None, f"summary poll {polls}")
         data: Any = response.data
         if not isinstance(data, dict):
             raise _unavailable(

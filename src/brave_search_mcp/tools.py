@@ -100,7 +100,7 @@ async def _web_search(service: SearchService, args: WebSearchArgs, call: CallCon
 
 
 async def _summarize(service: SearchService, args: SummarizerArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_summarize(args, call.trace_id, call.facts)
+    envelope, text = await service.run_summarize(args, call.trace_id, call.facts, call.progress)
     return envelope.dump(), text
 
 
@@ -111,7 +111,9 @@ async def _help(service: SearchService, args: HelpArgs, call: CallContext) -> tu
 
 async def _status(service: SearchService, args: StatusArgs, call: CallContext) -> tuple[dict[str, Any], str]:
     names = [tool.name for tool in call.tools]
-    report = await build_status(service, args, call.trace_id, call.deadline, enabled_tools=names)
+    report = await build_status(
+        service, args, call.trace_id, call.deadline, enabled_tools=names, progress=call.progress
+    )
     return report, render_status_text(report)
 
 
