@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field
 
 from .errors import NoResults, ParseError, WarningCode
-from .models import Result, StrictInput, WarningItem
+from .models import QueryInput, Result, WarningItem
 from .models_more import ContextSource, LlmContextEnvelope, LlmContextMeta
 from .more_common import Collector, JsonFetch, Params, bool_text, plural
 from .text import clean_block, clean_text, cut, dedup_key, http_url, site_of
@@ -52,7 +52,7 @@ def _clean(value: Any, limit: int, *, block: bool = False) -> str:
     return clean_block(value, limit=limit) if block else clean_text(value, limit=limit)
 
 
-class LlmContextArgs(StrictInput):
+class LlmContextArgs(QueryInput):
     """Arguments of ``brave_llm_context``: a query, Brave's budgets, and an optional location."""
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",), "max_results": ("count",)}
@@ -81,19 +81,6 @@ class LlmContextArgs(StrictInput):
     location_country: str | None = Field(None, description="Searcher's 2-letter country.")
     postal_code: str | None = None
     max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, description="Text budget in characters (1000-100000).")
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
-
-    @model_validator(mode="after")
-    def _coordinates_together(self) -> LlmContextArgs:
-        if (self.latitude is None) != (self.longitude is None):
-            raise ValueError("give latitude and longitude together")
-        return self
 
 
 def prepare(args: LlmContextArgs) -> tuple[Params, list[WarningItem]]:

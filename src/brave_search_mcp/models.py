@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -41,7 +41,24 @@ class StrictInput(BaseModel):
         return data
 
 
-class WebSearchArgs(StrictInput):
+class QueryInput(StrictInput):
+    """Inputs that carry a search query, and perhaps coordinates: the checks they share, written once."""
+
+    @field_validator("query", check_fields=False)
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _coordinates_together(self) -> Self:
+        if (getattr(self, "latitude", None) is None) != (getattr(self, "longitude", None) is None):
+            raise ValueError("give latitude and longitude together")
+        return self
+
+
+class WebSearchArgs(QueryInput):
     """Arguments of ``brave_web_search``."""
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -87,13 +104,6 @@ class WebSearchArgs(StrictInput):
     include_request_url: bool = False
     disable_cache: bool = False
     disable_throttle: bool = False
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
 
 
 class SummarizerArgs(StrictInput):

@@ -10,17 +10,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from .brave_api import COUNTRIES, COUNTRY_ALIASES, SEARCH_LANGUAGE_ALIASES, SEARCH_LANGUAGES
+from .brave_api import (
+    COUNTRIES,
+    COUNTRY_ALIASES,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_WORDS,
+    SEARCH_LANGUAGE_ALIASES,
+    SEARCH_LANGUAGES,
+)
 from .errors import WarningCode
 from .models import WarningItem
-from .text import strip_controls
+from .text import shown, strip_controls
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]  # (progress, total, message)
 Params = list[tuple[str, str]]
-
-MAX_QUERY_CHARS = 400
-MAX_QUERY_WORDS = 50
-SHOWN_CHARS = 60
 
 
 class JsonFetch(Protocol):
@@ -43,14 +46,6 @@ class StreamPost(Protocol):
     def __call__(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
         """Start the request; iteration yields body bytes until the upstream closes the stream."""
         ...
-
-
-def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """A caller's value quoted for a warning: control characters stripped and capped."""
-    text = strip_controls(str(value))
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f'"{text}"'
 
 
 class Collector:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .brave_api import (
     COUNTRIES,
@@ -44,7 +43,7 @@ from .brave_api import (
 from .config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from .errors import InvalidArgument, WarningCode
 from .models import SafeSearch, SearchType, WarningItem, WebSearchArgs
-from .text import clean_query, strip_controls
+from .text import clean_query, shown, strip_controls
 
 
 @dataclass(frozen=True)
@@ -100,14 +99,6 @@ def rules_for(search_type: SearchType) -> TypeRules:
         default_safe_search=DEFAULT_SAFE_SEARCH[search_type],
         supported=SUPPORTED[search_type],
     )
-
-
-def shown(value: Any, limit: int = MAX_SHOWN_VALUE_CHARS) -> str:
-    """A user value quoted for a message: control characters stripped, capped so warnings stay short."""
-    text = strip_controls(str(value))
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f'"{text}"'
 
 
 def fit_query(query: str) -> str:

@@ -17,15 +17,15 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 import anyio
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from .answers import parse_answer
 from .errors import BraveSearchError, NoResults, NotInPlan, ParseError, WarningCode
-from .models import Result, SafeSearch, Section, StrictInput, Units, WarningItem
+from .models import QueryInput, Result, SafeSearch, Section, Units, WarningItem
 from .models_more import LocalEnvelope, LocalMeta, LocalPath
-from .more_common import Collector, JsonFetch, Params, plural, shown
+from .more_common import Collector, JsonFetch, Params, plural
 from .places_text import hours_text, is_open, render_place, render_web
-from .text import clean_text, cut, http_url, site_of
+from .text import clean_text, cut, http_url, shown, site_of
 
 PLACE_PATH = "/res/v1/local/place_search"
 POIS_PATH = "/res/v1/local/pois"
@@ -47,7 +47,7 @@ def _clean(value: Any, limit: int = FIELD_LIMIT) -> str:
     return clean_text(value, limit=limit)
 
 
-class LocalSearchArgs(StrictInput):
+class LocalSearchArgs(QueryInput):
     """Arguments of ``brave_local_search``: what, and optionally where."""
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -70,25 +70,12 @@ class LocalSearchArgs(StrictInput):
     safe_search: SafeSearch | None = Field(None, validation_alias=AliasChoices("safe_search", "safesearch"))
     descriptions: bool = Field(True, description="Add Brave's place descriptions (one request per 20 places).")
 
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
-
     @field_validator("location")
     @classmethod
     def _location_not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("location must not be empty when given")
         return value
-
-    @model_validator(mode="after")
-    def _coordinates_together(self) -> LocalSearchArgs:
-        if (self.latitude is None) != (self.longitude is None):
-            raise ValueError("give latitude and longitude together")
-        return self
 
 
 def choose_path(args: LocalSearchArgs) -> Literal["place_search", "web_locations"]:

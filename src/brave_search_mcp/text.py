@@ -71,6 +71,14 @@ def clean_query(raw: str) -> str:
     return " ".join(visible.split())
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """A caller's value quoted for a warning: control characters stripped, capped so warnings stay short."""
+    text = strip_controls(str(value))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f'"{text}"'
+
+
 def _strip_markup(text: str, *, decorations: bool, breaks: str) -> str:
     if "<" in text:  # every markup pattern starts with "<": skip the regex passes for plain text
         text = _COMMENT.sub("", text)
