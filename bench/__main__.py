@@ -69,6 +69,7 @@ def configure_logging(verbose: bool) -> None:
 SIDE_BENCHES: tuple[tuple[str, str], ...] = (
     ("bench.limits", "Rate limits and deadlines (issue 11)"),
     ("bench.fallback", "Fallback to SearXNG and the circuit breaker (issue 13)"),
+    ("bench.new_tools", "Context size of all tools (issue 12)"),
     ("bench.state_backends", "Shared state backends (issue 14)"),
     ("bench.http_transport", "HTTP transport (issue 14)"),
 )
