@@ -21,7 +21,6 @@ import httpx2
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp.client import BraveClient
@@ -33,11 +32,11 @@ from brave_search_mcp.config import (
     MIN_MAX_LINES,
 )
 from brave_search_mcp.errors import ErrorCode
-from brave_search_mcp.server import build_server
 from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
 from brave_search_mcp.tools import ToolOutcome
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
+from testkit.mcp import mcp_client
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 
@@ -240,11 +239,9 @@ async def in_worker(example_runner: Callable[[], None]) -> None:
 
 async def test_random_arguments_through_the_mcp_client_always_get_an_envelope() -> None:
     fake = healthy_fake()
-    clock = FakeClock()
     config = make_settings()
     async with (
-        BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave,
-        Client(build_server(config, brave)) as mcp,
+        mcp_client(config, fake.mock_transport()) as (mcp, _clock),
     ):
 
         async def call(tool: str, arguments: dict[str, Any]) -> CallToolResult:

@@ -24,13 +24,11 @@ import httpx2
 import pytest
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
-from mcp import Client
 from mcp.types import TextContent
 from pydantic import SecretStr
 
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.logs import JsonLineFormatter
-from brave_search_mcp.server import build_server
 from testkit.brave.brave import (
     FAULTS,
     IMAGES_PATH,
@@ -42,6 +40,7 @@ from testkit.brave.brave import (
 )
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
+from testkit.mcp import mcp_client
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 
@@ -220,11 +219,9 @@ async def test_no_key_in_tool_output_or_logs_in_memory(face: str, caplog: pytest
         if face == "server":
             overrides["base_url"] = server.base_url
         settings = make_settings(**overrides)
-        clock = FakeClock()
         transport = fake.mock_transport() if face == "mock" else None
         async with (
-            BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep) as brave,
-            Client(build_server(settings, brave)) as mcp,
+            mcp_client(settings, transport) as (mcp, _clock),
         ):
 
             async def call(tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:

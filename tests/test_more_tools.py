@@ -107,10 +107,18 @@ async def test_status_says_per_tool_what_the_plan_was_seen_to_allow_never_guessi
     assert "plan seen: brave_web_search allowed" in status.text
 
 
-async def test_long_calls_send_progress_notifications_when_the_client_asks() -> None:
-    from mcp import Client
+def _recorder(messages: list[str | None]) -> Any:
+    """A progress callback that keeps each message."""
 
+    async def note(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message)
+
+    return note
+
+
+async def test_long_calls_send_progress_notifications_when_the_client_asks() -> None:
     from brave_search_mcp.server import build_server
+    from mcp import Client
 
     fake = FakeBrave(rate_per_second=1000, summarizer_pending_polls=2)
     settings = make_settings()
@@ -125,11 +133,7 @@ async def test_long_calls_send_progress_notifications_when_the_client_asks() -> 
         Client(build_server(settings, client)) as mcp,
     ):
         for tool, arguments in calls:
-
-            async def note(done: float, total: float | None, message: str | None, tool: str = tool) -> None:
-                seen[tool].append(message)
-
-            result = await mcp.call_tool(tool, arguments, progress_callback=note)
+            result = await mcp.call_tool(tool, arguments, progress_callback=_recorder(seen[tool]))
             assert not result.is_error, result.content
     assert all(seen.values()), seen
     assert "probed videos" in seen["brave_web_search_status"]

@@ -8,16 +8,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
-from brave_search_mcp.server import build_server
 from brave_search_mcp.tools import all_tools
+from mcp import Client
 from testkit.brave.brave import FakeBrave
-from testkit.clock import FakeClock
+from testkit.mcp import mcp_client
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
@@ -31,12 +29,8 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 @asynccontextmanager
 async def _connect(settings: Settings, fake: FakeBrave, mode: str) -> AsyncIterator[Client]:
-    clock = FakeClock()
-    async with (
-        BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave,
-        Client(build_server(settings, brave), mode=mode) as mcp_client,
-    ):
-        yield mcp_client
+    async with mcp_client(settings, fake.mock_transport(), mode=mode) as (client, _clock):
+        yield client
 
 
 @pytest.fixture

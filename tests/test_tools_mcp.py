@@ -8,16 +8,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.errors import ErrorCode, WarningCode
-from brave_search_mcp.server import build_server
 from brave_search_mcp.tools import all_tools
+from mcp import Client
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
+from testkit.mcp import mcp_client
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
@@ -38,10 +37,8 @@ async def connect(
     fake: FakeBrave, mode: str, settings: Settings | None = None
 ) -> AsyncIterator[tuple[Client, FakeClock]]:
     settings = settings or make_settings()
-    clock = FakeClock()
     async with (
-        BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave,
-        Client(build_server(settings, brave), mode=mode) as mcp,
+        mcp_client(settings, fake.mock_transport(), mode=mode) as (mcp, clock),
     ):
         yield mcp, clock
 
