@@ -8,15 +8,6 @@ import pytest
 from pydantic import ValidationError
 
 from brave_search_mcp.brave_api import (
-    COUNTRIES,
-    DEFAULT_COUNT,
-    FRESHNESS_SHORTCUTS,
-    MAX_OFFSET,
-    MAX_QUERY_CHARS,
-    MAX_QUERY_WORDS,
-    RESULT_FILTERS,
-    SEARCH_LANGUAGES,
-    UI_LANGUAGES,
     Endpoint,
 )
 from brave_search_mcp.config import Settings
@@ -48,95 +39,6 @@ def only(prepared: PreparedSearch, code: WarningCode) -> str:
 
 
 # ------------------------------------------------------------------------------------ rules and constants
-
-
-def test_constants_are_tuples_in_documented_order() -> None:
-    assert isinstance(COUNTRIES, tuple)
-    assert COUNTRIES[:3] == ("AR", "AU", "AT")
-    assert COUNTRIES[-2:] == ("US", "ALL")
-    assert "GR" in COUNTRIES
-    assert SEARCH_LANGUAGES[:3] == ("ar", "eu", "bn")
-    assert "zh-hans" in SEARCH_LANGUAGES
-    assert "zh" not in SEARCH_LANGUAGES
-    assert UI_LANGUAGES[0] == "es-AR"
-    assert UI_LANGUAGES[-1] == "es-US"
-    assert FRESHNESS_SHORTCUTS == ("pd", "pw", "pm", "py")
-    assert set(RESULT_FILTERS) == {
-        "discussions",
-        "faq",
-        "infobox",
-        "news",
-        "query",
-        "summarizer",
-        "videos",
-        "web",
-        "locations",
-    }
-    assert (MAX_QUERY_CHARS, MAX_QUERY_WORDS, MAX_OFFSET, DEFAULT_COUNT) == (400, 50, 9, 10)
-
-
-@pytest.mark.parametrize(
-    ("search_type", "max_count", "has_offset", "safe", "default_safe", "endpoint"),
-    [
-        ("web", 20, True, ("off", "moderate", "strict"), "moderate", Endpoint.WEB),
-        ("news", 50, True, ("off", "moderate", "strict"), "strict", Endpoint.NEWS),
-        ("videos", 50, True, ("off", "moderate", "strict"), "moderate", Endpoint.VIDEOS),
-        ("images", 200, False, ("off", "strict"), "strict", Endpoint.IMAGES),
-    ],
-)
-def test_rules_per_search_type(
-    search_type: Any, max_count: int, has_offset: bool, safe: tuple[str, ...], default_safe: str, endpoint: Endpoint
-) -> None:
-    rules = rules_for(search_type)
-    assert rules.search_type == search_type
-    assert rules.max_count == max_count
-    assert rules.default_count == 10
-    assert rules.has_offset is has_offset
-    assert rules.safe_search_values == safe
-    assert rules.default_safe_search == default_safe
-    assert rules.endpoint == endpoint
-
-
-def test_supported_parameters_per_type() -> None:
-    assert rules_for("web").supported == {
-        "country",
-        "search_language",
-        "ui_language",
-        "safe_search",
-        "units",
-        "freshness",
-        "spellcheck",
-        "extra_snippets",
-        "text_decorations",
-        "goggles",
-        "result_filter",
-        "summary",
-        "offset",
-        "max_results",
-    }
-    assert rules_for("news").supported == {
-        "country",
-        "search_language",
-        "ui_language",
-        "safe_search",
-        "freshness",
-        "spellcheck",
-        "extra_snippets",
-        "goggles",
-        "offset",
-        "max_results",
-    }
-    assert rules_for("videos").supported == {
-        "country",
-        "search_language",
-        "ui_language",
-        "safe_search",
-        "freshness",
-        "spellcheck",
-        "offset",
-        "max_results",
-    }
-    assert rules_for("images").supported == {"country", "search_language", "safe_search", "spellcheck", "max_results"}
 
 
 def test_unknown_search_type_is_an_invalid_argument() -> None:
