@@ -8,9 +8,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from brave_search_mcp import BraveSearch
 from brave_search_mcp.app import other_providers
@@ -21,6 +21,7 @@ from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
 from brave_search_mcp.server import build_server
 from brave_search_mcp.service import SearchService
 from brave_search_mcp.tools import ToolBoundary, enabled_tools
+from mcp import Client
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
@@ -131,3 +132,31 @@ def test_searxng_without_its_url_fails_at_start_naming_the_variable() -> None:
         Settings.from_env({"BRAVE_SEARCH_PROVIDERS": "brave,searxng"})
     with pytest.raises(ValueError, match="BRAVE_SEARCH_PROVIDERS"):
         Settings.from_env({"BRAVE_SEARCH_PROVIDERS": "bing"})
+
+
+async def test_a_breaker_opened_in_one_process_is_seen_by_another(tmp_path: Path) -> None:
+    """Breaker states live in the shared store: a second process does not re-discover a dead Brave."""
+    from brave_search_mcp.app import open_client
+
+    brave, searxng = FakeBrave(rate_per_second=1000), FakeSearxng()
+    brave.inject("503", times=1000)
+    settings = make_settings(
+        providers="brave,searxng", searxng_url="http://searxng.test", retries=0, state=f"sqlite://{tmp_path / 's.db'}"
+    )
+
+    def others() -> dict[str, CachedProvider]:
+        provider = SearxngProvider(SearxngConfig("http://searxng.test"), transport=searxng.mock_transport())
+        return {"searxng": CachedProvider(provider, max_entries=16, ttl=60)}
+
+    async with open_client(settings, transport=brave.mock_transport()) as first:
+        tools = ToolBoundary(SearchService(settings, first, others=others()), enabled_tools(settings))
+        for n in range(3):
+            await tools.call("brave_web_search", {"query": f"first process {n}"})
+    sent = brave.hits()
+    async with open_client(settings, transport=brave.mock_transport()) as second:
+        tools = ToolBoundary(SearchService(settings, second, others=others()), enabled_tools(settings))
+        answer = await tools.call("brave_web_search", {"query": "second process"})
+        status = await tools.call("brave_web_search_status", {})
+    assert answer.structured["meta"]["provider"] == "searxng"
+    assert brave.hits() == sent  # the second process skipped the dead Brave at once
+    assert status.structured["providers"]["brave"]["state"] == "open"

@@ -177,9 +177,9 @@ class BraveClient:
         """The sleep this client waits with (shared by the service for summarizer polling)."""
         return self._sleep
 
-    async def shared_state(self) -> dict[str, Any]:
-        """Where the rate limit and cache are shared (status tool): backend, location, health, limiter figures."""
-        return await self._shared.snapshot() if self._shared is not None else {"backend": "memory"}
+    @property
+    def shared(self) -> SharedUpstream | None:  # this key's shared limiter, cache and records, if any
+        return self._shared
 
     def admission(self) -> dict[str, Any]:
         """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""

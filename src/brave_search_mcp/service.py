@@ -133,6 +133,8 @@ class SearchService:
                 threshold=settings.breaker_threshold,
                 cooldown=settings.breaker_cooldown_seconds,
                 clock=self._clock,
+                records=client.shared.backend.records if client.shared else None,
+                namespace=client.shared.namespace if client.shared else "",
             )
 
     # ----------------------------------------------------------------------------- typed use cases

@@ -54,6 +54,7 @@ class SharedUpstream:
     ) -> None:
         self.backend = backend
         self._id = upstream
+        self.namespace = f"{upstream}:"
         self._limiter = backend.limiter(upstream, rate=rate, burst=burst)
         self._adaptive = adaptive
         self._clock = clock

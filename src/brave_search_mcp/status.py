@@ -157,7 +157,7 @@ async def build_status(
     report["throttle"] = throttle
     report["plan"] = plan_seen(client.counters(), enabled_tools)
     report["providers"] = service.providers()
-    report["state"] = await client.shared_state()
+    report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
     if report["state"].get("degraded"):
         reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]

@@ -106,6 +106,23 @@ class CircuitBreaker:
         """The call ended without saying anything about the provider's health (cancelled, bad input)."""
         self._trial_in_flight = False
 
+    def export(self) -> dict[str, Any]:
+        """The state other processes adopt (times on the wall clock, which they share)."""
+        opened = None if self._opened_at is None else self._wall_clock() - (self._clock() - self._opened_at)
+        return {"failures": self._failures, "opened_wall": opened, "last_error": self.last_error}
+
+    def adopt(self, record: dict[str, Any]) -> None:
+        """Take over what another process learned about this provider (its own half-open trial stays its own)."""
+        failures, opened = record.get("failures"), record.get("opened_wall")
+        if isinstance(failures, int) and failures >= 0:
+            self._failures = failures
+        if opened is None:
+            self._opened_at = None
+        elif isinstance(opened, int | float):
+            self._opened_at = self._clock() - (self._wall_clock() - float(opened))
+        error = record.get("last_error")
+        self.last_error = error if isinstance(error, str) else None
+
     def snapshot(self) -> dict[str, Any]:
         """What the status tool shows: state, failure count and, when open, when it will be tried again."""
         state = self.state

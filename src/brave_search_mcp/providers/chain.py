@@ -9,10 +9,13 @@ nothing bad about the provider's health, so they never count against its circuit
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import anyio
 
 from brave_search_mcp.errors import (
     AuthFailed,
@@ -33,9 +36,12 @@ from brave_search_mcp.errors import (
     WarningCode,
 )
 from brave_search_mcp.models import WarningItem
+from brave_search_mcp.state.base import RecordStore
 
 from .base import Provider, ProviderPage, SearchRequest
 from .breaker import CircuitBreaker
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "FallbackChain"]
 
@@ -89,7 +95,11 @@ class FallbackChain:
         cooldown: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        records: RecordStore | None = None,
+        namespace: str = "",
     ) -> None:
+        self._records = records
+        self._namespace = namespace
         names = [p.name for p in providers]
         if not providers or len(set(names)) != len(names):
             raise ValueError(f"need at least one provider and unique names, got {names}")
@@ -105,7 +115,40 @@ class FallbackChain:
         return {name: breaker.snapshot() for name, breaker in self.breakers.items()}
 
     async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
-        """The first provider that answers; FALLBACK warnings name every provider that failed or was skipped."""
+        """The first provider that answers; FALLBACK warnings name every provider that failed or was skipped.
+
+        With a shared record store, every process of the user (or every replica) sees the same breakers:
+        states are adopted before the call and published after it.
+        """
+        if self._records is None:
+            return await self._search(request, deadline)
+        await self._adopt_shared()
+        try:
+            return await self._search(request, deadline)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._publish()
+
+    async def _adopt_shared(self) -> None:
+        assert self._records is not None
+        for name, breaker in self.breakers.items():
+            try:
+                record = await self._records.get(f"{self._namespace}breaker:{name}")
+            except Exception:  # the store falls back by itself; a breaker must never fail a call
+                logger.debug("breaker state of %s could not be read", name, exc_info=True)
+                continue
+            if record is not None:
+                breaker.adopt(record)
+
+    async def _publish(self) -> None:
+        assert self._records is not None
+        for name, breaker in self.breakers.items():
+            try:
+                await self._records.put(f"{self._namespace}breaker:{name}", breaker.export(), ttl=86_400.0)
+            except Exception:
+                logger.debug("breaker state of %s could not be shared", name, exc_info=True)
+
+    async def _search(self, request: SearchRequest, deadline: float | None) -> ProviderPage:
         misses: list[_Miss] = []
         supported = [p for p in self.providers if p.supports(request.search_type)]
         if not supported:
