@@ -8,9 +8,8 @@ arrival order; a waiter that is cancelled leaves at once without consuming a slo
 
 The plan Brave reports is a ceiling, not a promise. A learned plan rate is approached by slow start
 (the rate doubles after each ``burst`` of clean answers, which on a truthful plan takes a few round
-trips), and a 429 that contradicts the plan halves the rate in force (once per window) and caps
-recovery just under the rate that failed for a minute, after which the rate creeps back up by 10 %
-per clean burst: additive-increase/multiplicative-decrease, as TCP does for the same reason.
+trips), and a 429 that contradicts the plan halves the rate in force (once per window) and holds it
+there for a minute, after which the rate creeps back up by 10 % per clean burst: additive-increase/multiplicative-decrease, as TCP does for the same reason.
 """
 
 from __future__ import annotations
@@ -129,8 +128,10 @@ class Throttle:
         self._last_penalty = now
         self._slow_start = False
         self._successes = 0
-        self._cap, self._cap_until = failed * 0.9, now + FAILED_RATE_MEMORY_SECONDS
         reduced = max(MIN_RATE, failed / 2.0)
+        # Brave refused at `failed`, so its real limit lies below it: hold the halved rate for a minute
+        # before creeping up again, rather than climbing straight back into the same refusals.
+        self._cap, self._cap_until = reduced, now + FAILED_RATE_MEMORY_SECONDS
         self._set(reduced, max(1, min(self._ceiling_burst, math.floor(reduced))))
         return True
 
