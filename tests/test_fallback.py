@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from brave_search_mcp import BraveSearch
 from brave_search_mcp.app import other_providers
@@ -21,7 +22,6 @@ from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
 from brave_search_mcp.server import build_server
 from brave_search_mcp.service import SearchService
 from brave_search_mcp.tools import ToolBoundary, enabled_tools
-from mcp import Client
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer

@@ -36,7 +36,7 @@ from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_
 from brave_search_mcp.tools import ToolOutcome
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
-from testkit.mcp import mcp_client
+from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 

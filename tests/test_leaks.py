@@ -40,7 +40,7 @@ from testkit.brave.brave import (
 )
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
-from testkit.mcp import mcp_client
+from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 

@@ -117,8 +117,9 @@ def _recorder(messages: list[str | None]) -> Any:
 
 
 async def test_long_calls_send_progress_notifications_when_the_client_asks() -> None:
-    from brave_search_mcp.server import build_server
     from mcp import Client
+
+    from brave_search_mcp.server import build_server
 
     fake = FakeBrave(rate_per_second=1000, summarizer_pending_polls=2)
     settings = make_settings()

@@ -8,14 +8,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
 from brave_search_mcp.tools import all_tools
-from mcp import Client
 from testkit.brave.brave import FakeBrave
-from testkit.mcp import mcp_client
+from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio

@@ -8,15 +8,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp.config import Settings
 from brave_search_mcp.errors import ErrorCode, WarningCode
 from brave_search_mcp.tools import all_tools
-from mcp import Client
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
-from testkit.mcp import mcp_client
+from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio

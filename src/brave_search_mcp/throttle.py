@@ -9,7 +9,8 @@ arrival order; a waiter that is cancelled leaves at once without consuming a slo
 The plan Brave reports is a ceiling, not a promise. A learned plan rate is approached by slow start
 (the rate doubles after each ``burst`` of clean answers, which on a truthful plan takes a few round
 trips), and a 429 that contradicts the plan halves the rate in force (once per window) and holds it
-there for a minute, after which the rate creeps back up by 10 % per clean burst: additive-increase/multiplicative-decrease, as TCP does for the same reason.
+there for a minute, after which the rate creeps back up by 10 % per clean burst: additive-increase /
+multiplicative-decrease, as TCP does for the same reason.
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from playwright.async_api import ConsoleMessage, Page, Route
 
 from brave_search_mcp.models import Result, SearchEnvelope, SearchMeta, Section
 from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, tool_meta
-from mcp import Client
 
 HOST_PAGE = Path(__file__).with_name("host.html")
 CHROMIUM_ARGS = (

@@ -7,11 +7,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+from mcp import Client
 
 from brave_search_mcp.client import BraveClient
 from brave_search_mcp.config import Settings
 from brave_search_mcp.server import build_server
-from mcp import Client
 from testkit.clock import FakeClock
 
 
