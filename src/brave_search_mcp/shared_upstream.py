@@ -15,11 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import errors
+from .admission import MAX_SERVER_WAIT_SECONDS
 from .state.base import StateBackend
 from .wire import RateLimitInfo
-
-MAX_SERVER_WAIT_SECONDS = 60.0
-FRESHNESS_TTL_SECONDS = 60.0
 
 
 def upstream_id(base_url: str, key: str) -> str:

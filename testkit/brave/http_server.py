@@ -9,10 +9,12 @@ import socket
 import struct
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from testkit.tracked_server import TrackedServer
 
 from .brave import FakeBrave, Reply, reset_cut, split_chunks
 
@@ -23,60 +25,23 @@ _JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for thr
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(TrackedServer):
     """ThreadingHTTPServer that remembers its connections and threads so it can stop promptly."""
 
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
+    thread_name = "fake-brave-conn"
     request_queue_size = 128
 
     def __init__(self, fake: FakeBrave, port: int) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(port, _Handler)
         self.fake = fake
-        self.stopping = threading.Event()
-        self.track_lock = threading.Lock()
-        self.connections: set[socket.socket] = set()
-        self.threads: set[threading.Thread] = set()
         self.handled = threading.Condition()
         self.handled_count = 0
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """Track each connection's socket and thread before handing it to a worker thread."""
-        thread = threading.Thread(
-            target=self.process_request_thread, args=(request, client_address), name="fake-brave-conn", daemon=True
-        )
-        with self.track_lock:
-            self.connections.add(request)
-            self.threads.add(thread)
-        thread.start()
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        """Run one connection, then forget it."""
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self.track_lock:
-                self.connections.discard(request)
-                self.threads.discard(threading.current_thread())
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Connection errors are expected (faults, clients giving up): log them quietly."""
-        logger.debug("fake brave: connection error from %s", client_address, exc_info=True)
 
     def note_handled(self) -> None:
         """Wake anyone waiting for a request count."""
         with self.handled:
             self.handled_count += 1
             self.handled.notify_all()
-
-    def drop_connections(self) -> None:
-        """Shut every open socket so worker threads blocked on I/O return at once."""
-        with self.track_lock:
-            conns = list(self.connections)
-        for conn in conns:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from testkit.tracked_server import TrackedServer
 
 from .fake import FakeSearxng, Reply
 
@@ -22,51 +23,14 @@ _JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for thr
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(TrackedServer):
     """ThreadingHTTPServer that tracks its connections and threads so ``stop()`` is prompt even mid-delay."""
 
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
+    thread_name = "fake-searxng-conn"
 
     def __init__(self, fake: FakeSearxng, port: int) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(port, _Handler)
         self.fake = fake
-        self.stopping = threading.Event()
-        self.track_lock = threading.Lock()
-        self.connections: set[socket.socket] = set()
-        self.threads: set[threading.Thread] = set()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """Remember each connection and its worker thread, then serve it."""
-        thread = threading.Thread(
-            target=self.process_request_thread, args=(request, client_address), name="fake-searxng-conn", daemon=True
-        )
-        with self.track_lock:
-            self.connections.add(request)
-            self.threads.add(thread)
-        thread.start()
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        """Serve one connection, then forget it."""
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self.track_lock:
-                self.connections.discard(request)
-                self.threads.discard(threading.current_thread())
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients giving up (timeouts under test) are expected: log quietly."""
-        logger.debug("fake searxng: connection error from %s", client_address, exc_info=True)
-
-    def drop_connections(self) -> None:
-        """Shut every open socket so workers blocked on I/O return at once."""
-        with self.track_lock:
-            conns = list(self.connections)
-        for conn in conns:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):

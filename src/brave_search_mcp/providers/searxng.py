@@ -21,6 +21,7 @@ import httpx2
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from brave_search_mcp._version import __version__
+from brave_search_mcp.bodies import read_capped
 from brave_search_mcp.errors import (
     AuthFailed,
     BraveSearchError,
@@ -29,7 +30,6 @@ from brave_search_mcp.errors import (
     ParseError,
     ProviderMisconfigured,
     RateLimited,
-    ResponseTooLarge,
     UpstreamError,
     UpstreamTimeout,
     UpstreamValidation,
@@ -271,7 +271,7 @@ class SearxngProvider:
         try:
             with anyio.fail_after(timeout):
                 async with self._client.stream("GET", self.config.search_url, params=params, timeout=timeout) as resp:
-                    body = await self._read_capped(resp)
+                    body = await read_capped(resp, self.config.max_response_bytes, upstream="SearXNG")
                     status, headers = resp.status_code, resp.headers
         except (httpx2.TimeoutException, TimeoutError) as exc:
             raise UpstreamTimeout(f"SearXNG did not answer within {timeout:.3g} s.") from exc
@@ -289,18 +289,3 @@ class SearxngProvider:
         if not isinstance(data, dict):
             raise ParseError("SearXNG's answer was not a JSON object.", details={"provider": PROVIDER_NAME})
         return data
-
-    async def _read_capped(self, response: httpx2.Response) -> bytes:
-        """Read the body, refusing it as soon as it outgrows the cap (never read a huge body whole)."""
-        cap = self.config.max_response_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
-            raise ResponseTooLarge(f"SearXNG's answer ({declared} bytes) is over the {cap}-byte cap.")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise ResponseTooLarge(f"SearXNG's answer is over the {cap}-byte cap.")
-            chunks.append(chunk)
-        return b"".join(chunks)
