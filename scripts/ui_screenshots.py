@@ -1,6 +1,5 @@
-"""Maintainer tool for the MCP Apps widgets: refresh their CSP hashes and the screenshots in docs/.
+"""Maintainer tool for the MCP Apps widgets: refresh the screenshots in docs/.
 
-    uv run --extra dev python -m scripts.ui_screenshots --fix-csp    # after editing a widget's <script>/<style>
     uv run --extra dev python -m scripts.ui_screenshots               # docs/ui-{web,images,places}.png
 
 Screenshots use the system Chromium (``apt-get install -y chromium``) and the test host in testkit/ui_host.
@@ -17,8 +16,7 @@ import anyio
 from mcp import Client
 from playwright.async_api import async_playwright
 
-from brave_search_mcp.ui import widgets
-from testkit.ui_host import CHROMIUM_ARGS, CSP_META, WidgetHost, csp_policy, demo_server
+from testkit.ui_host import CHROMIUM_ARGS, WidgetHost, demo_server
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 SHOTS = (
@@ -26,20 +24,6 @@ SHOTS = (
     ("images", "brave_web_search", {"query": "aurora", "search_type": "images"}, "dark"),
     ("places", "brave_local_search", {"query": "coffee near Mint St"}, "light"),
 )
-
-
-def fix_csp() -> None:
-    """Rewrite each widget's CSP meta tag so its hashes match the inline script and style."""
-    for spec in widgets():
-        source = Path(__file__).resolve().parent.parent / "src/brave_search_mcp/ui/widgets" / spec.file
-        html = source.read_text(encoding="utf-8")
-        policy = csp_policy(html, spec.resource_domains)
-        match = CSP_META.search(html)
-        if match is None:
-            raise SystemExit(f"{spec.file} has no CSP meta tag")
-        tag = f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-        source.write_text(html.replace(match.group(0), tag, 1), encoding="utf-8")
-        print(f"{spec.file}: {policy}", file=sys.stderr)
 
 
 async def screenshots() -> None:
@@ -68,12 +52,8 @@ async def screenshots() -> None:
 
 def main() -> None:
     """Run the chosen maintenance step."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fix-csp", action="store_true", help="rewrite the widgets' CSP hashes")
-    if parser.parse_args().fix_csp:
-        fix_csp()
-    else:
-        anyio.run(screenshots)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    anyio.run(screenshots)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from brave_search_mcp import errors
+from brave_search_mcp.brave_api import PARAM_RANGES, Endpoint
 from brave_search_mcp.errors import ErrorCode
-from brave_search_mcp.llm_context import LIMITS, LlmContextArgs, location_headers, parse_and_render, prepare, run
+from brave_search_mcp.llm_context import LlmContextArgs, location_headers, parse_and_render, prepare, run
 from brave_search_mcp.models_more import LlmContextEnvelope
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
@@ -138,7 +139,7 @@ def test_no_budget_outside_braves_range_is_ever_sent(values: list[int]) -> None:
     ]
     params, _ = prepare(LlmContextArgs.model_validate({"query": "q", **dict(zip(names, values, strict=True))}))
     for name, value in params[1:]:
-        low, high = LIMITS[name]
+        low, high = PARAM_RANGES[Endpoint.LLM_CONTEXT][name]
         assert low <= int(value) <= high
 
 

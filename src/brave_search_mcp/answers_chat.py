@@ -18,6 +18,7 @@ import anyio
 from pydantic import AliasChoices, Field, field_validator
 
 from .answers_sse import SseDecoder, TagReader, json_object
+from .brave_api import PARAM_RANGES, PLAN_NEEDED, Endpoint
 from .errors import BraveSearchError, NetworkError, NotInPlan, UpstreamError, UpstreamTimeout, WarningCode
 from .models import SafeSearch, StrictInput, WarningItem
 from .models_more import AnswerEnvelope, AnswerMeta, AnswerUsage, Citation
@@ -26,7 +27,6 @@ from .text import clean_block, clean_text, cut, http_url, site_of
 
 logger = logging.getLogger(__name__)
 
-PATH = "/res/v1/chat/completions"
 MODEL = "brave"
 DEFAULT_MAX_CHARS = 8_000
 MIN_MAX_CHARS = 500
@@ -39,15 +39,6 @@ MAX_BLOCKING_BYTES = 1024 * 1024
 PROGRESS_EVERY = 16  # chunks between progress notifications (phase changes notify at once)
 RESEARCH_DEFAULT_SECONDS = 180
 RESEARCH_GRACE_SECONDS = 30.0  # Brave's research budget plus time to write the answer
-PLAN_NEEDED = "Answers"
-# Brave's research budgets (reference/brave-api.md §3.12): field -> (low, high).
-RESEARCH_LIMITS: dict[str, tuple[int, int]] = {
-    "research_maximum_number_of_tokens_per_query": (1024, 16384),
-    "research_maximum_number_of_queries": (1, 50),
-    "research_maximum_number_of_iterations": (1, 5),
-    "research_maximum_number_of_seconds": (1, 300),
-    "research_maximum_number_of_results_per_query": (1, 60),
-}
 _MARKER = re.compile(r"\[(\d+)\]")
 _USAGE_KEYS = {
     "X-Request-Requests": "requests",
@@ -55,11 +46,6 @@ _USAGE_KEYS = {
     "X-Request-Tokens-In": "tokens_in",
     "X-Request-Tokens-Out": "tokens_out",
 }
-
-
-def _clean(value: Any, limit: int, *, block: bool = False) -> str:
-    """The one sanitizer call of this module (the project's text module)."""
-    return clean_block(value, limit=limit) if block else clean_text(value, limit=limit)
 
 
 class AnswerArgs(StrictInput):
@@ -113,12 +99,16 @@ def prepare(args: AnswerArgs) -> tuple[dict[str, Any], list[WarningItem]]:
         body["enable_research"] = True
         if args.research_allow_thinking is not None:
             body["research_allow_thinking"] = args.research_allow_thinking
-        for name, (low, high) in RESEARCH_LIMITS.items():
+        for name, (low, high) in PARAM_RANGES[Endpoint.CHAT].items():
             value = out.clamp(name, getattr(args, name), low, high)
             if value is not None:
                 body[name] = value
     else:
-        given = [name for name in (*RESEARCH_LIMITS, "research_allow_thinking") if getattr(args, name) is not None]
+        given = [
+            name
+            for name in (*PARAM_RANGES[Endpoint.CHAT], "research_allow_thinking")
+            if getattr(args, name) is not None
+        ]
         if given:
             out.warn(WarningCode.PARAM_IGNORED, f"{', '.join(given)} apply only with research: true; not sent.")
     body["enable_citations"] = citations
@@ -129,7 +119,7 @@ def deadline_seconds(args: AnswerArgs, default: float) -> float:
     """How long a call may take: ``default``, or research's own time budget plus time to write the answer."""
     if not args.research:
         return default
-    low, high = RESEARCH_LIMITS["research_maximum_number_of_seconds"]
+    low, high = PARAM_RANGES[Endpoint.CHAT]["research_maximum_number_of_seconds"]
     budget = min(max(args.research_maximum_number_of_seconds or RESEARCH_DEFAULT_SECONDS, low), high)
     return max(default, budget + RESEARCH_GRACE_SECONDS)
 
@@ -142,8 +132,8 @@ def _enum_item(inner: str) -> str:
     data = json_object(inner)
     if data is None:
         return ""
-    name = _clean(data.get("name"), 200)
-    text = _clean(data.get("text"), 300)
+    name = clean_text(data.get("name"), limit=200)
+    text = clean_text(data.get("text"), limit=300)
     return f"\n- {name}{': ' + text if text and name else text}" if name or text else ""
 
 
@@ -190,7 +180,7 @@ class AnswerState:
         known = next((c.number for c in self.citations.values() if c.url == url), None)
         number = _int(data.get("number")) or known or len(self.citations) + 1
         if number not in self.citations and len(self.citations) < MAX_SOURCES:
-            snippet = _clean(data.get("snippet"), SNIPPET_LIMIT) or None
+            snippet = clean_text(data.get("snippet"), limit=SNIPPET_LIMIT) or None
             self.citations[number] = Citation(number=number, url=url, title=site_of(url) or None, snippet=snippet)
         return f"[{number}]"
 
@@ -217,7 +207,7 @@ class AnswerState:
         error = chunk.get("error")
         if error is not None:
             detail = (error.get("detail") or error.get("message")) if isinstance(error, dict) else error
-            self.stream_error = _clean(str(detail), 300) or "unknown error"
+            self.stream_error = clean_text(str(detail), limit=300) or "unknown error"
             return
         choices = chunk.get("choices")
         for choice in choices if isinstance(choices, list) else []:
@@ -228,7 +218,7 @@ class AnswerState:
             if isinstance(content, str):
                 self.reader.feed(content)
             if isinstance(choice.get("finish_reason"), str):
-                self.finish_reason = _clean(choice["finish_reason"], 40) or None
+                self.finish_reason = clean_text(choice["finish_reason"], limit=40) or None
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.has_usage = True
@@ -244,11 +234,11 @@ class AnswerState:
 def _answers_plan(exc: NotInPlan) -> NotInPlan:
     """Brave's plan error, said in terms of what to get: the Answers plan."""
     return NotInPlan(
-        f"Brave Answers needs Brave's {PLAN_NEEDED} plan, which this API key does not include "
+        f"Brave Answers needs Brave's {PLAN_NEEDED[Endpoint.CHAT]} plan, which this API key does not include "
         f"(Brave said: {cut(exc.message, 200)}). brave_web_search and brave_llm_context work on the Search plan.",
         status=exc.status,
         brave_code=exc.brave_code,
-        details={**exc.details, "plan_needed": PLAN_NEEDED},
+        details={**exc.details, "plan_needed": PLAN_NEEDED[Endpoint.CHAT]},
     )
 
 
@@ -306,7 +296,7 @@ async def _read(
 ) -> BraveSearchError | None:
     """Read the stream into ``state`` until [DONE], EOF or a failure; return the failure that cut it, if any."""
     decoder = SseDecoder()
-    iterator: AsyncIterator[bytes] = stream(PATH, body, deadline=deadline)
+    iterator: AsyncIterator[bytes] = stream(Endpoint.CHAT, body, deadline=deadline)
     chunks = 0
     phase = None
     head = b""
@@ -397,7 +387,7 @@ async def run(
             _warn(WarningCode.STREAM_INTERRUPTED, f"The answer stream broke off ({cut(why, 160)}); "
                   "the answer below is what arrived and may be incomplete.")
         )  # fmt: skip
-    answer = _clean(raw, max_chars, block=True)
+    answer = clean_block(raw, limit=max_chars)
     if len(raw) > max_chars:
         warnings.append(
             _warn(

@@ -193,6 +193,24 @@ SUPPORTED: dict[str, frozenset[str]] = {
     ),
     "images": frozenset({"country", "search_language", "safe_search", "spellcheck", "max_results"}),
 }
+# Brave's true ranges (low, high) of the budget parameters: LLM context §3.11, Answers research §3.12.
+PARAM_RANGES: dict[Endpoint, dict[str, tuple[int, int]]] = {
+    Endpoint.LLM_CONTEXT: {
+        "count": (1, 50),
+        "maximum_number_of_urls": (1, 50),
+        "maximum_number_of_tokens": (1024, 32768),
+        "maximum_number_of_snippets": (1, 100),
+        "maximum_number_of_tokens_per_url": (512, 8192),
+        "maximum_number_of_snippets_per_url": (1, 100),
+    },
+    Endpoint.CHAT: {
+        "research_maximum_number_of_tokens_per_query": (1024, 16384),
+        "research_maximum_number_of_queries": (1, 50),
+        "research_maximum_number_of_iterations": (1, 5),
+        "research_maximum_number_of_seconds": (1, 300),
+        "research_maximum_number_of_results_per_query": (1, 60),
+    },
+}
 MAX_COUNT: dict[str, int] = {"web": 20, "news": 50, "videos": 50, "images": 200}
 DEFAULT_SAFE_SEARCH: dict[str, SafeSearch] = {
     "web": "moderate",

@@ -51,33 +51,6 @@ class ErrorCode(StrEnum):
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
-# What an agent should do about each error code; shown in the text rendering and the help tool.
-ERROR_ADVICE: dict[ErrorCode, str] = {
-    ErrorCode.INVALID_ARGUMENT: "Fix the named argument and call again; brave_web_search_help lists valid values.",
-    ErrorCode.MISSING_API_KEY: (
-        "Ask the user to set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or BRAVE_API_KEY_FILE) "
-        "for the server; retrying will not help until then."
-    ),
-    ErrorCode.AUTH_FAILED: "The API key is invalid or has no subscription; ask the user to check it. Do not retry.",
-    ErrorCode.NOT_IN_PLAN: "The user's Brave plan does not include this; use another tool or option. Do not retry.",
-    ErrorCode.RATE_LIMITED: "Brave's per-second limit was hit even after retries; wait a few seconds, then retry.",
-    ErrorCode.QUOTA_EXCEEDED: "The monthly quota is used up; retrying will not help until it resets.",
-    ErrorCode.UPSTREAM_VALIDATION: "Brave rejected a parameter (see details); change it and call again.",
-    ErrorCode.UPSTREAM_ERROR: "Brave answered with an error; retry later if retryable is true.",
-    ErrorCode.TIMEOUT: "Brave did not answer in time; retry, perhaps with fewer results.",
-    ErrorCode.NETWORK_ERROR: "Brave could not be reached; retry later.",
-    ErrorCode.PARSE_ERROR: "Brave's answer was not readable JSON; retrying rarely helps.",
-    ErrorCode.RESPONSE_TOO_LARGE: "The answer exceeded the size cap; ask for fewer results.",
-    ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness.",
-    ErrorCode.PROVIDER_MISCONFIGURED: (
-        "A search provider cannot work as configured; ask the user to change the setting the message names."
-    ),
-    ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
-    ErrorCode.CANCELLED: "The call was cancelled before it finished; call again if still needed.",
-    ErrorCode.INTERNAL_ERROR: "A bug in the server; report the trace_id. Retrying may help.",
-}
-
-
 class WarningCode(StrEnum):
     """Soft problems: the call went on, but the agent should know what changed."""
 
@@ -110,6 +83,174 @@ class WarningCode(StrEnum):
     DEADLINE_REACHED = "DEADLINE_REACHED"
 
 
+class BraveSearchError(Exception):
+    """Base of every failure this package reports; carries what the envelope needs."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.INTERNAL_ERROR
+    default_retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.details: dict[str, Any] = dict(details or {})
+        # Warnings of the request that failed (models.WarningItem); set by the service layer.
+        self.warnings: list[Any] = []
+
+    def __init_subclass__(cls, *, code: ErrorCode | None = None, retryable: bool | None = None, **kw: Any) -> None:
+        """Each kind states its envelope code and default ``retryable`` in its class line."""
+        super().__init_subclass__(**kw)
+        if code is not None:
+            cls.code = code
+        if retryable is not None:
+            cls.default_retryable = retryable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, retryable={self.retryable})"
+
+    def for_call(self, warnings: list[Any], **details: Any) -> BraveSearchError:
+        """A copy carrying one call's warnings and details: callers sharing a request share the original."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        clone.details = {**self.details, **{k: v for k, v in details.items() if k not in self.details}}
+        clone.warnings = [*self.warnings, *(w for w in warnings if w not in self.warnings)]
+        clone.__cause__ = self.__cause__
+        return clone
+
+
+class InvalidArgument(BraveSearchError, code=ErrorCode.INVALID_ARGUMENT):
+    """The caller's input was rejected before anything was sent."""
+
+    def __init__(self, message: str, *, field: str | None = None, **details: Any) -> None:
+        if field is not None:
+            details = {"field": field, **details}
+        super().__init__(message, details=details)
+        self.field = field
+
+
+class MissingApiKey(BraveSearchError, code=ErrorCode.MISSING_API_KEY):
+    """No API key is configured, so nothing can be sent."""
+
+
+class UpstreamStatusError(BraveSearchError, code=ErrorCode.UPSTREAM_ERROR):
+    """Brave answered with a non-2xx status; ``status`` and Brave's own code are kept."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        brave_code: str | None = None,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        merged: dict[str, Any] = {"status": status}
+        if brave_code:
+            merged["brave_code"] = brave_code
+        if retry_after is not None:
+            merged["retry_after_seconds"] = retry_after
+        merged.update(details or {})
+        super().__init__(message, retryable=retryable, details=merged)
+        self.status = status
+        self.brave_code = brave_code
+        self.retry_after = retry_after
+
+
+class AuthFailed(UpstreamStatusError, code=ErrorCode.AUTH_FAILED):
+    """The key is invalid or has no subscription."""
+
+
+class NotInPlan(UpstreamStatusError, code=ErrorCode.NOT_IN_PLAN):
+    """The plan does not include the endpoint or option."""
+
+
+class RateLimited(UpstreamStatusError, code=ErrorCode.RATE_LIMITED, retryable=True):
+    """Brave's per-second limit answered 429 and retries did not get through."""
+
+
+class QuotaExceeded(UpstreamStatusError, code=ErrorCode.QUOTA_EXCEEDED):
+    """The monthly quota is exhausted; never retried."""
+
+
+class UpstreamValidation(UpstreamStatusError, code=ErrorCode.UPSTREAM_VALIDATION):
+    """Brave's 422 VALIDATION: a parameter Brave refused."""
+
+
+class UpstreamError(UpstreamStatusError, code=ErrorCode.UPSTREAM_ERROR):
+    """Any other non-2xx answer."""
+
+
+class UpstreamTimeout(BraveSearchError, code=ErrorCode.TIMEOUT, retryable=True):
+    """An attempt or the whole call ran out of time."""
+
+
+class NetworkError(BraveSearchError, code=ErrorCode.NETWORK_ERROR, retryable=True):
+    """The connection failed (refused, reset, protocol error)."""
+
+
+class ParseError(BraveSearchError, code=ErrorCode.PARSE_ERROR):
+    """The body was not JSON, or not shaped like Brave's answer."""
+
+
+class ResponseTooLarge(BraveSearchError, code=ErrorCode.RESPONSE_TOO_LARGE):
+    """The body exceeded the configured byte cap and was not read whole."""
+
+
+class NoResults(BraveSearchError, code=ErrorCode.NO_RESULTS):
+    """Every section of the answer was empty."""
+
+
+class ProviderMisconfigured(BraveSearchError, code=ErrorCode.PROVIDER_MISCONFIGURED):
+    """A provider refuses to work as configured (e.g. SearXNG without JSON output); the message names the fix."""
+
+
+class SummaryUnavailable(BraveSearchError, code=ErrorCode.SUMMARY_UNAVAILABLE, retryable=True):
+    """The summarizer could not produce a summary (failed, deadline, no key)."""
+
+
+class Cancelled(BraveSearchError, code=ErrorCode.CANCELLED, retryable=True):
+    """The client was closed while the call was in flight."""
+
+
+class InternalError(BraveSearchError, code=ErrorCode.INTERNAL_ERROR, retryable=True):
+    """An unexpected failure; the message never includes internals."""
+
+
+# What an agent should do about each error code; shown in the text rendering and the help tool.
+ERROR_ADVICE: dict[ErrorCode, str] = {
+    ErrorCode.INVALID_ARGUMENT: "Fix the named argument and call again; brave_web_search_help lists valid values.",
+    ErrorCode.MISSING_API_KEY: (
+        "Ask the user to set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or BRAVE_API_KEY_FILE) "
+        "for the server; retrying will not help until then."
+    ),
+    ErrorCode.AUTH_FAILED: "The API key is invalid or has no subscription; ask the user to check it. Do not retry.",
+    ErrorCode.NOT_IN_PLAN: "The user's Brave plan does not include this; use another tool or option. Do not retry.",
+    ErrorCode.RATE_LIMITED: "Brave's per-second limit was hit even after retries; wait a few seconds, then retry.",
+    ErrorCode.QUOTA_EXCEEDED: "The monthly quota is used up; retrying will not help until it resets.",
+    ErrorCode.UPSTREAM_VALIDATION: "Brave rejected a parameter (see details); change it and call again.",
+    ErrorCode.UPSTREAM_ERROR: "Brave answered with an error; retry later if retryable is true.",
+    ErrorCode.TIMEOUT: "Brave did not answer in time; retry, perhaps with fewer results.",
+    ErrorCode.NETWORK_ERROR: "Brave could not be reached; retry later.",
+    ErrorCode.PARSE_ERROR: "Brave's answer was not readable JSON; retrying rarely helps.",
+    ErrorCode.RESPONSE_TOO_LARGE: "The answer exceeded the size cap; ask for fewer results.",
+    ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness.",
+    ErrorCode.PROVIDER_MISCONFIGURED: (
+        "A search provider cannot work as configured; ask the user to change the setting the message names."
+    ),
+    ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
+    ErrorCode.CANCELLED: "The call was cancelled before it finished; call again if still needed.",
+    ErrorCode.INTERNAL_ERROR: "A bug in the server; report the trace_id. Retrying may help.",
+}
+
+
 WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.QUERY_TRUNCATED: "The query was cut to Brave's 400 characters / 50 words; shorten it yourself.",
     WarningCode.COUNT_CLAMPED: "max_results was outside the endpoint's range and was clamped.",
@@ -139,178 +280,3 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.ANSWER_TRUNCATED: "The answer was cut to max_chars; raise max_chars to see all of it.",
     WarningCode.DEADLINE_REACHED: "The call's deadline ended the answer early; the text is what arrived.",
 }
-
-
-class BraveSearchError(Exception):
-    """Base of every failure this package reports; carries what the envelope needs."""
-
-    code: ClassVar[ErrorCode] = ErrorCode.INTERNAL_ERROR
-    default_retryable: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retryable: bool | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = self.default_retryable if retryable is None else retryable
-        self.details: dict[str, Any] = dict(details or {})
-        # Warnings of the request that failed (models.WarningItem); set by the service layer.
-        self.warnings: list[Any] = []
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r}, retryable={self.retryable})"
-
-    def for_call(self, warnings: list[Any], **details: Any) -> BraveSearchError:
-        """A copy carrying one call's warnings and details: callers sharing a request share the original."""
-        clone = type(self).__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone.args = self.args
-        clone.details = {**self.details, **{k: v for k, v in details.items() if k not in self.details}}
-        clone.warnings = [*self.warnings, *(w for w in warnings if w not in self.warnings)]
-        clone.__cause__ = self.__cause__
-        return clone
-
-
-class InvalidArgument(BraveSearchError):
-    """The caller's input was rejected before anything was sent."""
-
-    code = ErrorCode.INVALID_ARGUMENT
-
-    def __init__(self, message: str, *, field: str | None = None, **details: Any) -> None:
-        if field is not None:
-            details = {"field": field, **details}
-        super().__init__(message, details=details)
-        self.field = field
-
-
-class MissingApiKey(BraveSearchError):
-    """No API key is configured, so nothing can be sent."""
-
-    code = ErrorCode.MISSING_API_KEY
-
-
-class UpstreamStatusError(BraveSearchError):
-    """Brave answered with a non-2xx status; ``status`` and Brave's own code are kept."""
-
-    code = ErrorCode.UPSTREAM_ERROR
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        brave_code: str | None = None,
-        retryable: bool | None = None,
-        details: dict[str, Any] | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        merged: dict[str, Any] = {"status": status}
-        if brave_code:
-            merged["brave_code"] = brave_code
-        if retry_after is not None:
-            merged["retry_after_seconds"] = retry_after
-        merged.update(details or {})
-        super().__init__(message, retryable=retryable, details=merged)
-        self.status = status
-        self.brave_code = brave_code
-        self.retry_after = retry_after
-
-
-class AuthFailed(UpstreamStatusError):
-    """The key is invalid or has no subscription."""
-
-    code = ErrorCode.AUTH_FAILED
-
-
-class NotInPlan(UpstreamStatusError):
-    """The plan does not include the endpoint or option."""
-
-    code = ErrorCode.NOT_IN_PLAN
-
-
-class RateLimited(UpstreamStatusError):
-    """Brave's per-second limit answered 429 and retries did not get through."""
-
-    code = ErrorCode.RATE_LIMITED
-    default_retryable = True
-
-
-class QuotaExceeded(UpstreamStatusError):
-    """The monthly quota is exhausted; never retried."""
-
-    code = ErrorCode.QUOTA_EXCEEDED
-
-
-class UpstreamValidation(UpstreamStatusError):
-    """Brave's 422 VALIDATION: a parameter Brave refused."""
-
-    code = ErrorCode.UPSTREAM_VALIDATION
-
-
-class UpstreamError(UpstreamStatusError):
-    """Any other non-2xx answer."""
-
-    code = ErrorCode.UPSTREAM_ERROR
-
-
-class UpstreamTimeout(BraveSearchError):
-    """An attempt or the whole call ran out of time."""
-
-    code = ErrorCode.TIMEOUT
-    default_retryable = True
-
-
-class NetworkError(BraveSearchError):
-    """The connection failed (refused, reset, protocol error)."""
-
-    code = ErrorCode.NETWORK_ERROR
-    default_retryable = True
-
-
-class ParseError(BraveSearchError):
-    """The body was not JSON, or not shaped like Brave's answer."""
-
-    code = ErrorCode.PARSE_ERROR
-
-
-class ResponseTooLarge(BraveSearchError):
-    """The body exceeded the configured byte cap and was not read whole."""
-
-    code = ErrorCode.RESPONSE_TOO_LARGE
-
-
-class NoResults(BraveSearchError):
-    """Every section of the answer was empty."""
-
-    code = ErrorCode.NO_RESULTS
-
-
-class ProviderMisconfigured(BraveSearchError):
-    """A provider refuses to work as configured (e.g. SearXNG without JSON output); the message names the fix."""
-
-    code = ErrorCode.PROVIDER_MISCONFIGURED
-
-
-class SummaryUnavailable(BraveSearchError):
-    """The summarizer could not produce a summary (failed, deadline, no key)."""
-
-    code = ErrorCode.SUMMARY_UNAVAILABLE
-    default_retryable = True
-
-
-class Cancelled(BraveSearchError):
-    """The client was closed while the call was in flight."""
-
-    code = ErrorCode.CANCELLED
-    default_retryable = True
-
-
-class InternalError(BraveSearchError):
-    """An unexpected failure; the message never includes internals."""
-
-    code = ErrorCode.INTERNAL_ERROR
-    default_retryable = True

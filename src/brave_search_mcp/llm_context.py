@@ -17,13 +17,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field
 
+from .brave_api import PARAM_RANGES, Endpoint
 from .errors import NoResults, ParseError, WarningCode
 from .models import QueryInput, Result, WarningItem
 from .models_more import ContextSource, LlmContextEnvelope, LlmContextMeta
 from .more_common import Collector, JsonFetch, Params, bool_text, plural
 from .text import clean_block, clean_text, cut, dedup_key, http_url, site_of
 
-PATH = "/res/v1/llm/context"
 DEFAULT_MAX_CHARS = 8_000
 MIN_MAX_CHARS = 1_000
 MAX_MAX_CHARS = 100_000
@@ -33,23 +33,9 @@ HEADER_RESERVE = 200  # the summary line
 CUT_WARNING_RESERVE = 320  # the CONTEXT_TRUNCATED line
 MIN_SNIPPET_PIECE = 120  # a shorter cut-off passage is noise: drop it instead
 WARNING_LINE_LIMIT = 300
-# Brave's true ranges (reference/brave-api.md §3.11): (low, high).
-LIMITS: Mapping[str, tuple[int, int]] = {
-    "count": (1, 50),
-    "maximum_number_of_urls": (1, 50),
-    "maximum_number_of_tokens": (1024, 32768),
-    "maximum_number_of_snippets": (1, 100),
-    "maximum_number_of_tokens_per_url": (512, 8192),
-    "maximum_number_of_snippets_per_url": (1, 100),
-}
 _NORMAL = re.compile(r"[^0-9a-z]+")
 
 ThresholdMode = Literal["strict", "balanced", "lenient", "disabled"]
-
-
-def _clean(value: Any, limit: int, *, block: bool = False) -> str:
-    """The one sanitizer call of this module (the project's text module)."""
-    return clean_block(value, limit=limit) if block else clean_text(value, limit=limit)
 
 
 class LlmContextArgs(QueryInput):
@@ -87,7 +73,7 @@ def prepare(args: LlmContextArgs) -> tuple[Params, list[WarningItem]]:
     """Brave's query parameters for ``args``, clamped to Brave's true limits, and the warnings that says so."""
     out = Collector()
     out.send("q", out.query("query", args.query))
-    out.clamp("max_results", args.max_results, *LIMITS["count"], param="count")
+    out.clamp("max_results", args.max_results, *PARAM_RANGES[Endpoint.LLM_CONTEXT]["count"], param="count")
     for name in (
         "maximum_number_of_urls",
         "maximum_number_of_tokens",
@@ -95,7 +81,7 @@ def prepare(args: LlmContextArgs) -> tuple[Params, list[WarningItem]]:
         "maximum_number_of_tokens_per_url",
         "maximum_number_of_snippets_per_url",
     ):
-        out.clamp(name, getattr(args, name), *LIMITS[name], param=name)
+        out.clamp(name, getattr(args, name), *PARAM_RANGES[Endpoint.LLM_CONTEXT][name], param=name)
     if args.context_threshold_mode is not None:
         out.send("context_threshold_mode", args.context_threshold_mode)
     out.country(args.country)
@@ -119,7 +105,7 @@ def location_headers(args: LlmContextArgs) -> dict[str, str]:
         "X-Loc-Postal-Code": args.postal_code,
     }
     for name, value in texts.items():
-        text = _clean(value, 100) if value else ""
+        text = clean_text(value, limit=100) if value else ""
         if text and text.isascii():  # header values must be ASCII; Brave expects codes and names
             headers[name] = text
     return headers
@@ -162,7 +148,7 @@ def _age(meta: Mapping[str, Any]) -> tuple[str | None, str | None]:
     age = meta.get("age")
     if not isinstance(age, list):
         return None, None
-    texts = [_clean(item, 60) for item in age]
+    texts = [clean_text(item, limit=60) for item in age]
     iso = texts[1] if len(texts) > 1 and texts[1] else None
     relative = texts[2] if len(texts) > 2 and texts[2] else None
     readable = f"{iso} ({relative})" if iso and relative else (iso or relative or (texts[0] if texts else None))
@@ -193,15 +179,19 @@ def _pages(items: Any, sources: Mapping[str, Any], seen_urls: dict[str, _Page], 
         key = dedup_key(url)
         page = seen_urls.get(key)
         if page is None:
-            title = _clean(item.get("title"), TITLE_LIMIT) or _clean(meta.get("title"), TITLE_LIMIT) or site_of(url)
+            title = (
+                clean_text(item.get("title"), limit=TITLE_LIMIT)
+                or clean_text(meta.get("title"), limit=TITLE_LIMIT)
+                or site_of(url)
+            )
             age, iso = _age(meta)
-            host = _clean(meta.get("hostname"), 100) or site_of(url) or None
-            page = _Page(url, title, host, age, iso, name=_clean(item.get("name"), TITLE_LIMIT) or None)
+            host = clean_text(meta.get("hostname"), limit=100) or site_of(url) or None
+            page = _Page(url, title, host, age, iso, name=clean_text(item.get("name"), limit=TITLE_LIMIT) or None)
             seen_urls[key] = page
             pages.append(page)
         snippets = item.get("snippets")
         for raw in snippets if isinstance(snippets, list) else []:
-            text = _clean(_readable(raw.strip()) if isinstance(raw, str) else raw, SNIPPET_LIMIT, block=True)
+            text = clean_block(_readable(raw.strip()) if isinstance(raw, str) else raw, limit=SNIPPET_LIMIT)
             norm = _NORMAL.sub(" ", text.lower()).strip()
             if norm and norm not in seen_text:
                 seen_text.add(norm)
@@ -372,9 +362,9 @@ async def run(
     max_chars = effective_max_chars(args, warnings)
     headers = location_headers(args)
     if headers:
-        data = await fetch(PATH, params, deadline=deadline, headers=headers)
+        data = await fetch(Endpoint.LLM_CONTEXT, params, deadline=deadline, headers=headers)
     else:
-        data = await fetch(PATH, params, deadline=deadline)
+        data = await fetch(Endpoint.LLM_CONTEXT, params, deadline=deadline)
     if not isinstance(data, Mapping):
         raise ParseError("Brave's LLM-context answer is not a JSON object.")
     return parse_and_render(

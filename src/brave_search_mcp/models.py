@@ -165,6 +165,13 @@ class WarningItem(Envelope):
     message: str
 
 
+class ToolEnvelope(Envelope):
+    """What every tool answer carries, success or error: the contract version and the call's warnings."""
+
+    api_version: Literal["v1"] = API_VERSION
+    warnings: list[WarningItem] = Field(default_factory=list)
+
+
 class Result(Envelope):
     """One search result; each search type fills only the fields it has."""
 
@@ -237,7 +244,22 @@ class RateLimitMeta(Envelope):
     reset_month_seconds: float | None = None
 
 
-class SearchMeta(Envelope):
+class MetaStamp(Envelope):
+    """Who answered and which call it was: on the meta of every envelope, success or error."""
+
+    provider: str = "brave"
+    trace_id: str
+    server_version: str
+
+
+class CallMeta(MetaStamp):
+    """The stamp plus what every served call reports: its duration and the plan figures Brave sent."""
+
+    duration_ms: int = 0
+    rate_limit: RateLimitMeta | None = None
+
+
+class SearchMeta(CallMeta):
     """Facts about how a search was served."""
 
     query: str
@@ -246,14 +268,9 @@ class SearchMeta(Envelope):
     returned: int
     offset: int
     has_more: bool
-    provider: str = "brave"
     cached: bool = False
     attempts: int = 0
-    duration_ms: int = 0
-    trace_id: str
-    server_version: str
     altered_query: str | None = None
-    rate_limit: RateLimitMeta | None = None
 
 
 class DebugData(Envelope):
@@ -267,15 +284,13 @@ class DebugData(Envelope):
     throttle_bypassed: bool = False
 
 
-class SearchEnvelope(Envelope):
+class SearchEnvelope(ToolEnvelope):
     """Success envelope of ``brave_web_search``."""
 
-    api_version: Literal["v1"] = API_VERSION
     summary: str
     sections: list[Section]
     summarizer_key: str | None = None
     meta: SearchMeta
-    warnings: list[WarningItem] = Field(default_factory=list)
     debug: DebugData | None = None
 
 
@@ -287,22 +302,16 @@ class Reference(Envelope):
     title: str | None = None
 
 
-class SummaryMeta(Envelope):
+class SummaryMeta(CallMeta):
     """Facts about how a summary was made."""
 
     query: str | None = None
     polls: int = 0
-    duration_ms: int = 0
-    trace_id: str
-    server_version: str
-    provider: str = "brave"
-    rate_limit: RateLimitMeta | None = None
 
 
-class SummaryEnvelope(Envelope):
+class SummaryEnvelope(ToolEnvelope):
     """Success envelope of ``brave_summarizer``."""
 
-    api_version: Literal["v1"] = API_VERSION
     summary_text: str
     title: str | None = None
     references: list[Reference] = Field(default_factory=list)
@@ -310,7 +319,6 @@ class SummaryEnvelope(Envelope):
     enrichments: dict[str, Any] | None = None
     entities_infos: dict[str, Any] | None = None
     meta: SummaryMeta
-    warnings: list[WarningItem] = Field(default_factory=list)
 
 
 class ErrorBody(Envelope):
@@ -322,19 +330,14 @@ class ErrorBody(Envelope):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class ErrorMeta(Envelope):
+class ErrorMeta(MetaStamp):
     """Minimal meta of an error envelope."""
 
-    provider: str = "brave"
-    server_version: str
-    trace_id: str
     tool: str | None = None
 
 
-class ErrorEnvelope(Envelope):
+class ErrorEnvelope(ToolEnvelope):
     """Returned with ``isError: true`` for every failure."""
 
-    api_version: Literal["v1"] = API_VERSION
     error: ErrorBody
     meta: ErrorMeta
-    warnings: list[WarningItem] = Field(default_factory=list)

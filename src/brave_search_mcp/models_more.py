@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .models import API_VERSION, Envelope, RateLimitMeta, Result, Section, WarningItem
+from .models import CallMeta, Envelope, Result, Section, ToolEnvelope
 
 LocalPath = Literal["place_search", "web_locations", "web_fallback"]
 
@@ -25,7 +25,7 @@ class ContextSource(Envelope):
     snippets: list[str] = Field(default_factory=list)
 
 
-class LlmContextMeta(Envelope):
+class LlmContextMeta(CallMeta):
     """How the grounding was served and how much of it fits the caller's character budget."""
 
     query: str
@@ -34,28 +34,21 @@ class LlmContextMeta(Envelope):
     chars: int  # characters of the text rendering
     max_chars: int
     snippets_dropped: int = 0
-    provider: str = "brave"
-    duration_ms: int = 0
-    trace_id: str
-    server_version: str
-    rate_limit: RateLimitMeta | None = None
 
 
-class LlmContextEnvelope(Envelope):
+class LlmContextEnvelope(ToolEnvelope):
     """Success envelope of ``brave_llm_context``: grounding sources, then places (local recall)."""
 
-    api_version: Literal["v1"] = API_VERSION
     summary: str
     sources: list[ContextSource]
     places: list[Result] = Field(default_factory=list)
     meta: LlmContextMeta
-    warnings: list[WarningItem] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------- places
 
 
-class LocalMeta(Envelope):
+class LocalMeta(CallMeta):
     """How the places were found: which path, for what, and how many."""
 
     query: str
@@ -63,21 +56,14 @@ class LocalMeta(Envelope):
     location: str | None = None
     requested: int
     returned: int
-    provider: str = "brave"
-    duration_ms: int = 0
-    trace_id: str
-    server_version: str
-    rate_limit: RateLimitMeta | None = None
 
 
-class LocalEnvelope(Envelope):
+class LocalEnvelope(ToolEnvelope):
     """Success envelope of ``brave_local_search``: a "places" section, or "web" when it fell back."""
 
-    api_version: Literal["v1"] = API_VERSION
     summary: str
     sections: list[Section]
     meta: LocalMeta
-    warnings: list[WarningItem] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------- answers
@@ -105,7 +91,7 @@ class AnswerUsage(Envelope):
     total_tokens: int | None = None
 
 
-class AnswerMeta(Envelope):
+class AnswerMeta(CallMeta):
     """How the answer was produced and whether it is complete."""
 
     question: str
@@ -114,18 +100,12 @@ class AnswerMeta(Envelope):
     complete: bool
     finish_reason: str | None = None
     chunks: int = 0
-    provider: str = "brave"
-    duration_ms: int = 0
-    trace_id: str
-    server_version: str
     usage: AnswerUsage | None = None
 
 
-class AnswerEnvelope(Envelope):
+class AnswerEnvelope(ToolEnvelope):
     """Success envelope of ``brave_answer``: the answer text with [n] markers and its numbered sources."""
 
-    api_version: Literal["v1"] = API_VERSION
     answer: str
     sources: list[Citation] = Field(default_factory=list)
     meta: AnswerMeta
-    warnings: list[WarningItem] = Field(default_factory=list)

@@ -20,6 +20,7 @@ import anyio
 from pydantic import AliasChoices, Field, field_validator
 
 from .answers import parse_answer
+from .brave_api import Endpoint
 from .errors import BraveSearchError, NoResults, NotInPlan, ParseError, WarningCode
 from .models import QueryInput, Result, SafeSearch, Section, Units, WarningItem
 from .models_more import LocalEnvelope, LocalMeta, LocalPath
@@ -27,10 +28,6 @@ from .more_common import Collector, JsonFetch, Params, plural
 from .places_text import hours_text, is_open, render_place, render_web
 from .text import clean_text, cut, http_url, shown, site_of
 
-PLACE_PATH = "/res/v1/local/place_search"
-POIS_PATH = "/res/v1/local/pois"
-DESCRIPTIONS_PATH = "/res/v1/local/descriptions"
-WEB_PATH = "/res/v1/web/search"
 MAX_IDS = 20  # Brave's limit per pois/descriptions request
 IN_FLIGHT = 2  # batches fetched at once: enough to overlap, polite to 1-2 rps plans
 DEFAULT_COUNT = 10
@@ -40,11 +37,6 @@ FIELD_LIMIT = 200
 DESCRIPTION_LIMIT = 500
 _HEADING = re.compile(r"^\s*#{1,6}\s*", re.M)
 _UNITS = {"miles": "mi", "mile": "mi", "mi": "mi", "kilometers": "km", "km": "km", "meters": "m", "m": "m"}
-
-
-def _clean(value: Any, limit: int = FIELD_LIMIT) -> str:
-    """The one sanitizer call of this module (the project's text module)."""
-    return clean_text(value, limit=limit)
 
 
 class LocalSearchArgs(QueryInput):
@@ -154,11 +146,19 @@ def _rating(raw: Any) -> tuple[str | None, float | None, int | None]:
 
 def _address(raw: Any) -> str | None:
     postal = _map(raw)
-    display = _clean(postal.get("displayAddress"))
+    display = clean_text(postal.get("displayAddress"), limit=FIELD_LIMIT)
     if display:
         return display
-    region = " ".join(p for p in (_clean(postal.get("addressRegion"), 60), _clean(postal.get("postalCode"), 20)) if p)
-    parts = [_clean(postal.get("streetAddress")), _clean(postal.get("addressLocality"), 100), region]
+    region = " ".join(
+        p
+        for p in (clean_text(postal.get("addressRegion"), limit=60), clean_text(postal.get("postalCode"), limit=20))
+        if p
+    )
+    parts = [
+        clean_text(postal.get("streetAddress"), limit=FIELD_LIMIT),
+        clean_text(postal.get("addressLocality"), limit=100),
+        region,
+    ]
     return ", ".join(p for p in parts if p) or None
 
 
@@ -167,19 +167,19 @@ def _distance(raw: Any) -> str | None:
     value = _number(distance.get("value"))
     if value is None:
         return None
-    units = _clean(distance.get("units"), 20).lower()
+    units = clean_text(distance.get("units"), limit=20).lower()
     return f"{value:g} {_UNITS.get(units, units)}".strip()
 
 
 def _description(raw: Any) -> str | None:
     if not isinstance(raw, str):
         return None
-    return _clean(_HEADING.sub("", raw), DESCRIPTION_LIMIT) or None
+    return clean_text(_HEADING.sub("", raw), limit=DESCRIPTION_LIMIT) or None
 
 
 def place_result(item: Mapping[str, Any], description: Any = None, *, now: datetime | None = None) -> Result | None:
     """One Brave location result as a place ``Result``: every place field readable, numbers kept beside."""
-    title = _clean(item.get("title"))
+    title = clean_text(item.get("title"), limit=FIELD_LIMIT)
     if not title:
         return None
     url = http_url(item.get("url")) or http_url(item.get("provider_url")) or ""
@@ -189,7 +189,7 @@ def place_result(item: Mapping[str, Any], description: Any = None, *, now: datet
     if isinstance(coordinates, list) and len(coordinates) == 2:
         lat, lon = _number(coordinates[0]), _number(coordinates[1])
     categories = item.get("categories")
-    names = [_clean(c, 60) for c in categories[:5]] if isinstance(categories, list) else []
+    names = [clean_text(c, limit=60) for c in categories[:5]] if isinstance(categories, list) else []
     hours = item.get("opening_hours")
     zone = item.get("timezone")
     return Result(
@@ -198,13 +198,13 @@ def place_result(item: Mapping[str, Any], description: Any = None, *, now: datet
         snippet=_description(description) or "",
         site=site_of(url) or None,
         address=_address(item.get("postal_address")),
-        phone=_clean(_map(item.get("contact")).get("telephone"), 60) or None,
+        phone=clean_text(_map(item.get("contact")).get("telephone"), limit=60) or None,
         rating=rating,
         rating_value=rating_value,
         review_count=reviews,
         hours=hours_text(hours),
         open_now=is_open(hours, zone if isinstance(zone, str) else None, now) if now is not None else None,
-        price_range=_clean(item.get("price_range"), 20) or None,
+        price_range=clean_text(item.get("price_range"), limit=20) or None,
         latitude=lat,
         longitude=lon,
         distance=_distance(item.get("distance")),
@@ -269,7 +269,7 @@ class _Run:
         if not self.args.descriptions or not ids:
             return {}
         try:
-            return await _by_id(self.fetch, DESCRIPTIONS_PATH, ids, self.deadline)
+            return await _by_id(self.fetch, Endpoint.LOCAL_DESCRIPTIONS, ids, self.deadline)
         except BraveSearchError as exc:
             self.warnings.append(
                 _fallback_warning(f"Place descriptions are missing ({exc.code.value}: {cut(exc.message, 120)}).")
@@ -290,7 +290,7 @@ class _Run:
         params, warnings = prepare_place_search(self.args)
         self.warnings += warnings
         try:
-            data = await self.fetch(PLACE_PATH, params, deadline=self.deadline)
+            data = await self.fetch(Endpoint.PLACE_SEARCH, params, deadline=self.deadline)
         except NotInPlan as exc:
             self.warnings.append(
                 _fallback_warning(
@@ -310,7 +310,7 @@ class _Run:
     async def web_locations(self) -> tuple[LocalPath, list[Section]]:
         params, warnings = prepare_web(self.args, "locations,web")
         self.warnings += warnings
-        data = await self.fetch(WEB_PATH, params, deadline=self.deadline)
+        data = await self.fetch(Endpoint.WEB, params, deadline=self.deadline)
         items = _results(_map(data).get("locations"))[: self.count]
         if not items:
             self.warnings.append(
@@ -321,7 +321,7 @@ class _Run:
             return "web_fallback", _web_sections(data)
         ids = _ids(items)
         try:
-            pois = await _by_id(self.fetch, POIS_PATH, ids, self.deadline) if ids else {}
+            pois = await _by_id(self.fetch, Endpoint.LOCAL_POIS, ids, self.deadline) if ids else {}
         except NotInPlan as exc:
             pois = {}
             self.warnings.append(
@@ -339,7 +339,7 @@ class _Run:
     async def web_fallback(self) -> tuple[LocalPath, list[Section]]:
         near = f" {' '.join(self.args.location.split())}" if self.args.location else ""
         params, _ = prepare_web(self.args, "web", query=f"{self.args.query}{near}")
-        data = await self.fetch(WEB_PATH, params, deadline=self.deadline)
+        data = await self.fetch(Endpoint.WEB, params, deadline=self.deadline)
         return "web_fallback", _web_sections(data)
 
 

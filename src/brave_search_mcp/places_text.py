@@ -16,14 +16,9 @@ _TIME = re.compile(r"^([01]?\d|2[0-4]):([0-5]\d)$")
 MAX_HOURS_CHARS = 200
 
 
-def _clean(value: Any, limit: int = 20) -> str:
-    """The one sanitizer call of this module (the project's text module)."""
-    return clean_text(value, limit=limit)
-
-
 def _day(entry: Mapping[str, Any]) -> int | None:
     for key in ("abbr_name", "full_name"):
-        name = _clean(entry.get(key)).lower()[:3]
+        name = clean_text(entry.get(key), limit=20).lower()[:3]
         for index, day in enumerate(DAYS):
             if name == day.lower():
                 return index
@@ -31,7 +26,7 @@ def _day(entry: Mapping[str, Any]) -> int | None:
 
 
 def _minutes(value: Any) -> int | None:
-    match = _TIME.match(_clean(value))
+    match = _TIME.match(clean_text(value, limit=20))
     return None if match is None else int(match.group(1)) * 60 + int(match.group(2))
 
 

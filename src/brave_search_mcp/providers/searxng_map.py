@@ -37,11 +37,6 @@ class EnginesUnavailable(UpstreamError):
     default_retryable = True
 
 
-def _clean(value: Any, limit: int) -> str:
-    """The one door to the project's sanitizer: repoint this line if the sanitizer moves."""
-    return text.clean_text(value, limit=limit)
-
-
 def _iso(value: Any) -> str | None:
     """SearXNG's ``publishedDate`` as ISO-8601, or None when absent or unreadable."""
     if not isinstance(value, str) or not value.strip() or len(value) > 64:
@@ -62,7 +57,7 @@ def _score(value: Any) -> float | None:
 def _engines(item: Mapping[str, Any]) -> list[str] | None:
     raw = item.get("engines")
     names = raw if isinstance(raw, list) else [item.get("engine")]
-    cleaned = [_clean(name, 60) for name in names[:MAX_ENGINES]]
+    cleaned = [text.clean_text(name, limit=60) for name in names[:MAX_ENGINES]]
     kept = list(dict.fromkeys(name for name in cleaned if name))
     return kept or None
 
@@ -85,9 +80,9 @@ def _result(item: Any, search_type: str) -> Result | None:
         return None
     source = text.site_of(url) or None
     result = Result(
-        title=_clean(item.get("title"), TITLE_LIMIT) or source or url,
+        title=text.clean_text(item.get("title"), limit=TITLE_LIMIT) or source or url,
         url=url,
-        snippet=_clean(item.get("content"), SNIPPET_LIMIT),
+        snippet=text.clean_text(item.get("content"), limit=SNIPPET_LIMIT),
         site=source,
         provider=PROVIDER_NAME,
         engines=_engines(item),
@@ -110,7 +105,7 @@ def _answers(raw: Any) -> list[Result]:
     out: list[Result] = []
     for item in raw if isinstance(raw, list) else []:
         body = item.get("answer") if isinstance(item, Mapping) else item  # older versions: plain strings
-        answer = _clean(body, ANSWER_LIMIT)
+        answer = text.clean_text(body, limit=ANSWER_LIMIT)
         if not answer:
             continue
         url = text.http_url(item.get("url")) if isinstance(item, Mapping) else None
@@ -124,7 +119,7 @@ def _infoboxes(raw: Any) -> list[Result]:
     for box in raw if isinstance(raw, list) else []:
         if not isinstance(box, Mapping):
             continue
-        title = _clean(box.get("infobox"), TITLE_LIMIT)
+        title = text.clean_text(box.get("infobox"), limit=TITLE_LIMIT)
         if not title:
             continue
         urls = [u.get("url") for u in box.get("urls") or [] if isinstance(u, Mapping)]
@@ -133,14 +128,19 @@ def _infoboxes(raw: Any) -> list[Result]:
             [label, value]
             for attr in (box.get("attributes") or [])[:MAX_ATTRIBUTES]
             if isinstance(attr, Mapping)
-            for label, value in [(_clean(attr.get("label"), FIELD_LIMIT), _clean(attr.get("value"), FIELD_LIMIT))]
+            for label, value in [
+                (
+                    text.clean_text(attr.get("label"), limit=FIELD_LIMIT),
+                    text.clean_text(attr.get("value"), limit=FIELD_LIMIT),
+                )
+            ]
             if label and value
         ]
         out.append(
             Result(
                 title=title,
                 url=url,
-                snippet=_clean(box.get("content"), SNIPPET_LIMIT),
+                snippet=text.clean_text(box.get("content"), limit=SNIPPET_LIMIT),
                 site=text.site_of(url) or None,
                 provider=PROVIDER_NAME,
                 engines=_engines(box),
@@ -154,7 +154,7 @@ def _suggestions(data: Mapping[str, Any]) -> list[str]:
     found: list[str] = []
     for key in ("corrections", "suggestions"):
         raw = data.get(key)
-        found.extend(_clean(s, FIELD_LIMIT) for s in (raw if isinstance(raw, list) else []))
+        found.extend(text.clean_text(s, limit=FIELD_LIMIT) for s in (raw if isinstance(raw, list) else []))
     return list(dict.fromkeys(s for s in found if s))[:MAX_SUGGESTIONS]
 
 
@@ -163,8 +163,8 @@ def _unresponsive(raw: Any) -> list[str]:
     out: list[str] = []
     for pair in raw if isinstance(raw, list) else []:
         if isinstance(pair, list | tuple) and pair:
-            name = _clean(pair[0], 60)
-            reason = _clean(pair[1], 120) if len(pair) > 1 else ""
+            name = text.clean_text(pair[0], limit=60)
+            reason = text.clean_text(pair[1], limit=120) if len(pair) > 1 else ""
             if name:
                 out.append(f"{name} ({reason})" if reason else name)
     return out

@@ -27,6 +27,19 @@ RECOVERY_FACTOR = 1.1  # per clean minute after a penalty, up to the learned pla
 RECOVERY_PERIOD_SECONDS = 60.0
 RAMP_PERIOD_SECONDS = 1.0  # slow start: after a higher plan is learned, the rate in force doubles this often
 LEASE_SECONDS = 30.0  # a single-flight lease whose holder died frees itself after this long
+RETRY_INTERVAL_SECONDS = 5.0  # after a store failure, memory is used this long before the store is tried again
+
+
+@dataclass(frozen=True)
+class StateOptions:
+    """How a backend is tuned, named once and handed from ``open_state`` down to whichever backend it opens."""
+
+    cache_max_entries: int
+    clock: Clock
+    sleep: Sleep
+    cache_max_bytes: int | None = None
+    lease_seconds: float = LEASE_SECONDS
+    retry_interval: float = RETRY_INTERVAL_SECONDS
 
 
 class SlotUnavailable(errors.RateLimited):

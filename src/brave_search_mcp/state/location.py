@@ -15,9 +15,8 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from .base import LEASE_SECONDS, Clock, Sleep, StateBackend
+from .base import LEASE_SECONDS, RETRY_INTERVAL_SECONDS, Clock, Sleep, StateBackend, StateOptions
 from .memory import MemoryBackend
-from .shared import RETRY_INTERVAL_SECONDS
 
 APP_DIR = "brave-search-mcp"
 STATE_FILE = "state.sqlite3"
@@ -90,27 +89,12 @@ async def open_state(
     where = parse_state_url(url)
     if where.kind == "memory":
         return MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=cache_max_entries)
+    options = StateOptions(cache_max_entries, clock, sleep, cache_max_bytes, lease_seconds, retry_interval)
     if where.kind == "redis":
         from .redis import open_redis
 
         assert where.url is not None
-        return await open_redis(
-            where.url,
-            clock=clock,
-            sleep=sleep,
-            cache_max_entries=cache_max_entries,
-            lease_seconds=lease_seconds,
-            retry_interval=retry_interval,
-        )
+        return await open_redis(where.url, options)
     from .sqlite import open_sqlite
 
-    path = where.path or default_path or default_state_path({})
-    return await open_sqlite(
-        path,
-        clock=clock,
-        sleep=sleep,
-        cache_max_entries=cache_max_entries,
-        cache_max_bytes=cache_max_bytes,
-        lease_seconds=lease_seconds,
-        retry_interval=retry_interval,
-    )
+    return await open_sqlite(where.path or default_path or default_state_path({}), options)

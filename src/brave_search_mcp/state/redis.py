@@ -15,19 +15,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .base import (
-    LEASE_SECONDS,
     RAMP_PERIOD_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
     WINDOW_MARGIN_FACTOR,
     WINDOW_MARGIN_SECONDS,
-    Clock,
     PlanState,
-    Sleep,
     StateBackend,
+    StateOptions,
     StoreUnavailable,
 )
-from .shared import RETRY_INTERVAL_SECONDS, SharedBackend
+from .shared import SharedBackend
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -214,15 +212,7 @@ class RedisStore:
         await self._r.aclose()
 
 
-async def open_redis(
-    url: str,
-    *,
-    clock: Clock,
-    sleep: Sleep,
-    cache_max_entries: int,
-    lease_seconds: float = LEASE_SECONDS,
-    retry_interval: float = RETRY_INTERVAL_SECONDS,
-) -> StateBackend:
+async def open_redis(url: str, options: StateOptions) -> StateBackend:
     """Connect lazily to Redis (a server that is down now is retried later; calls use memory meanwhile)."""
     try:
         from redis.asyncio import Redis
@@ -239,12 +229,4 @@ async def open_redis(
         retry=Retry(NoBackoff(), 0),
     )
     store = RedisStore(url, client)
-    return SharedBackend(
-        "redis",
-        store,
-        clock=clock,
-        sleep=sleep,
-        cache_max_entries=cache_max_entries,
-        lease_seconds=lease_seconds,
-        retry_interval=retry_interval,
-    )
+    return SharedBackend("redis", store, options)

@@ -26,8 +26,8 @@ from .base import (
     PlanState,
     RecordStore,
     SharedCache,
-    Sleep,
     SlotUnavailable,
+    StateOptions,
     StoreUnavailable,
 )
 from .memory import MemoryBackend
@@ -38,7 +38,6 @@ T = TypeVar("T")
 MAX_POLLS = 100_000  # bound on any wait loop (each turn sleeps at least MIN_POLL_SECONDS)
 MIN_POLL_SECONDS = 0.001
 MAX_LEASE_POLL_SECONDS = 0.1
-RETRY_INTERVAL_SECONDS = 5.0  # after a store failure, memory is used this long before the store is tried again
 
 
 class Store(Protocol):
@@ -278,26 +277,18 @@ class SharedRecords:
 class SharedBackend:
     """A StateBackend over a Store: shared limiters, cache and records, degrading to memory on failure."""
 
-    def __init__(
-        self,
-        name: str,
-        store: Store,
-        *,
-        clock: Clock,
-        sleep: Sleep,
-        cache_max_entries: int,
-        lease_seconds: float = LEASE_SECONDS,
-        retry_interval: float = RETRY_INTERVAL_SECONDS,
-    ) -> None:
-        if not 0 < lease_seconds <= LEASE_SECONDS:
-            raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {lease_seconds!r}")
+    def __init__(self, name: str, store: Store, options: StateOptions) -> None:
+        if not 0 < options.lease_seconds <= LEASE_SECONDS:
+            raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
         self.name = name
         self.store = store
-        self.clock = clock
-        self.sleep = sleep
-        self.lease_seconds = lease_seconds
-        self.guard = Guard(name, clock=clock, retry_interval=retry_interval)
-        self.fallback = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=cache_max_entries)
+        self.clock = options.clock
+        self.sleep = options.sleep
+        self.lease_seconds = options.lease_seconds
+        self.guard = Guard(name, clock=options.clock, retry_interval=options.retry_interval)
+        self.fallback = MemoryBackend(
+            clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
+        )
         self._limiters: dict[str, SharedLimiter] = {}
         self.cache: SharedCache = SharedStoreCache(self)
         self.records: RecordStore = SharedRecords(self)

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from .base import LEASE_SECONDS, Clock, PlanState, Sleep, StateBackend, StoreUnavailable, horizon
+from .base import PlanState, StateBackend, StateOptions, StoreUnavailable, horizon
 from .memory import MemoryBackend
-from .shared import RETRY_INTERVAL_SECONDS, SharedBackend
+from .shared import SharedBackend
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -227,30 +227,15 @@ class SqliteStore:
         await anyio.to_thread.run_sync(close)
 
 
-async def open_sqlite(
-    path: Path,
-    *,
-    clock: Clock,
-    sleep: Sleep,
-    cache_max_entries: int,
-    cache_max_bytes: int | None = None,
-    lease_seconds: float = LEASE_SECONDS,
-    retry_interval: float = RETRY_INTERVAL_SECONDS,
-) -> StateBackend:
+async def open_sqlite(path: Path, options: StateOptions) -> StateBackend:
     """Open the shared file; if it is corrupt or unwritable, log one warning and return a memory backend."""
     try:
         conn = await anyio.to_thread.run_sync(_connect, path)
     except (sqlite3.Error, OSError) as exc:
         reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
         logger.warning("%s", reason)
-        return MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=cache_max_entries, reason=reason)
-    store = SqliteStore(path, conn, max_entries=cache_max_entries, max_bytes=cache_max_bytes)
-    return SharedBackend(
-        "sqlite",
-        store,
-        clock=clock,
-        sleep=sleep,
-        cache_max_entries=cache_max_entries,
-        lease_seconds=lease_seconds,
-        retry_interval=retry_interval,
-    )
+        return MemoryBackend(
+            clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries, reason=reason
+        )
+    store = SqliteStore(path, conn, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
+    return SharedBackend("sqlite", store, options)

@@ -7,6 +7,9 @@ the providers — and it does no work at import time: the HTML files are read wh
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
@@ -19,6 +22,20 @@ __all__ = ["APP_MIME_TYPE", "THUMBNAIL_ORIGIN", "WidgetSpec", "apps_extension", 
 
 THUMBNAIL_ORIGIN = "https://imgs.search.brave.com"
 """Brave's image proxy: the only remote origin a widget may load from (thumbnails), declared in its CSP."""
+BRIDGE_MARK = "/* bridge */"
+"""The line in a widget's script where the shared ``bridge.js`` goes."""
+CSP_MARK = "{{csp}}"
+"""The CSP meta tag's content in a widget file, filled with the policy for the assembled page."""
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath("widgets", name).read_text(encoding="utf-8")
+
+
+def _hashes(html: str, tag: str) -> str:
+    """CSP source expressions for each inline ``<tag>`` body, so only the widget's own code and style run."""
+    bodies = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.S)
+    return " ".join("'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'" for b in bodies)
 
 
 @dataclass(frozen=True)
@@ -34,8 +51,15 @@ class WidgetSpec:
     resource_domains: tuple[str, ...] = ()
 
     def html(self) -> str:
-        """The widget's HTML document, read from the installed package (no work until a server asks)."""
-        return resources.files(__package__).joinpath("widgets", self.file).read_text(encoding="utf-8")
+        """The widget as one self-contained document: its file with the shared bridge inlined and a CSP that pins
+        exactly the resulting script and style by hash, computed here so it can never go stale."""
+        page = _read(self.file).replace(BRIDGE_MARK, _read("bridge.js").rstrip("\n"), 1)
+        policy = (
+            f"default-src 'none'; script-src {_hashes(page, 'script')}; style-src {_hashes(page, 'style')}; "
+            f"img-src {' '.join(('data:', *self.resource_domains))}; connect-src 'none'; base-uri 'none'; "
+            "form-action 'none'"
+        )
+        return page.replace(CSP_MARK, policy, 1)
 
     @property
     def size_bytes(self) -> int:
