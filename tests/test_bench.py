@@ -481,7 +481,8 @@ def test_main_prints_the_table_writes_the_document_and_exits_zero_even_if_a_targ
     monkeypatch.setattr(bench_main, "run_all", _fake_run)
     out = io.StringIO()
     target = tmp_path / "docs" / "benchmarks.md"
-    assert bench_main.main(["--quick", "--output", str(target)], out=out) == 0
+    # the speed side (real servers, ~20 s) has its own tests in test_bench_speed.py
+    assert bench_main.main(["--quick", "--no-speed", "--output", str(target)], out=out) == 0
     printed = out.getvalue()
     assert "| Cache hit: inside the server" in printed and "| missed |" in printed
     assert target.read_text(encoding="utf-8").startswith("# Benchmarks")
@@ -492,7 +493,7 @@ def test_main_with_no_write_leaves_the_document_alone(
 ) -> None:
     monkeypatch.setattr(bench_main, "run_all", _fake_run)
     target = tmp_path / "benchmarks.md"
-    assert bench_main.main(["--quick", "--no-write", "--output", str(target)], out=io.StringIO()) == 0
+    assert bench_main.main(["--quick", "--no-speed", "--no-write", "--output", str(target)], out=io.StringIO()) == 0
     assert not target.exists()
 
 
