@@ -9,6 +9,7 @@ import anyio.lowlevel
 import pytest
 
 from brave_search_mcp.cache import ResponseCache, is_freshness_filtered, make_key
+from brave_search_mcp.counters import CacheStats
 
 pytestmark = pytest.mark.anyio
 
@@ -111,8 +112,7 @@ async def test_second_identical_request_is_a_hit_without_fetching() -> None:
     assert await cache.get_or_fetch(key, up.fetch) == ("answer#1", False, False)
     assert await cache.get_or_fetch(key, up.fetch) == ("answer#1", True, False)
     assert up.calls == 1
-    assert (cache.hits, cache.misses, cache.shared, cache.entries) == (1, 1, 0, 1)
-    assert (cache.max_entries, cache.ttl) == (10, 300.0)
+    assert cache.stats() == CacheStats(entries=1, max_entries=10, ttl_seconds=300.0, hits=1, misses=1, shared=0)
 
 
 async def test_entries_expire_after_the_ttl_on_the_clock() -> None:
@@ -243,7 +243,7 @@ async def test_five_identical_concurrent_calls_make_one_upstream_call() -> None:
         results = await run_concurrently(cache, make_key(WEB, [("q", "x")]), up, 5)
     assert up.calls == 1
     assert sorted(results, key=repr) == [("answer#1", False, False)] + [("answer#1", False, True)] * 4
-    assert (cache.misses, cache.shared) == (1, 4)
+    assert (cache.stats().misses, cache.stats().shared) == (1, 4)
 
 
 async def test_single_flight_applies_even_when_storing_is_disabled() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .brave_api import ANSWER_TYPES
 from .errors import ParseError, WarningCode
 from .models import Result, SearchType, Section, WarningItem
 from .text import clean_text, cut, dedup_key, has_invisible, http_url, number_text, site_of
@@ -23,10 +24,6 @@ MAX_EXTRA_SNIPPETS = 5
 FIELD_LIMIT = 200
 MAX_ATTRIBUTES = 8
 
-# Top-level ``type`` of each endpoint's answer (reference/brave-api.md §2).
-ANSWER_TYPES: Mapping[str, str] = MappingProxyType(
-    {"web": "search", "news": "news", "videos": "videos", "images": "images"}
-)
 # Web answer sections in the order they are shown.
 WEB_SECTIONS: tuple[str, ...] = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
 SECTION_LABELS: Mapping[str, str] = MappingProxyType(

@@ -39,6 +39,10 @@ SEARCH_ENDPOINTS: dict[str, Endpoint] = {
     "videos": Endpoint.VIDEOS,
 }
 
+# Top-level ``type`` of each search endpoint's answer (reference/brave-api.md §2).
+ANSWER_TYPES: Mapping[str, str] = MappingProxyType(
+    {"web": "search", "news": "news", "videos": "videos", "images": "images"}
+)
 ENDPOINT_NAMES: dict[Endpoint, str] = {
     Endpoint.WEB: "web",
     Endpoint.NEWS: "news",

@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl, urlencode
 import anyio
 from cachetools import TLRUCache
 
+from .counters import CacheStats
+
 Clock = Callable[[], float]
 V = TypeVar("V")
 
@@ -90,21 +92,6 @@ class ResponseCache(Generic[V]):
         self._shared = 0
 
     @property
-    def hits(self) -> int:
-        """Calls answered from a stored entry."""
-        return self._hits
-
-    @property
-    def misses(self) -> int:
-        """Calls that had to fetch upstream themselves (bypassing calls are not counted)."""
-        return self._misses
-
-    @property
-    def shared(self) -> int:
-        """Calls answered by another caller's in-flight fetch."""
-        return self._shared
-
-    @property
     def entries(self) -> int:
         """Live (unexpired) entries stored now."""
         if self._store is None:
@@ -112,15 +99,9 @@ class ResponseCache(Generic[V]):
         self._store.expire()
         return len(self._store)
 
-    @property
-    def max_entries(self) -> int:
-        """The bound on stored entries (0 = storing disabled)."""
-        return self._max_entries
-
-    @property
-    def ttl(self) -> float:
-        """Default lifetime of an entry in seconds (0 = storing disabled)."""
-        return self._ttl
+    def stats(self) -> CacheStats:
+        """The figures the status tool shows: size, bounds, and how calls were answered."""
+        return CacheStats(self.entries, self._max_entries, self._ttl, self._hits, self._misses, self._shared)
 
     def clear(self) -> None:
         """Forget every stored entry (in-flight calls are not affected)."""

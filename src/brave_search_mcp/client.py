@@ -72,8 +72,8 @@ class BraveClient:
     ) -> None:
         self._settings = settings
         self._transport = transport
-        self._clock = clock
-        self._sleep = sleep
+        self.clock = clock  # the one clock the client stamps and throttles with (the service shares it)
+        self.sleep = sleep  # the one sleep it waits with (the service's summarizer polling shares it)
         self._rng = rng
         self._http: httpx2.AsyncClient | None = None
         self._closed = False
@@ -87,7 +87,7 @@ class BraveClient:
         self._last_rate_limit: RateLimitInfo | None = None
         self._key_echoes = 0
         self._body_ids = itertools.count(1)
-        self._shared = shared  # the cross-process limiter and cache, when the state backend is shared
+        self.shared = shared  # the cross-process limiter and cache, when the state backend is shared
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -145,15 +145,7 @@ class BraveClient:
 
     def cache_stats(self) -> CacheStats:
         """Current cache figures."""
-        cache = self._cache
-        return CacheStats(
-            entries=cache.entries,
-            max_entries=cache.max_entries,
-            ttl_seconds=cache.ttl,
-            hits=cache.hits,
-            misses=cache.misses,
-            shared=cache.shared,
-        )
+        return self._cache.stats()
 
     def counters(self) -> dict[str, EndpointCounters]:
         """Per-endpoint counters keyed by the endpoint's short name (web, news, images, videos, summarizer...)."""
@@ -166,20 +158,6 @@ class BraveClient:
     def key_echoes(self) -> int:
         """How many successful bodies contained the API key (the service then scrubs its output)."""
         return self._key_echoes
-
-    @property
-    def clock(self) -> Clock:
-        """The clock this client stamps and throttles with (shared by the service for deadlines)."""
-        return self._clock
-
-    @property
-    def sleep(self) -> Sleep:
-        """The sleep this client waits with (shared by the service for summarizer polling)."""
-        return self._sleep
-
-    @property
-    def shared(self) -> SharedUpstream | None:  # this key's shared limiter, cache and records, if any
-        return self._shared
 
     def admission(self) -> dict[str, Any]:
         """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""
@@ -233,7 +211,7 @@ class BraveClient:
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         name = ENDPOINT_NAMES[endpoint]
-        started = self._clock()
+        started = self.clock()
 
         key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
 
@@ -244,11 +222,11 @@ class BraveClient:
             )
 
         async def fetch() -> _Fetched:
-            fetched = await (self._shared_fetch(key, upstream) if self._shared and use_cache else upstream())
+            fetched = await (self._shared_fetch(key, upstream) if self.shared and use_cache else upstream())
             return replace(fetched, body_id=next(self._body_ids))
 
         fetched, hit, _shared = await self._cache.get_or_fetch(key, fetch, bypass=not use_cache)
-        duration_ms = max(0.0, (self._clock() - started) * 1000.0)
+        duration_ms = max(0.0, (self.clock() - started) * 1000.0)
         if hit:
             self._counters[name].cache_hits += 1
         # Hits and shared answers hand out the same decoded body: it is read-only by contract.
@@ -285,8 +263,8 @@ class BraveClient:
             attempt += 1
             if throttle:
                 await self._throttle.acquire()
-                if self._shared is not None:
-                    await self._shared.acquire(deadline)  # the window every process of this key shares
+                if self.shared is not None:
+                    await self.shared.acquire(deadline)  # the window every process of this key shares
             counters.requests += 1
             return await self._attempt(endpoint, url, attempt, headers)
 
@@ -294,7 +272,7 @@ class BraveClient:
             return self._should_retry(exc, deadline)
 
         retrying = AsyncRetrying(
-            sleep=self._sleep,
+            sleep=self.sleep,
             stop=stop_after_attempt((self._settings.retries if retries is None else retries) + 1),
             wait=self._retry_wait,
             retry=retry_if_exception(should_retry),
@@ -338,10 +316,10 @@ class BraveClient:
 
     async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
-        assert self._shared is not None
+        assert self.shared is not None
         mine: list[_Fetched] = []
         ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
-        status, body, _ = await self._shared.cached(key, lambda: _raw(upstream, mine), ttl)
+        status, body, _ = await self.shared.cached(key, lambda: _raw(upstream, mine), ttl)
         return mine[0] if mine else _Fetched(decode_json_object(body), status, 0, len(body), body, None)
 
     # -- retry policy ---------------------------------------------------------------------------
@@ -357,7 +335,7 @@ class BraveClient:
         if not is_retryable(exc):
             return False
         wait = self._server_wait(exc)
-        limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self._clock())
+        limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self.clock())
         return wait is None or wait <= limit
 
     def _retry_wait(self, state: RetryCallState) -> float:
@@ -386,7 +364,7 @@ class BraveClient:
             raise errors.Cancelled("The Brave client is closed.")
         http = self._open()
         timeout = self._settings.timeout_seconds
-        started = self._clock()
+        started = self.clock()
         status: int | None = None
         outcome = "ok"
         try:
@@ -408,17 +386,17 @@ class BraveClient:
                 attempt,
                 status if status is not None else "-",
                 outcome,
-                (self._clock() - started) * 1000.0,
+                (self.clock() - started) * 1000.0,
             )
 
     async def _handle(self, endpoint: Endpoint, response: httpx2.Response) -> _Fetched:
         status = response.status_code
-        info = parse_rate_limit(response.headers, self._clock())
+        info = parse_rate_limit(response.headers, self.clock())
         if info is not None:
             self._last_rate_limit = info
             self._admission.observe(info)
-            if self._shared is not None:
-                await self._shared.observe(info)
+            if self.shared is not None:
+                await self.shared.observe(info)
         if 200 <= status < 300:
             body = await read_capped(response, self._settings.max_response_bytes)
             key = self._key()
@@ -438,8 +416,8 @@ class BraveClient:
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
         self._admission.refused(error)
-        if self._shared is not None:
-            await self._shared.refused(error)
+        if self.shared is not None:
+            await self.shared.refused(error)
         raise error
 
 

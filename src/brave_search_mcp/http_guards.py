@@ -88,26 +88,36 @@ async def _refuse(send: Send, status: int, headers: dict[str, str] | None = None
     await send({"type": "http.response.body", "body": b""})
 
 
-async def _not_http(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-    """Lifespan events pass; any other non-HTTP scope (a websocket) is closed, so no guard can be skipped."""
-    if scope["type"] == "lifespan":
-        await app(scope, receive, send)
-    elif scope["type"] == "websocket":
-        await send({"type": "websocket.close", "code": 1008})
+class _Guard:
+    """An ASGI layer that checks HTTP requests: lifespan events pass, any other scope (a websocket) is closed, so
+    no guard can be skipped by speaking something other than HTTP."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route by scope type: HTTP to the check, lifespan through, anything else closed."""
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """This layer's check of one HTTP request (each guard writes its own)."""
+        raise NotImplementedError
 
 
-class BodyCap:
+class BodyCap(_Guard):
     """Refuses request bodies over the cap: at once from Content-Length, or while counting a chunked stream."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the declared length, then count what is actually received."""
-        if scope["type"] != "http":
-            await _not_http(self.app, scope, receive, send)
-            return
         declared = Headers(scope=scope).get("content-length")
         if declared is not None:
             if not declared.isdigit():
@@ -144,21 +154,15 @@ class BodyCap:
         await self.app(scope, counting_receive, guarded_send)
 
 
-class ReadWholeBody:
+class ReadWholeBody(_Guard):
     """Reads the (already capped) body before the SDK runs, so a refused or abandoned upload never reaches it.
 
     It sits innermost, after the token check, so an unauthenticated body is never read at all. When the cap
     trips mid-stream, ``BodyCap`` has already answered 413 and this layer simply returns.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Drain the body, then replay it to the app as one message."""
-        if scope["type"] != "http":
-            await _not_http(self.app, scope, receive, send)
-            return
         body = bytearray()
         while True:
             message = await receive()
@@ -179,18 +183,15 @@ class ReadWholeBody:
         await self.app(scope, replay, send)
 
 
-class HostOriginGuard:
+class HostOriginGuard(_Guard):
     """Stops DNS rebinding: the Host (and Origin, when sent) must name an allowed host, else 421 / 403."""
 
     def __init__(self, app: ASGIApp, patterns: tuple[HostPattern, ...]) -> None:
-        self.app = app
+        super().__init__(app)
         self.patterns = patterns
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check Host, then Origin, before anything else sees the request."""
-        if scope["type"] != "http":
-            await _not_http(self.app, scope, receive, send)
-            return
         headers = Headers(scope=scope)
         if not _host_allowed(headers.get("host"), self.patterns):
             await _refuse(send, 421)
@@ -203,18 +204,15 @@ class HostOriginGuard:
         await self.app({**scope, "headers": lowered}, receive, send)
 
 
-class BearerGuard:
+class BearerGuard(_Guard):
     """Requires ``Authorization: Bearer <token>``, compared in constant time; 401 with no detail otherwise."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
+        super().__init__(app)
         self._token = token.encode()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Let the request through only with the right token."""
-        if scope["type"] != "http":
-            await _not_http(self.app, scope, receive, send)
-            return
         raw = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
         scheme, _, presented = raw.strip().partition(b" ")
         if scheme.lower() != b"bearer" or not hmac.compare_digest(presented.strip(), self._token):

@@ -19,7 +19,7 @@ from pydantic import AliasChoices, Field
 
 from .brave_api import PARAM_RANGES, Endpoint
 from .errors import NoResults, ParseError, WarningCode
-from .models import QueryInput, Result, WarningItem
+from .models import QueryInput, Result, WarningItem, max_results_field
 from .models_more import ContextSource, LlmContextEnvelope, LlmContextMeta
 from .more_common import Collector, JsonFetch, Params, bool_text, plural
 from .text import clean_block, clean_text, cut, dedup_key, http_url, site_of
@@ -44,12 +44,7 @@ class LlmContextArgs(QueryInput):
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",), "max_results": ("count",)}
 
     query: str = Field(description="What to ground; max 400 chars / 50 words.")
-    max_results: int | None = Field(
-        None,
-        ge=1,
-        validation_alias=AliasChoices("max_results", "count"),
-        description="Search results considered (1-50).",
-    )
+    max_results: int | None = max_results_field("Search results considered (1-50).")
     maximum_number_of_urls: int | None = Field(None, ge=1, description="Pages in the context (1-50, Brave default 20).")
     maximum_number_of_tokens: int | None = Field(None, ge=1, description="Token budget (1024-32768, default 8192).")
     maximum_number_of_snippets: int | None = Field(None, ge=1, description="Snippets in total (1-100).")

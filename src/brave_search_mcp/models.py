@@ -41,6 +41,11 @@ class StrictInput(BaseModel):
         return data
 
 
+def max_results_field(description: str) -> Any:
+    """``max_results`` as every search tool takes it: at least 1, also accepted under Brave's own name ``count``."""
+    return Field(None, ge=1, validation_alias=AliasChoices("max_results", "count"), description=description)
+
+
 class QueryInput(StrictInput):
     """Inputs that carry a search query, and perhaps coordinates: the checks they share, written once."""
 
@@ -73,12 +78,7 @@ class WebSearchArgs(QueryInput):
     result_filter: list[str] | None = Field(
         None, description='Web only: sections to return, e.g. ["web","news"]. Default: all.'
     )
-    max_results: int | None = Field(
-        None,
-        ge=1,
-        validation_alias=AliasChoices("max_results", "count"),
-        description="Results wanted (default 10; max web 20, news/videos 50, images 200).",
-    )
+    max_results: int | None = max_results_field("Results wanted (default 10; max web 20, news/videos 50, images 200).")
     offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
     country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
     search_language: str | None = Field(

@@ -22,7 +22,7 @@ from pydantic import AliasChoices, Field, field_validator
 from .answers import parse_answer
 from .brave_api import Endpoint
 from .errors import BraveSearchError, NoResults, NotInPlan, ParseError, WarningCode
-from .models import QueryInput, Result, SafeSearch, Section, Units, WarningItem
+from .models import QueryInput, Result, SafeSearch, Section, Units, WarningItem, max_results_field
 from .models_more import LocalEnvelope, LocalMeta, LocalPath
 from .more_common import Collector, JsonFetch, Params, plural
 from .places_text import hours_text, is_open, render_place, render_web
@@ -53,9 +53,7 @@ class LocalSearchArgs(QueryInput):
     latitude: float | None = Field(None, ge=-90, le=90, description="Where, as coordinates (with longitude).")
     longitude: float | None = Field(None, ge=-180, le=180)
     radius: float | None = Field(None, gt=0, description="Search radius in metres (a bias, not a hard cut).")
-    max_results: int | None = Field(
-        None, ge=1, validation_alias=AliasChoices("max_results", "count"), description="Places wanted (default 10)."
-    )
+    max_results: int | None = max_results_field("Places wanted (default 10).")
     country: str | None = Field(None, description="2-letter country, e.g. US.")
     search_language: str | None = Field(None, validation_alias=AliasChoices("search_language", "search_lang"))
     units: Units | None = None

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from ._version import __version__
 from .app import UpstreamClient, open_tools
 from .config import Settings
-from .tools import Progress, ToolBoundary, ToolOutcome, ToolSpec, enabled_tools
+from .more_common import Progress
+from .tools import ToolBoundary, ToolOutcome, ToolSpec, enabled_tools
 
 SERVER_NAME = "brave-search"
 

@@ -177,7 +177,9 @@ class SearchService:
         parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
         return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts)
 
-    async def run_web_search(self, args: WebSearchArgs, trace_id: str, facts: CallFacts) -> tuple[SearchEnvelope, str]:
+    async def run_web_search(
+        self, args: WebSearchArgs, trace_id: str, facts: CallFacts, progress: Progress | None = None
+    ) -> tuple[SearchEnvelope, str]:
         started = self._clock()
         prepared = prepare_search(args, self.settings)
         facts.search_type = prepared.search_type
@@ -330,18 +332,23 @@ class SearchService:
 
     # -- the Brave-only use cases of issue 12: each runs over the one client through small adapters --
 
-    async def run_llm_context(self, args: LlmContextArgs, trace_id: str, facts: CallFacts) -> tuple[Any, str]:
+    async def run_llm_context(
+        self, args: LlmContextArgs, trace_id: str, facts: CallFacts, progress: Progress | None = None
+    ) -> tuple[Any, str]:
         """Grounding passages within the caller's character budget."""
-        envelope, text = await llm_context.run(
-            args, json_fetch(self.client, facts), deadline=facts.deadline, trace_id=trace_id,
-            server_version=__version__, clock=self._clock,
-        )  # fmt: skip
-        envelope.meta.rate_limit = rate_limit_meta(self.client.last_rate_limit)
-        return envelope, text
+        return await self._json_use_case(llm_context.run, args, trace_id, facts)
 
-    async def run_local(self, args: LocalSearchArgs, trace_id: str, facts: CallFacts) -> tuple[Any, str]:
+    async def run_local(
+        self, args: LocalSearchArgs, trace_id: str, facts: CallFacts, progress: Progress | None = None
+    ) -> tuple[Any, str]:
         """Places by place search or web locations, falling back to web results."""
-        envelope, text = await places.run(
+        return await self._json_use_case(places.run, args, trace_id, facts)
+
+    async def _json_use_case(
+        self, run: Callable[..., Awaitable[tuple[Any, str]]], args: Any, trace_id: str, facts: CallFacts
+    ) -> tuple[Any, str]:
+        """A Brave-only use case over JSON GETs: the one client, the call's deadline, the plan figures stamped."""
+        envelope, text = await run(
             args, json_fetch(self.client, facts), deadline=facts.deadline, trace_id=trace_id,
             server_version=__version__, clock=self._clock,
         )  # fmt: skip
@@ -349,7 +356,7 @@ class SearchService:
         return envelope, text
 
     async def run_answer(
-        self, args: AnswerArgs, trace_id: str, facts: CallFacts, progress: Progress | None
+        self, args: AnswerArgs, trace_id: str, facts: CallFacts, progress: Progress | None = None
     ) -> tuple[Any, str]:
         """A streamed, cited AI answer; partial (with a warning) when the stream breaks or time runs out."""
         facts.search_type = "answer"

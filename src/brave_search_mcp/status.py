@@ -5,6 +5,7 @@ The key itself never appears here — not even a prefix — only where it came f
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -124,14 +125,7 @@ async def build_status(
             "enabled_tools": list(enabled_tools),
         },
         "rate_limit": None,
-        "cache": {
-            "entries": cache.entries,
-            "max_entries": cache.max_entries,
-            "ttl_seconds": cache.ttl_seconds,
-            "hits": cache.hits,
-            "misses": cache.misses,
-            "shared": cache.shared,
-        },
+        "cache": dataclasses.asdict(cache),
         "meta": {"trace_id": trace_id, "provider": "brave"},
     }
     if last is not None:

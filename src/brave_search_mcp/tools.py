@@ -30,7 +30,8 @@ from .facts import CallFacts
 from .helpdoc import ToolDoc, build_help, render_help_text
 from .llm_context import LlmContextArgs
 from .logs import CALL_LOGGER
-from .models import ErrorBody, ErrorEnvelope, ErrorMeta, HelpArgs, StatusArgs, SummarizerArgs, WebSearchArgs
+from .models import Envelope, ErrorBody, ErrorEnvelope, ErrorMeta, HelpArgs, StatusArgs, SummarizerArgs, WebSearchArgs
+from .more_common import Progress
 from .places import LocalSearchArgs
 from .redact import contains, redact
 from .render import render_error_text
@@ -40,7 +41,6 @@ from .status import build_status, render_status_text
 logger = logging.getLogger(CALL_LOGGER)
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 REDACTED = "[redacted]"
 
 
@@ -94,14 +94,17 @@ class ToolSpec(Generic[ArgsT]):
 # -- handlers: thin adapters from validated arguments to a use case -------------------------------
 
 
-async def _web_search(service: SearchService, args: WebSearchArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_web_search(args, call.trace_id, call.facts)
-    return envelope.dump(), text
+UseCase = Callable[[SearchService, ArgsT, str, CallFacts, Progress | None], Awaitable[tuple[Envelope, str]]]
 
 
-async def _summarize(service: SearchService, args: SummarizerArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_summarize(args, call.trace_id, call.facts, call.progress)
-    return envelope.dump(), text
+def _use_case(run: UseCase[ArgsT]) -> Handler[ArgsT]:
+    """The handler of a tool that is one service use case answering with an envelope."""
+
+    async def handler(service: SearchService, args: ArgsT, call: CallContext) -> tuple[dict[str, Any], str]:
+        envelope, text = await run(service, args, call.trace_id, call.facts, call.progress)
+        return envelope.dump(), text
+
+    return handler
 
 
 async def _help(service: SearchService, args: HelpArgs, call: CallContext) -> tuple[dict[str, Any], str]:
@@ -115,21 +118,6 @@ async def _status(service: SearchService, args: StatusArgs, call: CallContext) -
         service, args, call.trace_id, call.deadline, enabled_tools=names, progress=call.progress
     )
     return report, render_status_text(report)
-
-
-async def _llm_context(service: SearchService, args: LlmContextArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_llm_context(args, call.trace_id, call.facts)
-    return envelope.dump(), text
-
-
-async def _local(service: SearchService, args: LocalSearchArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_local(args, call.trace_id, call.facts)
-    return envelope.dump(), text
-
-
-async def _answer(service: SearchService, args: AnswerArgs, call: CallContext) -> tuple[dict[str, Any], str]:
-    envelope, text = await service.run_answer(args, call.trace_id, call.facts, call.progress)
-    return envelope.dump(), text
 
 
 def _answer_deadline(args: AnswerArgs, settings: Settings) -> float:
@@ -154,7 +142,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             "results (title, URL, snippet, age); structuredContent holds the v1 envelope. Valid values: "
             "brave_web_search_help.",
             WebSearchArgs,
-            _web_search,
+            _use_case(SearchService.run_web_search),
             "Web, news, image or video results, numbered across sections; pass offset for the next page.",
         ),
         ToolSpec(
@@ -163,7 +151,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             "Short AI summary with numbered sources. Pass query (searches and summarizes in one call) or key "
             "(summarizer_key from brave_web_search with summary: true). Needs a Brave plan with the summarizer.",
             SummarizerArgs,
-            _summarize,
+            _use_case(SearchService.run_summarize),
             "Legacy summarizer (Brave's Pro AI plan): a cited summary by query or by summarizer_key. "
             + more_docs.SUMMARIZER_HELP_NOTE,
             deadline=_summarizer_deadline,
@@ -174,7 +162,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             more_docs.LLM_CONTEXT.title,
             more_docs.LLM_CONTEXT.description,
             LlmContextArgs,
-            _llm_context,
+            _use_case(SearchService.run_llm_context),
             more_docs.LLM_CONTEXT.help,
             needs_brave=True,
         ),
@@ -183,7 +171,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             more_docs.LOCAL_SEARCH.title,
             more_docs.LOCAL_SEARCH.description,
             LocalSearchArgs,
-            _local,
+            _use_case(SearchService.run_local),
             more_docs.LOCAL_SEARCH.help,
             needs_brave=True,
         ),
@@ -192,7 +180,7 @@ def all_tools() -> tuple[ToolSpec[Any], ...]:
             more_docs.ANSWER.title,
             more_docs.ANSWER.description,
             AnswerArgs,
-            _answer,
+            _use_case(SearchService.run_answer),
             more_docs.ANSWER.help,
             deadline=_answer_deadline,
             needs_brave=True,

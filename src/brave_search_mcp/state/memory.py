@@ -70,7 +70,7 @@ class MemoryCache:
 
     async def stats(self) -> dict[str, Any]:
         """Counters of this process."""
-        c = self._cache
+        c = self._cache.stats()
         return {"hits": c.hits, "misses": c.misses, "shared": c.shared, "entries": c.entries, "max": c.max_entries}
 
     async def clear(self) -> None:

@@ -43,12 +43,20 @@ class WidgetSpec:
     """One widget: where hosts fetch it, which tools link to it, and what it may load — so all three stay in step."""
 
     name: str
-    uri: str
     tools: tuple[str, ...]
-    file: str
     title: str
     description: str
     resource_domains: tuple[str, ...] = ()
+
+    @property
+    def file(self) -> str:
+        """The widget's file in ``ui/widgets``: named after the widget."""
+        return f"{self.name}.html"
+
+    @property
+    def uri(self) -> str:
+        """Where hosts fetch the widget (``resources/read``) and where tools' ``_meta`` points."""
+        return f"ui://brave-search/{self.file}"
 
     def html(self) -> str:
         """The widget as one self-contained document: its file with the shared bridge inlined and a CSP that pins
@@ -75,21 +83,17 @@ def widgets() -> tuple[WidgetSpec, ...]:
     """Every widget this server can serve; a function, not a module constant, so nothing runs at import."""
     return (
         WidgetSpec(
-            name="web",
-            uri="ui://brave-search/web.html",
-            tools=("brave_web_search",),
-            file="web.html",
-            title="Brave web results",
-            description="Web, news and video results as selectable rows with paging; image results as a grid.",
+            "web",
+            ("brave_web_search",),
+            "Brave web results",
+            "Web, news and video results as selectable rows with paging; image results as a grid.",
             resource_domains=(THUMBNAIL_ORIGIN,),
         ),
         WidgetSpec(
-            name="places",
-            uri="ui://brave-search/places.html",
-            tools=("brave_local_search",),
-            file="places.html",
-            title="Brave places",
-            description="Places with rating, open/closed, hours, address and phone; an offline position sketch.",
+            "places",
+            ("brave_local_search",),
+            "Brave places",
+            "Places with rating, open/closed, hours, address and phone; an offline position sketch.",
         ),
     )
 
