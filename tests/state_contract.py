@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -170,14 +171,20 @@ async def records_round_trip(backend: StateBackend) -> None:
 # ---------------------------------------------------------------- real processes, real time (small totals)
 
 
-def two_processes_share_one_limiter(url: str) -> None:
-    """Starts never exceed the burst per window across both processes."""
+def two_processes_share_one_limiter(url: str, granted: Callable[[], list[float]]) -> None:
+    """Starts the shared store granted never exceed the burst per window across both processes.
+
+    ``granted`` reads the start times the store itself recorded: a worker's own stamp, taken after ``acquire``
+    returns, can lag by however long a loaded machine leaves the process unscheduled, and would then show three
+    starts in one window where the limiter granted two.
+    """
     results = run_workers(2, "--url", url, "--mode", "acquire", "--count", "6", "--rate", "20", "--burst", "2")
-    starts = sorted(t for r in results for t in r["starts"])
-    assert len(starts) == 12 and all(not r["errors"] for r in results)
+    assert sum(len(r["starts"]) for r in results) == 12 and all(not r["errors"] for r in results)
+    starts = sorted(granted())
+    assert len(starts) == 12
     window = 2 / 20
     gaps = [starts[i + 2] - starts[i] for i in range(len(starts) - 2)]
-    assert min(gaps) >= window * 0.9, gaps  # never 3 starts in one 0.1 s window (slack: stamped after the start)
+    assert min(gaps) >= window, gaps  # never 3 starts in one 0.1 s window
     assert starts[-1] - starts[0] >= 5 * window  # 12 starts at 2 per window: the processes waited for each other
 
 

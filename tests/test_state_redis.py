@@ -145,7 +145,13 @@ async def test_redis_killed_and_restarted_mid_run() -> None:
 
 
 def test_two_processes_share_one_limiter(redis_url: str) -> None:
-    contract.two_processes_share_one_limiter(redis_url)
+    import redis
+
+    def granted() -> list[float]:
+        with redis.Redis.from_url(redis_url) as r:
+            return [score for _member, score in r.zrange("brave-search-mcp:starts:brave", 0, -1, withscores=True)]
+
+    contract.two_processes_share_one_limiter(redis_url, granted)
 
 
 def test_process_killed_holding_the_lease_is_taken_over(redis_url: str) -> None:

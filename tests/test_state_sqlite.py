@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -160,7 +162,11 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
 
 
 def test_two_processes_share_one_limiter(tmp_path: Path) -> None:
-    contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}")
+    def granted() -> list[float]:
+        with contextlib.closing(sqlite3.connect(tmp_path / "s.db")) as conn:
+            return [t for (t,) in conn.execute("SELECT t FROM starts WHERE upstream = 'brave'")]
+
+    contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}", granted)
 
 
 def test_process_killed_holding_the_lease_is_taken_over(tmp_path: Path) -> None:
