@@ -20,6 +20,7 @@ from brave_search_mcp.errors import ErrorCode
 from brave_search_mcp.models_more import AnswerEnvelope
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
+from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
 from testkit.brave.more import _answer_deltas, _sse_events
 
@@ -245,18 +246,18 @@ async def test_plan_without_answers_says_which_plan(fake: FakeBrave, upstream: H
 
 @pytest.mark.parametrize(
     ("fault", "code"),
-    [
-        ("400_not_in_plan", ErrorCode.NOT_IN_PLAN),
-        ("403", ErrorCode.NOT_IN_PLAN),
-        ("404_subscription", ErrorCode.AUTH_FAILED),
-        ("422_token", ErrorCode.AUTH_FAILED),
-        ("422_validation", ErrorCode.UPSTREAM_VALIDATION),
-        ("429", ErrorCode.RATE_LIMITED),
-        ("429_quota", ErrorCode.QUOTA_EXCEEDED),
-        ("503", ErrorCode.UPSTREAM_ERROR),
-        ("403_bare", ErrorCode.UPSTREAM_ERROR),
-        ("refused", ErrorCode.NETWORK_ERROR),
-    ],
+    fault_cases(
+        "400_not_in_plan",
+        "403",
+        "404_subscription",
+        "422_token",
+        "422_validation",
+        "429",
+        "429_quota",
+        "503",
+        "403_bare",
+        "refused",
+    ),
 )
 @pytest.mark.anyio
 async def test_each_brave_error_becomes_its_envelope_code(

@@ -19,6 +19,7 @@ from brave_search_mcp.llm_context import LlmContextArgs, location_headers, parse
 from brave_search_mcp.models_more import LlmContextEnvelope
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
+from testkit.brave.faults import fault_cases
 from testkit.brave.more_data import context_body
 
 from .conftest import SHARED_FIXTURES
@@ -211,18 +212,18 @@ def test_odd_shapes_are_skipped_or_a_parse_error() -> None:
 
 @pytest.mark.parametrize(
     ("fault", "code"),
-    [
-        ("400_not_in_plan", ErrorCode.NOT_IN_PLAN),
-        ("403", ErrorCode.NOT_IN_PLAN),
-        ("404_subscription", ErrorCode.AUTH_FAILED),
-        ("422_token", ErrorCode.AUTH_FAILED),
-        ("422_validation", ErrorCode.UPSTREAM_VALIDATION),
-        ("429", ErrorCode.RATE_LIMITED),
-        ("429_quota", ErrorCode.QUOTA_EXCEEDED),
-        ("500", ErrorCode.UPSTREAM_ERROR),
-        ("invalid_json", ErrorCode.PARSE_ERROR),
-        ("refused", ErrorCode.NETWORK_ERROR),
-    ],
+    fault_cases(
+        "400_not_in_plan",
+        "403",
+        "404_subscription",
+        "422_token",
+        "422_validation",
+        "429",
+        "429_quota",
+        "500",
+        "invalid_json",
+        "refused",
+    ),
 )
 @pytest.mark.anyio
 async def test_each_brave_error_becomes_its_envelope_code(

@@ -8,6 +8,7 @@ import pytest
 
 from brave_search_mcp.client import BraveClient
 from testkit.brave.brave import FakeBrave
+from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
@@ -51,17 +52,9 @@ async def test_each_new_tool_answers_over_real_stdio(fake_server: FakeBraveServe
 
 
 # Brave's documented failures (reference/brave-api.md §6) and the code each new tool must return.
-ERROR_PATHS = [
-    ("422_token", "AUTH_FAILED"),
-    ("404_subscription", "AUTH_FAILED"),
-    ("403", "NOT_IN_PLAN"),
-    ("422_validation", "UPSTREAM_VALIDATION"),
-    ("429", "RATE_LIMITED"),
-    ("429_quota", "QUOTA_EXCEEDED"),
-    ("503", "UPSTREAM_ERROR"),
-    ("403_bare", "UPSTREAM_ERROR"),
-    ("invalid_json", "PARSE_ERROR"),
-]
+ERROR_PATHS = fault_cases(
+    "422_token", "404_subscription", "403", "422_validation", "429", "429_quota", "503", "403_bare", "invalid_json"
+)
 
 
 @pytest.mark.parametrize("tool", sorted(CALLS))

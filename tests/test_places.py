@@ -20,6 +20,7 @@ from brave_search_mcp.places import LocalSearchArgs, choose_path, place_result, 
 from brave_search_mcp.places_text import hours_text, is_open
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
+from testkit.brave.faults import fault_cases
 
 from .conftest import SHARED_FIXTURES
 
@@ -182,16 +183,9 @@ async def test_ids_go_in_batches_of_twenty_with_at_most_two_in_flight() -> None:
 
 @pytest.mark.parametrize(
     ("fault", "code"),
-    [
-        ("404_subscription", ErrorCode.AUTH_FAILED),
-        ("422_token", ErrorCode.AUTH_FAILED),
-        ("422_validation", ErrorCode.UPSTREAM_VALIDATION),
-        ("429", ErrorCode.RATE_LIMITED),
-        ("429_quota", ErrorCode.QUOTA_EXCEEDED),
-        ("502", ErrorCode.UPSTREAM_ERROR),
-        ("invalid_json", ErrorCode.PARSE_ERROR),
-        ("refused", ErrorCode.NETWORK_ERROR),
-    ],
+    fault_cases(
+        "404_subscription", "422_token", "422_validation", "429", "429_quota", "502", "invalid_json", "refused"
+    ),
 )
 @pytest.mark.anyio
 async def test_each_brave_error_becomes_its_envelope_code(

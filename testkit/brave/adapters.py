@@ -21,16 +21,6 @@ from brave_search_mcp.wire import decode_json_object, map_error, parse_rate_limi
 
 from .brave import VALID_KEY
 
-# Paths the shared Endpoint enum lacks borrow the nearest one for error messages.
-_ENDPOINTS: Mapping[str, Endpoint] = {
-    "/res/v1/web/search": Endpoint.WEB,
-    "/res/v1/llm/context": Endpoint.LLM_CONTEXT,
-    "/res/v1/local/pois": Endpoint.LOCAL_POIS,
-    "/res/v1/local/descriptions": Endpoint.LOCAL_DESCRIPTIONS,
-    "/res/v1/local/place_search": Endpoint.LOCAL_POIS,
-    "/res/v1/chat/completions": Endpoint.LLM_CONTEXT,
-}
-
 
 class HttpUpstream:
     """``fetch`` (a JsonFetch) and ``stream`` (a StreamPost) over one httpx2 client."""
@@ -54,7 +44,7 @@ class HttpUpstream:
 
     def _error(self, path: str, response: httpx2.Response, body: bytes) -> errors.BraveSearchError:
         info = parse_rate_limit(response.headers, self.clock())
-        endpoint = _ENDPOINTS.get(path, Endpoint.WEB)
+        endpoint = Endpoint(path) if path in Endpoint._value2member_map_ else Endpoint.WEB
         return map_error(
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
