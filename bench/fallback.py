@@ -8,7 +8,7 @@ import time
 
 import anyio
 
-from brave_search_mcp.app import open_tools
+from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import Settings
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer

@@ -5,15 +5,16 @@ Micro-benchmarks and the per-call profile import these names only from this modu
 
 from __future__ import annotations
 
-from brave_search_mcp.answers import ParsedAnswer, parse_answer
-from brave_search_mcp.cache import make_key
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.params import PreparedSearch, prepare_search
+from brave_search_mcp.brave.results import ParsedAnswer, parse_answer
 from brave_search_mcp.config import Settings
-from brave_search_mcp.models import SearchEnvelope, SearchMeta, WebSearchArgs
-from brave_search_mcp.params import PreparedSearch, prepare_search
-from brave_search_mcp.render import fit_to_limits, summary_line
-from brave_search_mcp.server import _to_result as to_call_result
-from brave_search_mcp.tools import ToolBoundary, ToolOutcome
+from brave_search_mcp.faces.mcp_server import _to_result as to_call_result
+from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
+from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.state.response_cache import make_key
+from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
 
 __all__ = [
     "BraveClient",

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.config import Settings
 from testkit.brave.brave import VALID_KEY
 from testkit.tools import tool_boundary

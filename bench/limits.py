@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import anyio
 
-from brave_search_mcp.app import open_client
+from brave_search_mcp.compose import open_client
 from brave_search_mcp.config import Settings
-from brave_search_mcp.service import SearchService
-from brave_search_mcp.tools import ToolBoundary, enabled_tools
+from brave_search_mcp.tools.boundary import ToolBoundary
+from brave_search_mcp.tools.registry import enabled_tools
+from brave_search_mcp.usecases.service import SearchService
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 

@@ -8,8 +8,8 @@ import json
 import anyio
 from mcp import Client
 
-from brave_search_mcp.client import BraveClient
-from brave_search_mcp.server import build_server
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.settings import make_settings
 

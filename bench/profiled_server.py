@@ -13,8 +13,8 @@ import sys
 
 def serve_profiled(out: str) -> int:
     """Serve MCP on stdio with the profiler on; write the stats to ``out`` when stdin closes."""
-    import brave_search_mcp.server  # noqa: F401  (what ``serve`` imports lazily: keep it out of the profile)
-    from brave_search_mcp.cli import main
+    import brave_search_mcp.faces.mcp_server  # noqa: F401  (what ``serve`` imports lazily: keep it out of the profile)
+    from brave_search_mcp.faces.cli import main
 
     profiler = cProfile.Profile()
     profiler.enable()

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from brave_search_mcp.state import open_state
+from brave_search_mcp.state.location import open_state
 from testkit.brave.http_server import FakeBraveServer
 from testkit.redis_server import RedisServer, redis_server_binary
 from testkit.state_worker import run_workers

@@ -18,7 +18,7 @@ def main() -> int:
         print(f"brave-search-mcp bundle: {lib} is missing; repack the bundle", file=sys.stderr)
         return 2
     sys.path.insert(0, str(lib))
-    from brave_search_mcp.cli import main as cli_main
+    from brave_search_mcp.faces.cli import main as cli_main
 
     return cli_main()
 

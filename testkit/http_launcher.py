@@ -14,8 +14,8 @@ import sys
 
 import anyio
 
-from brave_search_mcp.http_app import TOKEN_VARIABLE, HttpOptions, serve_http
-from brave_search_mcp.server import build_server
+from brave_search_mcp.faces.http import TOKEN_VARIABLE, HttpOptions, serve_http
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.settings import make_settings
 
 

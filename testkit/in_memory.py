@@ -9,9 +9,9 @@ from typing import Any
 import httpx2
 from mcp import Client
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.config import Settings
-from brave_search_mcp.server import build_server
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.clock import FakeClock
 
 

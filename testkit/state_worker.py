@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from brave_search_mcp.state import open_state
+from brave_search_mcp.state.location import open_state
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.config import Settings
-from brave_search_mcp.service import SearchService
-from brave_search_mcp.tools import ToolBoundary, enabled_tools
+from brave_search_mcp.tools.boundary import ToolBoundary
+from brave_search_mcp.tools.registry import enabled_tools
+from brave_search_mcp.usecases.service import SearchService
 
 
 def tool_boundary(settings: Settings, client: BraveClient, **service_options: Any) -> ToolBoundary:

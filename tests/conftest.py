@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import PACKAGE_LOGGER
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer

@@ -8,8 +8,9 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from brave_search_mcp.errors import RateLimited
-from brave_search_mcp.state import SlotUnavailable, StateBackend
+from brave_search_mcp.models.errors import RateLimited
+from brave_search_mcp.ratelimit.limiter import SlotUnavailable
+from brave_search_mcp.state.base import StateBackend
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.state_worker import run_workers, spawn

@@ -7,9 +7,9 @@ from typing import Any
 import anyio
 import pytest
 
-from brave_search_mcp import errors
-from brave_search_mcp.brave_api import Endpoint
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.models import errors
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from brave_search_mcp import errors
-from brave_search_mcp.answers_chat import AnswerArgs, deadline_seconds, prepare, run
-from brave_search_mcp.answers_sse import SseDecoder, TagReader
-from brave_search_mcp.errors import ErrorCode
-from brave_search_mcp.models_more import AnswerEnvelope
+from brave_search_mcp.brave.answers_stream import SseDecoder, TagReader
+from brave_search_mcp.models import errors
+from brave_search_mcp.models.answer import AnswerEnvelope
+from brave_search_mcp.models.errors import ErrorCode
+from brave_search_mcp.usecases.answer import AnswerArgs, deadline_seconds, prepare, run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
@@ -412,7 +412,7 @@ async def test_a_blocking_json_answer_is_read_too() -> None:
 
 
 def test_tool_texts_are_short_enough_for_every_turn() -> None:
-    from brave_search_mcp.more_docs import ALL, SUMMARIZER_PLAN_HINT
+    from brave_search_mcp.usecases.docs import ALL, SUMMARIZER_PLAN_HINT
 
     assert [t.name for t in ALL] == ["brave_llm_context", "brave_local_search", "brave_answer"]
     for tool in ALL:

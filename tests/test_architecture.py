@@ -1,15 +1,41 @@
-"""The shape the design promises, checked on the code: one arrow direction, no cycles, the HTTP client kept low."""
+"""The shape the design promises, checked on the code: folders by layer, one arrow direction, no cycles."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "brave_search_mcp"
-# Who may import the HTTP client: the composition roots and the use cases.
-CLIENT_IMPORTERS = {"app", "library", "service", "summarizer", "status", "brave_calls"}
+# Layers, lowest first: a module may import only from its own rank or a lower one.
+RANKS = {
+    "_version": 0,
+    "clock": 0,
+    "config": 0,
+    "logs": 0,
+    "models": 0,
+    "render": 1,
+    "ui": 1,  # optional widgets: the SDK and stdlib only; faces and help import it lazily
+    "upstream": 2,
+    "ratelimit": 3,
+    "state": 4,
+    "brave": 5,
+    "providers": 6,
+    "usecases": 7,
+    "tools": 8,
+    "compose": 9,
+    "faces": 10,
+    "__init__": 11,
+    "__main__": 11,
+}
+# Who may import the Brave HTTP client: the composition root, the library face, use cases and status.
+CLIENT_IMPORTERS_FOLDERS = {"compose", "faces.library", "usecases", "tools.status", "brave"}
 # Pure modules: no I/O, no HTTP client, no MCP SDK.
-PURE = {"brave_api", "wire", "text", "answers", "render", "models", "errors", "params", "pages"}
+PURE_FOLDERS = ("models", "render")
+PURE_MODULES = {
+    *("brave.facts", "brave.wire", "brave.results", "brave.params", "brave.arguments", "usecases.page_memo"),
+    *("ratelimit.info", "ratelimit.plan", "upstream.retry"),
+}
 MAX_MODULE_LINES = 450
 
 
@@ -30,8 +56,12 @@ def _imports(path: Path) -> set[str]:
                 target = ".".join([*base, *(node.module.split(".") if node.module else [])])
                 names = [target] if node.module else [".".join([*base, alias.name]) for alias in node.names]
                 found.update(name for name in names if name)
+            elif node.module == "brave_search_mcp":
+                found.update(alias.name for alias in node.names)
             elif node.module and node.module.startswith("brave_search_mcp."):
-                found.add(node.module.removeprefix("brave_search_mcp."))
+                module = node.module.removeprefix("brave_search_mcp.")
+                found.add(module)
+                found.update(f"{module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(
                 a.name.removeprefix("brave_search_mcp.") for a in node.names if a.name.startswith("brave_search_mcp.")
@@ -51,6 +81,41 @@ def _graph() -> dict[str, set[str]]:
                 targets.add(imported)
         graph[name] = targets
     return graph
+
+
+def _rank(module: str) -> int:
+    return RANKS[module.split(".")[0]]
+
+
+def test_every_module_lives_in_a_known_layer() -> None:
+    assert {module.split(".")[0] for module in _graph()} <= set(RANKS)
+
+
+def test_every_folder_says_what_it_owns() -> None:
+    for folder in (p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__" and p.name != "widgets"):
+        init = folder / "__init__.py"
+        assert init.exists(), folder
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.split()) >= 15, folder
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one() -> None:
+    upward = sorted(
+        (module, target) for module, targets in _graph().items() for target in targets if _rank(target) > _rank(module)
+    )
+    assert upward == []
+
+
+def test_use_cases_never_import_tools_or_a_face() -> None:
+    for module, targets in _graph().items():
+        if module.startswith("usecases."):
+            assert not {t for t in targets if t.startswith(("tools.", "faces.", "compose"))}, module
+
+
+def test_rate_limiting_never_imports_brave() -> None:
+    for module, targets in _graph().items():
+        if module.startswith("ratelimit."):
+            assert not {t for t in targets if t.startswith(("brave.", "providers.", "state."))}, module
 
 
 def test_no_import_cycle_anywhere() -> None:
@@ -73,30 +138,25 @@ def test_no_import_cycle_anywhere() -> None:
     assert cycles == []
 
 
-def test_only_composition_roots_and_use_cases_import_the_http_client() -> None:
-    importers = {name for name, targets in _graph().items() if "client" in targets}
-    assert importers <= CLIENT_IMPORTERS, importers - CLIENT_IMPORTERS
+def test_only_the_composition_root_use_cases_and_status_import_the_http_client() -> None:
+    importers = {name for name, targets in _graph().items() if "brave.client" in targets}
+    allowed = {name for name in importers if name.startswith(tuple(CLIENT_IMPORTERS_FOLDERS))}
+    assert importers == allowed, importers - allowed
 
 
 def test_pure_modules_do_no_io_and_know_no_transport() -> None:
-    forbidden = {"client", "server", "tools", "service", "app", "cli"}
     graph = _graph()
-    for module in PURE:
-        assert not graph[module] & forbidden, (module, graph[module] & forbidden)
-        text = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
-        for marker in ("import httpx2", "import anyio", "from mcp", "open(", "os.environ"):
-            assert marker not in text, (module, marker)
+    pure = {m for m in graph if m.startswith(PURE_FOLDERS)} | PURE_MODULES
+    for module in sorted(pure):
+        assert {t for t in graph[module] if _rank(t) > RANKS["render"]} <= pure, module
+        text = (PACKAGE / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+        for marker in (r"import httpx2", r"import anyio", r"from mcp\b", r"\bopen\(", r"os\.environ"):
+            assert not re.search(marker, text), (module, marker)
 
 
 def test_no_other_module_reads_the_environment() -> None:
     readers = [p.name for p in PACKAGE.rglob("*.py") if "os.environ" in p.read_text(encoding="utf-8")]
     assert readers == ["config.py"]
-
-
-def test_use_cases_never_import_the_registry() -> None:
-    graph = _graph()
-    for module in ("service", "status", "helpdoc", "summarizer"):
-        assert "tools" not in graph[module], module
 
 
 def test_every_module_is_small_enough_to_read_in_one_sitting() -> None:

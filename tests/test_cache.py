@@ -8,8 +8,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from brave_search_mcp.cache import ResponseCache, is_freshness_filtered, make_key
-from brave_search_mcp.counters import CacheStats
+from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 
 pytestmark = pytest.mark.anyio
 

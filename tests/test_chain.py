@@ -8,7 +8,8 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from brave_search_mcp.errors import (
+from brave_search_mcp.models.envelopes import Result, Section
+from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
     InvalidArgument,
@@ -22,10 +23,10 @@ from brave_search_mcp.errors import (
     UpstreamTimeout,
     UpstreamValidation,
 )
-from brave_search_mcp.models import Result, SearchType, Section
-from brave_search_mcp.providers.base import ProviderPage, SearchRequest
+from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.chain import FallbackChain
-from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
+from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from brave_search_mcp.cli import MISSING_KEY_LINE, main
+from brave_search_mcp.faces.cli import MISSING_KEY_LINE, main
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 

@@ -14,13 +14,15 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from brave_search_mcp import errors
 from brave_search_mcp._version import __version__
-from brave_search_mcp.brave_api import Endpoint
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.brave.wire import parse_rate_limit
 from brave_search_mcp.config import Settings
-from brave_search_mcp.text import clean_text
-from brave_search_mcp.wire import RateLimitInfo, parse_rate_limit, parse_retry_after
+from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.info import RateLimitInfo
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.upstream.retry import parse_retry_after
 from testkit.clock import FakeClock as FakeTime
 from testkit.scripted import Handler, ScriptedUpstream
 
@@ -40,7 +42,7 @@ class Upstream(ScriptedUpstream):
 @pytest.fixture
 def client_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     """Capture the client's DEBUG lines even if another test configured the package logger not to propagate."""
-    logger = logging.getLogger("brave_search_mcp.client")
+    logger = logging.getLogger("brave_search_mcp.brave.client")
     level, propagate = logger.level, logger.propagate
     logger.setLevel(logging.DEBUG)
     logger.propagate = False  # records reach caplog once, through the handler attached here

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from brave_search_mcp.tools import all_tools
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 

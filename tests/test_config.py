@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings
-from brave_search_mcp.tools import all_tools, enabled_tools
+from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 TOOL_NAMES = tuple(tool.name for tool in all_tools())
 

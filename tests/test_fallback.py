@@ -14,14 +14,15 @@ import pytest
 from mcp import Client
 
 from brave_search_mcp import BraveSearch
-from brave_search_mcp.app import other_providers
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.compose import other_providers
 from brave_search_mcp.config import Settings
-from brave_search_mcp.providers.cached import CachedProvider
-from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider
-from brave_search_mcp.server import build_server
-from brave_search_mcp.service import SearchService
-from brave_search_mcp.tools import ToolBoundary, enabled_tools
+from brave_search_mcp.faces.mcp_server import build_server
+from brave_search_mcp.providers.cache import CachedProvider
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.tools.boundary import ToolBoundary
+from brave_search_mcp.tools.registry import enabled_tools
+from brave_search_mcp.usecases.service import SearchService
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
@@ -136,7 +137,7 @@ def test_searxng_without_its_url_fails_at_start_naming_the_variable() -> None:
 
 async def test_a_breaker_opened_in_one_process_is_seen_by_another(tmp_path: Path) -> None:
     """Breaker states live in the shared store: a second process does not re-discover a dead Brave."""
-    from brave_search_mcp.app import open_client
+    from brave_search_mcp.compose import open_client
 
     brave, searxng = FakeBrave(rate_per_second=1000), FakeSearxng()
     brave.inject("503", times=1000)

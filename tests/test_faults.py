@@ -24,10 +24,10 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.config import Settings
-from brave_search_mcp.server import build_server
-from brave_search_mcp.tools import ToolBoundary, ToolOutcome
+from brave_search_mcp.faces.mcp_server import build_server
+from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
 from testkit.brave.brave import IMAGES_PATH, NEWS_PATH, SUMMARIZER_PATH, VIDEOS_PATH, WEB_PATH, FakeBrave, Reply
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock

@@ -8,26 +8,16 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp import render
-from brave_search_mcp.answers import parse_answer
-from brave_search_mcp.errors import ERROR_ADVICE, ErrorCode, ParseError, WarningCode
-from brave_search_mcp.models import (
-    ErrorBody,
-    ErrorEnvelope,
-    ErrorMeta,
-    Reference,
-    Result,
-    SearchEnvelope,
-    SearchMeta,
-    SearchType,
-    Section,
-    SummaryEnvelope,
-    SummaryMeta,
-    WarningItem,
-)
-from brave_search_mcp.render import fit_to_limits, render_error_text, render_summary_text, summary_line
-from brave_search_mcp.text import clean_text
-from brave_search_mcp.text import dedup_key as normalize_url
+from brave_search_mcp.brave.results import parse_answer
+from brave_search_mcp.models.envelopes import ErrorBody, ErrorEnvelope, ErrorMeta, Result, Section, WarningItem
+from brave_search_mcp.models.errors import ERROR_ADVICE, ErrorCode, ParseError, WarningCode
+from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
+from brave_search_mcp.models.summary import Reference, SummaryEnvelope, SummaryMeta
+from brave_search_mcp.render import compact as render
+from brave_search_mcp.render.compact import fit_to_limits, render_error_text, render_summary_text, summary_line
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.render.text import dedup_key as normalize_url
 
 RECORDED = Path(__file__).resolve().parent.parent.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"
 

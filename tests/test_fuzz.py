@@ -23,17 +23,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp.types import CallToolResult, TextContent
 
-from brave_search_mcp.client import BraveClient
-from brave_search_mcp.config import (
-    DEBUG_PAYLOAD_CAP_BYTES,
-    MAX_MAX_BYTES,
-    MAX_MAX_LINES,
-    MIN_MAX_BYTES,
-    MIN_MAX_LINES,
-)
-from brave_search_mcp.errors import ErrorCode
-from brave_search_mcp.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
-from brave_search_mcp.tools import ToolOutcome
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
+from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES, MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES
+from brave_search_mcp.models.errors import ErrorCode
+from brave_search_mcp.tools.boundary import ToolOutcome
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.in_memory import mcp_client

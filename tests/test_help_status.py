@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp import brave_api as params
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave import facts as params
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.params import prepare_search
 from brave_search_mcp.config import Settings
-from brave_search_mcp.errors import ErrorCode, WarningCode
-from brave_search_mcp.helpdoc import EXAMPLES, build_help, render_help_text
-from brave_search_mcp.models import WebSearchArgs
-from brave_search_mcp.params import prepare_search
-from brave_search_mcp.tools import all_tools
+from brave_search_mcp.models.errors import ErrorCode, WarningCode
+from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.tools.help import EXAMPLES, build_help, render_help_text
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings

@@ -18,11 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.http_app import (
-    HttpOptions,
-    serve_http,
-)
-from brave_search_mcp.server import build_server
+from brave_search_mcp.faces.http import HttpOptions, serve_http
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.settings import make_settings
 

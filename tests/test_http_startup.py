@@ -20,9 +20,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 from starlette.types import Message, Receive, Scope, Send
 
-from brave_search_mcp.http_app import HttpOptions, bind_socket, serve_http
-from brave_search_mcp.http_guards import BearerGuard, BodyCap, HostOriginGuard, split_host
-from brave_search_mcp.server import build_server
+from brave_search_mcp.faces.http import HttpOptions, bind_socket, serve_http
+from brave_search_mcp.faces.http_guards import BearerGuard, BodyCap, HostOriginGuard, split_host
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings

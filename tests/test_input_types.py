@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.server import compact_schema
-from brave_search_mcp.tools import ToolBoundary, all_tools, enabled_tools
+from brave_search_mcp.faces.mcp_server import compact_schema
+from brave_search_mcp.tools.boundary import ToolBoundary
+from brave_search_mcp.tools.registry import all_tools, enabled_tools
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
@@ -75,7 +76,7 @@ async def test_a_wrong_typed_value_is_refused_naming_field_expected_and_received
 ) -> None:
     fake, clock = FakeBrave(rate_per_second=1000), FakeClock()
     settings = make_settings()
-    from brave_search_mcp.client import BraveClient
+    from brave_search_mcp.brave.client import BraveClient
 
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
         boundary: ToolBoundary = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)

@@ -62,7 +62,7 @@ def test_the_wheel_ships_the_code_and_the_skill_but_no_tests(wheel: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     assert "brave_search_mcp/skill/SKILL.md" in names
     assert "brave_search_mcp/skill/references/parameters.md" in names
-    assert "brave_search_mcp/cli.py" in names
+    assert "brave_search_mcp/faces/cli.py" in names
     assert "brave_search_mcp/py.typed" in names
     assert not [n for n in names if n.split("/")[0] in {"tests", "testkit", "bench", "docs", "scripts", "skills"}]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -87,7 +87,7 @@ def test_the_wheel_metadata_is_complete_for_publishing(wheel: Path) -> None:
         "Programming Language :: Python :: 3.13",
     } <= classifiers
     assert meta["Description-Content-Type"] == "text/markdown"
-    assert "brave-search-mcp = brave_search_mcp.cli:main" in entry_points
+    assert "brave-search-mcp = brave_search_mcp.faces.cli:main" in entry_points
 
 
 def _skill_commands(skill_md: str, command: str) -> list[str]:

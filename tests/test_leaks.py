@@ -27,7 +27,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.types import TextContent
 from pydantic import SecretStr
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import JsonLineFormatter
 from testkit.brave.brave import (
     FAULTS,
@@ -474,7 +474,7 @@ async def test_no_key_in_text_format_logs(sandbox: Sandbox) -> None:
     assert "error" not in ok
     assert_no_key(text, "the tool's text")
     stderr = bytes(rpc.stderr)
-    assert b"DEBUG brave_search_mcp.client: brave request endpoint=web" in stderr
+    assert b"DEBUG brave_search_mcp.brave.client: brave request endpoint=web" in stderr
     assert_no_key(stderr, "the server's stderr")
     for line in rpc.stdout_lines:
         assert_no_key(line, "the server's stdout")

@@ -6,10 +6,10 @@ import anyio
 import pytest
 
 from brave_search_mcp import BraveSearch, BraveSearchError, ErrorCode, SearchEnvelope
-from brave_search_mcp.client import BraveClient
-from brave_search_mcp.errors import InvalidArgument, MissingApiKey
-from brave_search_mcp.models import WebSearchArgs
-from brave_search_mcp.service import SearchService
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.models.errors import InvalidArgument, MissingApiKey
+from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.usecases.service import SearchService
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings

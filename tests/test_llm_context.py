@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from brave_search_mcp import errors
-from brave_search_mcp.brave_api import PARAM_RANGES, Endpoint
-from brave_search_mcp.errors import ErrorCode
-from brave_search_mcp.llm_context import LlmContextArgs, location_headers, parse_and_render, prepare, run
-from brave_search_mcp.models_more import LlmContextEnvelope
+from brave_search_mcp.brave.facts import PARAM_RANGES, Endpoint
+from brave_search_mcp.models import errors
+from brave_search_mcp.models.errors import ErrorCode
+from brave_search_mcp.models.llm_context import LlmContextEnvelope
+from brave_search_mcp.usecases.llm_context import LlmContextArgs, location_headers, parse_and_render, prepare, run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases

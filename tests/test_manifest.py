@@ -17,8 +17,8 @@ from mcp import Client
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
-from brave_search_mcp.server import build_server
-from brave_search_mcp.tools import all_tools
+from brave_search_mcp.faces.mcp_server import build_server
+from brave_search_mcp.tools.registry import all_tools
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "manifest.json"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.client import BraveClient
+from brave_search_mcp.brave.client import BraveClient
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
@@ -112,7 +112,7 @@ def _recorder(messages: list[str | None]) -> Any:
 async def test_long_calls_send_progress_notifications_when_the_client_asks() -> None:
     from mcp import Client
 
-    from brave_search_mcp.server import build_server
+    from brave_search_mcp.faces.mcp_server import build_server
 
     fake = FakeBrave(rate_per_second=1000, summarizer_pending_polls=2)
     settings = make_settings()

@@ -7,14 +7,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from brave_search_mcp.brave_api import (
-    Endpoint,
-)
+from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.brave.params import PreparedSearch, rules_for
+from brave_search_mcp.brave.params import prepare_search as _prepare
 from brave_search_mcp.config import Settings
-from brave_search_mcp.errors import InvalidArgument, WarningCode
-from brave_search_mcp.models import WebSearchArgs
-from brave_search_mcp.params import PreparedSearch, rules_for
-from brave_search_mcp.params import prepare_search as _prepare
+from brave_search_mcp.models.errors import InvalidArgument, WarningCode
+from brave_search_mcp.models.inputs import WebSearchArgs
 
 SETTINGS = Settings(max_lines=120, max_bytes=32 * 1024)
 

@@ -9,20 +9,14 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from brave_search_mcp.answers import parse_answer
+from brave_search_mcp.brave.params import PreparedSearch, prepare_search
+from brave_search_mcp.brave.results import parse_answer
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
-from brave_search_mcp.errors import InvalidArgument, ParseError
-from brave_search_mcp.models import (
-    Result,
-    SearchEnvelope,
-    SearchMeta,
-    SearchType,
-    Section,
-    WarningItem,
-    WebSearchArgs,
-)
-from brave_search_mcp.params import PreparedSearch, prepare_search
-from brave_search_mcp.render import fit_to_limits, summary_line
+from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.errors import InvalidArgument, ParseError
+from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
+from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
+from brave_search_mcp.render.compact import fit_to_limits, summary_line
 
 
 def word_set(text: str) -> set[str]:

@@ -11,10 +11,10 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from brave_search_mcp import errors
-from brave_search_mcp.brave_api import Endpoint
-from brave_search_mcp.client import BraveClient, BraveResponse
+from brave_search_mcp.brave.client import BraveClient, BraveResponse
+from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.config import Settings
+from brave_search_mcp.models import errors
 from testkit.clock import FakeClock as FakeTime
 from testkit.scripted import ScriptedUpstream as Upstream
 

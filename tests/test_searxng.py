@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.errors import (
+from brave_search_mcp.models.errors import (
     AuthFailed,
     InvalidArgument,
     NoResults,
@@ -24,9 +24,9 @@ from brave_search_mcp.errors import (
     UpstreamTimeout,
     UpstreamValidation,
 )
-from brave_search_mcp.providers.base import SearchRequest
-from brave_search_mcp.providers.searxng import SearxngConfig, SearxngProvider, build_params
-from brave_search_mcp.providers.searxng_map import EnginesUnavailable
+from brave_search_mcp.providers.protocol import SearchRequest
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider, build_params
+from brave_search_mcp.providers.searxng.results import EnginesUnavailable
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
 

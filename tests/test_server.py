@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
-from brave_search_mcp.tools import all_tools
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import FakeBrave
 from testkit.in_memory import mcp_client
 from testkit.settings import make_settings

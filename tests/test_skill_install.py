@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp import cli
-from brave_search_mcp.skill_install import (
+from brave_search_mcp.faces import cli
+from brave_search_mcp.faces.skill_install import (
     SkillInstallError,
     default_command,
     install_skill,

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.state import PlanState, StateBackend, default_state_path, open_state, parse_state_url
+from brave_search_mcp.config import default_state_path, parse_state_url
+from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
 from tests import state_contract as contract
 

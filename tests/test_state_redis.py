@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import anyio
 import pytest
 
-from brave_search_mcp.state import StateBackend, open_state
+from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
 from tests import state_contract as contract

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.state import StateBackend, open_state
+from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from tests import state_contract as contract

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import JSONRPCRequest, JSONRPCResponse
 
-from brave_search_mcp.stdio_wire import (
+from brave_search_mcp.faces.stdio import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     MAX_LINE_BYTES,
@@ -384,7 +384,7 @@ async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() ->
 STUCK_IN_A_THREAD = """
 import sys, threading
 from mcp.server.mcpserver import MCPServer
-from brave_search_mcp.stdio_wire import run_stdio
+from brave_search_mcp.faces.stdio import run_stdio
 
 server = MCPServer("stuck", log_level="WARNING")
 

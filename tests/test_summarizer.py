@@ -9,9 +9,17 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.brave_api import Endpoint
-from brave_search_mcp.client import BraveClient, BraveResponse, Params
-from brave_search_mcp.errors import (
+from brave_search_mcp.brave.client import BraveClient, BraveResponse, Params
+from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.brave.summarizer import (
+    MAX_POLLS,
+    PollSchedule,
+    SummarizerSource,
+    Summary,
+    fetch_summary,
+    flatten_summary,
+)
+from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
     ErrorCode,
@@ -23,15 +31,7 @@ from brave_search_mcp.errors import (
     SummaryUnavailable,
     UpstreamTimeout,
 )
-from brave_search_mcp.models import Reference
-from brave_search_mcp.summarizer import (
-    MAX_POLLS,
-    PollSchedule,
-    SummarizerSource,
-    Summary,
-    fetch_summary,
-    flatten_summary,
-)
+from brave_search_mcp.models.summary import Reference
 
 pytestmark = pytest.mark.anyio
 

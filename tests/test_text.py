@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brave_search_mcp.summarizer import flatten_summary
-from brave_search_mcp.text import clean_block, clean_text, dedup_key
+from brave_search_mcp.brave.summarizer import flatten_summary
+from brave_search_mcp.render.text import clean_block, clean_text, dedup_key
 
 CODE_SNIPPETS = [
     "Vec<T>",

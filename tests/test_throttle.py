@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from brave_search_mcp.throttle import Throttle
+from brave_search_mcp.ratelimit.throttle import Throttle
 from testkit.clock import FakeClock as FakeTime
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp.config import Settings
-from brave_search_mcp.errors import ErrorCode, WarningCode
-from brave_search_mcp.tools import all_tools
+from brave_search_mcp.models.errors import ErrorCode, WarningCode
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.in_memory import mcp_client

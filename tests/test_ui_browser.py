@@ -16,8 +16,8 @@ from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from playwright.async_api import Browser, FrameLocator, async_playwright, expect
 
-from brave_search_mcp.client import BraveClient
-from brave_search_mcp.server import build_server
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.faces.mcp_server import build_server
 from brave_search_mcp.ui import THUMBNAIL_ORIGIN, widgets
 from testkit.brave.brave import FakeBrave
 from testkit.settings import make_settings

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
-from brave_search_mcp.server import build_server
+from brave_search_mcp.faces.mcp_server import build_server
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
@@ -48,7 +48,8 @@ async def test_with_the_flag_the_widget_is_served_to_an_apps_host() -> None:
 
 def test_a_server_started_without_the_flag_never_imports_the_ui_package() -> None:
     code = (
-        "import sys; from brave_search_mcp.server import build_server; from brave_search_mcp.config import Settings;"
+        "import sys; from brave_search_mcp.faces.mcp_server import build_server; "
+        "from brave_search_mcp.config import Settings;"
         "build_server(Settings()); print('brave_search_mcp.ui' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

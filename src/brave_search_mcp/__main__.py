@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from brave_search_mcp.faces.cli import main
 
 sys.exit(main())

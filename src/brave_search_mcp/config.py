@@ -10,13 +10,14 @@ write) wins over a key in the environment, so a stale key in a shell cannot beat
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-
-from .state.location import default_state_path, parse_state_url
 
 DEFAULT_BASE_URL = "https://api.search.brave.com"
 
@@ -285,3 +286,61 @@ def _lookup_key(env: Mapping[str, str]) -> tuple[str | None, KeySource | None]:
                 raise ConfigError(f"{name}: the key cannot be used: {problem}")
             return value, name
     return None, None
+
+
+APP_DIR = "brave-search-mcp"
+
+
+STATE_FILE = "state.sqlite3"
+
+
+@dataclass(frozen=True)
+class StateLocation:
+    """A parsed state URL: which backend, and its file or server."""
+
+    kind: str  # "memory" | "sqlite" | "redis"
+    path: Path | None = None  # sqlite; None = the default file
+    url: str | None = None  # redis
+
+
+def default_state_path(environ: Mapping[str, str], *, platform: str = sys.platform, home: Path | None = None) -> Path:
+    """The per-user cache file, platformdirs-style: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches; %LOCALAPPDATA%."""
+    base_home = home if home is not None else Path.home()
+    if platform.startswith("win"):
+        local = environ.get("LOCALAPPDATA")
+        root = Path(local) if local else base_home / "AppData" / "Local"
+        return root / APP_DIR / "Cache" / STATE_FILE
+    if platform == "darwin":
+        return base_home / "Library" / "Caches" / APP_DIR / STATE_FILE
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    root = Path(xdg) if xdg and Path(xdg).is_absolute() else base_home / ".cache"
+    return root / APP_DIR / STATE_FILE
+
+
+def parse_state_url(url: str | None) -> StateLocation:
+    """Validate ``BRAVE_SEARCH_STATE``; ValueError names the variable and the accepted forms."""
+    if url is None or not url.strip():
+        return StateLocation("sqlite")
+    text = url.strip()
+    if text == "memory":
+        return StateLocation("memory")
+    parts = urlsplit(text)
+    if parts.scheme == "sqlite":
+        if parts.netloc:
+            raise ValueError(
+                f"BRAVE_SEARCH_STATE: sqlite URLs take an absolute path (sqlite:///abs/path), got {text!r}"
+            )
+        if not parts.path:
+            return StateLocation("sqlite")
+        path = Path(parts.path if not parts.path.startswith("//") else "/" + parts.path.lstrip("/"))
+        if not path.is_absolute():
+            raise ValueError(f"BRAVE_SEARCH_STATE: sqlite path must be absolute, got {text!r}")
+        return StateLocation("sqlite", path=path)
+    if parts.scheme in ("redis", "rediss", "unix"):
+        if parts.scheme != "unix" and not parts.hostname:
+            raise ValueError("BRAVE_SEARCH_STATE: a redis URL needs a host (redis://host:port/db)")
+        return StateLocation("redis", url=text)
+    raise ValueError(
+        "BRAVE_SEARCH_STATE must be 'memory', 'sqlite:///absolute/path' or 'redis://host:port/db'"
+        f" (got a value with scheme {parts.scheme or 'none'!r})"
+    )

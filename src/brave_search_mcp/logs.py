@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .config import Settings
+from brave_search_mcp.config import Settings
 
 PACKAGE_LOGGER = "brave_search_mcp"
 CALL_LOGGER = "brave_search_mcp.calls"

@@ -14,10 +14,11 @@ from typing import Any
 import anyio
 import httpx2
 
-from brave_search_mcp import errors
-from brave_search_mcp.brave_api import Endpoint
-from brave_search_mcp.text import clean_text
-from brave_search_mcp.wire import decode_json_object, map_error, parse_rate_limit
+from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.brave.wire import map_error, parse_rate_limit
+from brave_search_mcp.models import errors
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.upstream.bodies import decode_json_object
 
 from .brave import VALID_KEY
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from brave_search_mcp.errors import ErrorCode
+from brave_search_mcp.models.errors import ErrorCode
 
 # fault name (FakeBrave.inject) -> the code a tool must answer with (reference/brave-api.md §6)
 FAULT_CODES: Mapping[str, ErrorCode] = MappingProxyType(

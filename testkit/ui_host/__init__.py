@@ -22,7 +22,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from playwright.async_api import ConsoleMessage, Page, Route
 
-from brave_search_mcp.models import Result, SearchEnvelope, SearchMeta, Section
+from brave_search_mcp.models.envelopes import Result, Section
+from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, tool_meta
 
 HOST_PAGE = Path(__file__).with_name("host.html")

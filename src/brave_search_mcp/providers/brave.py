@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from brave_search_mcp.models import SearchType
-
-from .base import ProviderPage, SearchRequest
+from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 
 # (prepared Brave request, deadline) -> (parsed answer, client response); the service supplies it.
 BraveFetch = Callable[[Any, float | None], Awaitable[tuple[Any, Any]]]

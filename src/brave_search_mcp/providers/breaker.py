@@ -15,10 +15,11 @@ closes the breaker, its failure re-opens it for another cool-down.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+from brave_search_mcp.clock import Clock
 
 __all__ = ["BreakerState", "CircuitBreaker"]
 
@@ -40,8 +41,8 @@ class CircuitBreaker:
         *,
         threshold: int = 3,
         cooldown: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
+        clock: Clock = time.monotonic,
+        wall_clock: Clock = time.time,
     ) -> None:
         if threshold < 1:
             raise ValueError("threshold must be at least 1")

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from brave_search_mcp.errors import (
+from brave_search_mcp.clock import Clock
+from brave_search_mcp.models.envelopes import WarningItem
+from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
     InvalidArgument,
@@ -35,11 +37,9 @@ from brave_search_mcp.errors import (
     UpstreamValidation,
     WarningCode,
 )
-from brave_search_mcp.models import WarningItem
+from brave_search_mcp.providers.breaker import CircuitBreaker
+from brave_search_mcp.providers.protocol import Provider, ProviderPage, SearchRequest
 from brave_search_mcp.state.base import RecordStore
-
-from .base import Provider, ProviderPage, SearchRequest
-from .breaker import CircuitBreaker
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +93,8 @@ class FallbackChain:
         *,
         threshold: int = 3,
         cooldown: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
+        clock: Clock = time.monotonic,
+        wall_clock: Clock = time.time,
         records: RecordStore | None = None,
         namespace: str = "",
     ) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from brave_search_mcp.errors import RateLimited
+from brave_search_mcp.clock import Clock
+from brave_search_mcp.models.errors import RateLimited
 
 __all__ = ["SlidingWindowLimiter"]
 
@@ -26,7 +27,7 @@ class SlidingWindowLimiter:
         rate: int = 2,
         window: float = 1.0,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     ) -> None:
         if rate < 1 or window <= 0:

@@ -1,6 +1,6 @@
 """Shared state — rate limiter, response cache, small records — behind one interface: memory, sqlite, redis.
 
-``open_state(url, ...)`` returns a ``StateBackend``; ``None`` means the default: one SQLite file in
+``location.open_state(url, ...)`` returns a ``StateBackend``; ``None`` means the default: one SQLite file in
 the user's cache directory shared by every stdio server, CLI and library process of that user.
 
 Why not pyrate-limiter (evaluated for issue 14): its SQLite and Redis buckets store a fixed list of
@@ -12,30 +12,3 @@ refusal); (3) it has no shared pause (``block_until``) for a Brave "Remaining: 0
 means writing the store logic anyway; the whole reservation is one SQLite transaction and one Lua
 script here, so a dependency would save nothing and constrain the adaptive rules.
 """
-
-from __future__ import annotations
-
-from .base import (
-    LEASE_SECONDS,
-    Limiter,
-    PlanState,
-    RecordStore,
-    SharedCache,
-    SlotUnavailable,
-    StateBackend,
-)
-from .location import StateLocation, default_state_path, open_state, parse_state_url
-
-__all__ = [
-    "LEASE_SECONDS",
-    "Limiter",
-    "PlanState",
-    "RecordStore",
-    "SharedCache",
-    "SlotUnavailable",
-    "StateBackend",
-    "StateLocation",
-    "default_state_path",
-    "open_state",
-    "parse_state_url",
-]

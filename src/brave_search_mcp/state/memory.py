@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from brave_search_mcp.cache import ResponseCache
-from brave_search_mcp.throttle import Throttle
-
-from .base import Clock, Fetch, Limiter, PlanState, RecordStore, SharedCache, Sleep, SlotUnavailable
+from brave_search_mcp.clock import Clock, Sleep
+from brave_search_mcp.ratelimit.limiter import Limiter, SlotUnavailable
+from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.ratelimit.throttle import Throttle
+from brave_search_mcp.state.base import Fetch, RecordStore, SharedCache
+from brave_search_mcp.state.response_cache import ResponseCache
 
 
 class MemoryLimiter:

@@ -14,18 +14,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import (
+from brave_search_mcp.ratelimit.plan import (
     RAMP_PERIOD_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
     WINDOW_MARGIN_FACTOR,
     WINDOW_MARGIN_SECONDS,
     PlanState,
-    StateBackend,
-    StateOptions,
-    StoreUnavailable,
 )
-from .shared import SharedBackend
+from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
+from brave_search_mcp.state.shared import SharedBackend
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

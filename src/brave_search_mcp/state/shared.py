@@ -16,21 +16,12 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 
-from brave_search_mcp.cache import ResponseCache
-
-from .base import (
-    LEASE_SECONDS,
-    Clock,
-    Fetch,
-    Limiter,
-    PlanState,
-    RecordStore,
-    SharedCache,
-    SlotUnavailable,
-    StateOptions,
-    StoreUnavailable,
-)
-from .memory import MemoryBackend
+from brave_search_mcp.clock import Clock
+from brave_search_mcp.ratelimit.limiter import Limiter, SlotUnavailable
+from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.state.base import LEASE_SECONDS, Fetch, RecordStore, SharedCache, StateOptions, StoreUnavailable
+from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.response_cache import ResponseCache
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

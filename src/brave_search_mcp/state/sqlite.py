@@ -18,9 +18,10 @@ from typing import Any, TypeVar
 
 import anyio
 
-from .base import PlanState, StateBackend, StateOptions, StoreUnavailable, horizon
-from .memory import MemoryBackend
-from .shared import SharedBackend
+from brave_search_mcp.ratelimit.plan import PlanState, horizon
+from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
+from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.shared import SharedBackend
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,0 +1,416 @@
+"""The one door to Brave: headers, throttle, retry, cache, body cap and error mapping live here.
+
+Every request carries the key in a header only (never in the URL, a message or a log line).
+A call first looks in the cache; otherwise one upstream fetch is shared by identical concurrent
+calls, and each attempt of that fetch takes a throttle slot, is bounded by the per-attempt
+timeout (body included) and by the byte cap, and is retried only when a later try can succeed
+(DESIGN.md, "Resilience rules"). Brave's error JSON becomes a typed ``BraveSearchError``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import httpx2
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from brave_search_mcp.brave.counters import EndpointCounters
+from brave_search_mcp.brave.facts import ENDPOINT_NAMES, MESSAGE_CAP_CHARS, MISSING_KEY_MESSAGE, USER_AGENT, Endpoint
+from brave_search_mcp.brave.responses import BraveResponse as BraveResponse
+from brave_search_mcp.brave.responses import _Fetched
+from brave_search_mcp.brave.shared_state import SharedUpstream
+from brave_search_mcp.brave.wire import map_error, parse_rate_limit
+from brave_search_mcp.clock import Clock, Sleep
+from brave_search_mcp.config import Settings
+from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.admission import MAX_SERVER_WAIT_SECONDS, Admission
+from brave_search_mcp.ratelimit.info import RateLimitInfo
+from brave_search_mcp.ratelimit.throttle import Throttle
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
+from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
+from brave_search_mcp.upstream.retry import is_retryable
+from brave_search_mcp.upstream.transport_errors import typed_transport_errors
+
+logger = logging.getLogger(__name__)
+
+
+Params = Sequence[tuple[str, str]]
+Headers = tuple[tuple[str, str], ...]  # extra request headers (Brave's X-Loc-* location), part of the cache key
+
+
+class BraveClient:
+    """Async Brave API client; one per process, owned by the server lifespan or ``BraveSearch``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = anyio.sleep,
+        rng: Callable[[], float] = random.random,
+        shared: SharedUpstream | None = None,
+    ) -> None:
+        self._settings = settings
+        self._transport = transport
+        self.clock = clock  # the one clock the client stamps and throttles with (the service shares it)
+        self.sleep = sleep  # the one sleep it waits with (the service's summarizer polling shares it)
+        self._rng = rng
+        self._http: httpx2.AsyncClient | None = None
+        self._closed = False
+        self._calls: set[anyio.CancelScope] = set()
+        self._throttle = Throttle(settings.rate_limit or 1.0, settings.burst or 1, clock=clock, sleep=sleep)
+        self._admission = Admission(self._throttle, clock=clock, adaptive=settings.adaptive_rate, cap=settings.burst)
+        self._cache: ResponseCache[_Fetched] = ResponseCache(
+            settings.cache_size, settings.cache_ttl_seconds, clock=clock
+        )
+        self._counters: dict[str, EndpointCounters] = {name: EndpointCounters() for name in ENDPOINT_NAMES.values()}
+        self._last_rate_limit: RateLimitInfo | None = None
+        self._key_echoes = 0
+        self._body_ids = itertools.count(1)
+        self.shared = shared  # the cross-process limiter and cache, when the state backend is shared
+
+    async def __aenter__(self) -> BraveClient:
+        if self._closed:
+            raise errors.Cancelled("The Brave client is closed; create a new one.")
+        return self  # the connection pool opens on the first request: start-up pays nothing for it
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool; calls in flight end with ``Cancelled``."""
+        self._closed = True
+        for scope in list(self._calls):
+            scope.cancel()
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+
+    async def get(
+        self,
+        endpoint: Endpoint,
+        params: Params,
+        *,
+        use_cache: bool = True,
+        throttle: bool = True,
+        retries: int | None = None,
+        deadline: float | None = None,
+        headers: Headers = (),
+    ) -> BraveResponse:
+        """GET ``endpoint``; raise a ``BraveSearchError`` on failure. ``deadline`` (client clock) fails fast waits
+        Brave demands that cannot end before it (``RATE_LIMITED``); ``retries`` overrides the configured count."""
+        endpoint = Endpoint(endpoint)
+        counters = self._counters[ENDPOINT_NAMES[endpoint]]
+        try:
+            if self._closed:
+                raise errors.Cancelled("The Brave client is closed.")
+            scope = anyio.CancelScope()
+            self._calls.add(scope)
+            try:
+                with scope:
+                    response = await self._get(endpoint, list(params), use_cache, throttle, retries, deadline, headers)
+                    counters.last = "ok"
+                    return response
+            finally:
+                self._calls.discard(scope)
+            raise errors.Cancelled("The Brave client was closed while the call was in flight.")
+        except errors.BraveSearchError as exc:
+            counters.count_error(exc.code.value)
+            raise
+
+    @property
+    def last_rate_limit(self) -> RateLimitInfo | None:
+        """The most recent rate-limit figures seen on any answer (success or error)."""
+        return self._last_rate_limit
+
+    def cache_stats(self) -> CacheStats:
+        """Current cache figures."""
+        return self._cache.stats()
+
+    def counters(self) -> dict[str, EndpointCounters]:
+        """Per-endpoint counters keyed by the endpoint's short name (web, news, images, videos, summarizer...)."""
+        return {
+            name: EndpointCounters(c.requests, c.errors, c.cache_hits, dict(c.by_code), c.last)
+            for name, c in self._counters.items()
+        }
+
+    @property
+    def key_echoes(self) -> int:
+        """How many successful bodies contained the API key (the service then scrubs its output)."""
+        return self._key_echoes
+
+    def admission(self) -> dict[str, Any]:
+        """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""
+        return self._admission.snapshot()
+
+    @property
+    def throttle_rate(self) -> tuple[float, int]:
+        """The throttle's current (requests per second, burst)."""
+        return self._throttle.rate, self._throttle.burst
+
+    # -- one call -------------------------------------------------------------------------------
+
+    def _open(self) -> httpx2.AsyncClient:
+        if self._http is None:
+            self._http = httpx2.AsyncClient(
+                base_url=self._settings.base_url,
+                transport=self._transport,
+                timeout=self._settings.timeout_seconds,
+                follow_redirects=False,
+            )
+        return self._http
+
+    def _key(self) -> str:
+        secret = self._settings.api_key
+        return secret.get_secret_value() if secret is not None else ""
+
+    def _safe(self, text: str, limit: int = MESSAGE_CAP_CHARS) -> str:
+        """Upstream or library text made fit for a message; the key can never slip through."""
+        key = self._key()
+        if key:
+            text = text.replace(key, "[redacted]")
+        return clean_text(text, limit=limit, markup=False)
+
+    def _url(self, endpoint: Endpoint, params: Params) -> httpx2.URL:
+        try:
+            return httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value, params=list(params))
+        except (httpx2.InvalidURL, TypeError, ValueError) as exc:
+            message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
+            raise errors.InvalidArgument(message) from None
+
+    async def _get(
+        self,
+        endpoint: Endpoint,
+        params: Params,
+        use_cache: bool,
+        throttle: bool,
+        retries: int | None,
+        deadline: float | None,
+        headers: Headers = (),
+    ) -> BraveResponse:
+        if not self._settings.has_key:
+            raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
+        name = ENDPOINT_NAMES[endpoint]
+        started = self.clock()
+
+        key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
+
+        async def upstream() -> _Fetched:
+            url = self._url(endpoint, params)
+            return await self._fetch(
+                endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
+            )
+
+        async def fetch() -> _Fetched:
+            fetched = await (self._shared_fetch(key, upstream) if self.shared and use_cache else upstream())
+            return replace(fetched, body_id=next(self._body_ids))
+
+        fetched, hit, _shared = await self._cache.get_or_fetch(key, fetch, bypass=not use_cache)
+        duration_ms = max(0.0, (self.clock() - started) * 1000.0)
+        if hit:
+            self._counters[name].cache_hits += 1
+        # Hits and shared answers hand out the same decoded body: it is read-only by contract.
+        return BraveResponse(
+            data=fetched.data,
+            status=fetched.status,
+            cached=hit or fetched.attempts == 0,  # a local hit, or an answer another process fetched
+            attempts=0 if hit else fetched.attempts,
+            duration_ms=duration_ms,
+            request_target=(self._settings.base_url.rstrip("/") + endpoint.value, tuple(params)),
+            body_bytes=fetched.body_bytes,
+            rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
+            raw_body=fetched.raw_body,
+            body_id=fetched.body_id,
+        )
+
+    async def _fetch(
+        self,
+        endpoint: Endpoint,
+        url: httpx2.URL,
+        *,
+        throttle: bool,
+        retries: int | None,
+        deadline: float | None,
+        headers: Headers = (),
+    ) -> _Fetched:
+        counters = self._counters[ENDPOINT_NAMES[endpoint]]
+        attempt = 0
+
+        async def one_attempt() -> _Fetched:
+            nonlocal attempt
+            if throttle:
+                self._admission.check(deadline)  # before counting: a refusal sends nothing
+            attempt += 1
+            if throttle:
+                await self._throttle.acquire()
+                if self.shared is not None:
+                    await self.shared.acquire(deadline)  # the window every process of this key shares
+            counters.requests += 1
+            return await self._attempt(endpoint, url, attempt, headers)
+
+        def should_retry(exc: BaseException) -> bool:
+            return self._should_retry(exc, deadline)
+
+        retrying = AsyncRetrying(
+            sleep=self.sleep,
+            stop=stop_after_attempt((self._settings.retries if retries is None else retries) + 1),
+            wait=self._retry_wait,
+            retry=retry_if_exception(should_retry),
+            reraise=True,
+        )
+        try:
+            fetched: _Fetched = await retrying(one_attempt)
+        except errors.BraveSearchError as exc:
+            exc.details.setdefault("attempts", attempt)
+            raise
+        return replace(fetched, attempts=attempt)
+
+    async def stream_post(
+        self, endpoint: Endpoint, body: dict[str, Any], *, deadline: float | None = None
+    ) -> AsyncIterator[bytes]:
+        """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached or retried (paid for)."""
+        if not self._settings.has_key:
+            raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
+        counters = self._counters[ENDPOINT_NAMES[endpoint]]
+        try:  # counted like a GET: the status tool's "plan seen" reads the last outcome
+            self._admission.check(deadline)
+            await self._throttle.acquire()
+            counters.requests += 1
+            http, timeout = self._open(), self._settings.timeout_seconds
+            headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
+            with typed_transport_errors("Brave", timeout, self._safe):
+                with anyio.fail_after(timeout):  # until the answer starts; then each chunk has httpx2's read timeout
+                    request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
+                    response = await http.send(request, stream=True)
+                try:
+                    if not 200 <= response.status_code < 300:
+                        await self._handle(endpoint, response)  # raises the mapped error
+                    counters.last = "ok"
+                    async for chunk in response.aiter_bytes():
+                        yield chunk
+                finally:
+                    await response.aclose()
+        except errors.BraveSearchError as exc:
+            counters.count_error(exc.code.value)
+            raise
+
+    async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
+        """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
+        assert self.shared is not None
+        mine: list[_Fetched] = []
+        ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
+        status, body, _ = await self.shared.cached(key, lambda: _raw(upstream, mine), ttl)
+        return mine[0] if mine else _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+
+    # -- retry policy ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _server_wait(exc: BaseException | None) -> float | None:
+        if isinstance(exc, errors.UpstreamStatusError):
+            return exc.retry_after
+        return None
+
+    def _should_retry(self, exc: BaseException, deadline: float | None = None) -> bool:
+        """Retry only what a later try can fix, and only if Brave does not ask for an unreasonable wait."""
+        if not is_retryable(exc):
+            return False
+        wait = self._server_wait(exc)
+        limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self.clock())
+        return wait is None or wait <= limit
+
+    def _retry_wait(self, state: RetryCallState) -> float:
+        """Retry-After / X-RateLimit-Reset when Brave gave one, else capped exponential backoff with jitter."""
+        outcome = state.outcome
+        server = self._server_wait(outcome.exception() if outcome is not None else None)
+        if server is not None:
+            return server
+        exponent = min(max(state.attempt_number - 1, 0), 30)
+        delay = self._settings.retry_base_ms / 1000.0 * (2.0**exponent)
+        jitter = 0.8 + 0.4 * self._rng()
+        return min(self._settings.retry_max_ms / 1000.0, delay * jitter)
+
+    # -- one attempt ----------------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "X-Subscription-Token": self._key(),
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip",
+            "User-Agent": USER_AGENT,
+        }
+
+    async def _attempt(self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers) -> _Fetched:
+        if self._closed:
+            raise errors.Cancelled("The Brave client is closed.")
+        http = self._open()
+        timeout = self._settings.timeout_seconds
+        started = self.clock()
+        status: int | None = None
+        outcome = "ok"
+        try:
+            with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
+                request = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                response = await http.send(request, stream=True)
+                try:
+                    status = response.status_code
+                    return await self._handle(endpoint, response)
+                finally:
+                    await response.aclose()
+        except errors.BraveSearchError as exc:
+            outcome = exc.code.value
+            raise
+        finally:
+            logger.debug(
+                "brave request endpoint=%s attempt=%d status=%s outcome=%s duration_ms=%.1f",
+                ENDPOINT_NAMES[endpoint],
+                attempt,
+                status if status is not None else "-",
+                outcome,
+                (self.clock() - started) * 1000.0,
+            )
+
+    async def _handle(self, endpoint: Endpoint, response: httpx2.Response) -> _Fetched:
+        status = response.status_code
+        info = parse_rate_limit(response.headers, self.clock())
+        if info is not None:
+            self._last_rate_limit = info
+            self._admission.observe(info)
+            if self.shared is not None:
+                await self.shared.observe(info)
+        if 200 <= status < 300:
+            body = await read_capped(response, self._settings.max_response_bytes)
+            key = self._key()
+            if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
+                self._key_echoes += 1
+            self._admission.succeeded()
+            return _Fetched(
+                data=decode_json_object(body),
+                status=status,
+                attempts=1,
+                body_bytes=len(body),
+                raw_body=body,
+                rate_limit=info,
+            )
+        body = await read_error_body(response)
+        error = map_error(
+            endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
+        )
+        self._admission.refused(error)
+        if self.shared is not None:
+            await self.shared.refused(error)
+        raise error
+
+
+async def _raw(upstream: Callable[[], Awaitable[_Fetched]], mine: list[_Fetched]) -> tuple[int, bytes]:
+    """Fetch for the shared cache, keeping the decoded answer for the process that fetched it."""
+    mine.append(await upstream())
+    return mine[0].status, mine[0].raw_body

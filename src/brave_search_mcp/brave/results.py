@@ -1,0 +1,312 @@
+"""Provider JSON to typed sections: Brave's answer shapes become clean, deduplicated results.
+
+Parsing never trusts Brave's shapes: a field of the wrong type is skipped, never raised, so one
+odd result cannot cost the agent the whole answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from brave_search_mcp.brave.facts import ANSWER_TYPES
+from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.errors import ParseError, WarningCode
+from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.render.text import clean_text, cut, dedup_key, has_invisible, http_url, number_text, site_of
+
+TITLE_LIMIT = 200
+SNIPPET_LIMIT = 400
+EXTRA_SNIPPET_LIMIT = 300
+MAX_EXTRA_SNIPPETS = 5
+FIELD_LIMIT = 200
+MAX_ATTRIBUTES = 8
+
+# Web answer sections in the order they are shown.
+WEB_SECTIONS: tuple[str, ...] = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
+SECTION_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "web": "Web results",
+        "news": "News results",
+        "videos": "Video results",
+        "images": "Image results",
+        "discussions": "Discussions",
+        "faq": "FAQ",
+        "infobox": "Infobox",
+        "locations": "Locations",
+    }
+)
+
+
+@dataclass
+class ParsedAnswer:
+    """Sections extracted from one Brave answer, before truncation."""
+
+    sections: list[Section]
+    warnings: list[WarningItem] = field(default_factory=list)
+    altered_query: str | None = None
+    more_available: bool | None = None
+    summarizer_key: str | None = None
+
+
+def _text(value: Any, limit: int = FIELD_LIMIT, *, decorations: bool = False) -> str:
+    return clean_text(number_text(value), limit=limit, decorations=decorations)
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(container: Any) -> list[Any]:
+    results = _map(container).get("results")
+    return results if isinstance(results, list) else []
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) < 64 and value.strip().isascii() and value.strip().isdigit():
+        number = int(value.strip())
+    else:
+        return None
+    return number if 0 <= number < 10**15 else None
+
+
+def _source(item: Mapping[str, Any], url: str) -> str | None:
+    hostname = _text(_map(item.get("meta_url")).get("hostname")).lower().removeprefix("www.")
+    return hostname or site_of(url) or None
+
+
+def _extra_snippets(value: Any, decorations: bool) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    cleaned = [_text(v, EXTRA_SNIPPET_LIMIT, decorations=decorations) for v in value]
+    kept = [v for v in cleaned if v][:MAX_EXTRA_SNIPPETS]
+    return kept or None
+
+
+def _age(item: Mapping[str, Any]) -> str | None:
+    return _text(item.get("age")) or _text(item.get("page_age")) or None
+
+
+def _base(item: Mapping[str, Any], decorations: bool, *, title: Any = None, snippet: Any = None) -> Result | None:
+    url = http_url(item.get("url"))
+    if url is None:
+        return None
+    source = _source(item, url)
+    title_text = _text(item.get("title") if title is None else title, TITLE_LIMIT, decorations=decorations)
+    raw_snippet = item.get("description") if snippet is None else snippet
+    return Result(
+        title=title_text or source or url,
+        url=url,
+        snippet=_text(raw_snippet, SNIPPET_LIMIT, decorations=decorations),
+        site=source,
+        provider="brave",
+    )
+
+
+def _web_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    result = _base(item, decorations)
+    if result is not None:
+        result.age = _age(item)
+        result.extra_snippets = _extra_snippets(item.get("extra_snippets"), decorations)
+    return result
+
+
+def _news_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    result = _web_result(item, decorations)
+    if result is not None and item.get("breaking") is True:
+        result.breaking = True
+    return result
+
+
+def _video_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    result = _base(item, decorations)
+    if result is None:
+        return None
+    video = _map(item.get("video"))
+    result.age = _age(item)
+    result.duration = _text(video.get("duration"), 40) or None
+    result.views = _int(video.get("views"))
+    result.creator = _text(video.get("creator")) or None
+    result.publisher = _text(video.get("publisher")) or None
+    result.thumbnail = http_url(_map(item.get("thumbnail")).get("src"))
+    return result
+
+
+def _image_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    result = _base(item, decorations, snippet="")
+    if result is None:
+        return None
+    props, thumb = _map(item.get("properties")), _map(item.get("thumbnail"))
+    result.image_url = http_url(props.get("url"))
+    result.thumbnail = http_url(thumb.get("src"))
+    width, height = _int(props.get("width")), _int(props.get("height"))
+    if width is None or height is None:
+        width, height = _int(thumb.get("width")), _int(thumb.get("height"))
+    if width is not None and height is not None:
+        result.width, result.height = width, height
+    result.site = _text(item.get("source")).lower().removeprefix("www.") or result.site
+    return result
+
+
+def _discussion_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    data = _map(item.get("data"))
+    snippet = item.get("description") if _text(item.get("description")) else data.get("top_comment")
+    title = data.get("title") if _text(data.get("title")) else item.get("title")
+    result = _base(item, decorations, title=title, snippet=snippet)
+    if result is None:
+        return None
+    result.age = _age(item)
+    result.forum = _text(data.get("forum_name")) or None
+    result.answers = _int(data.get("num_answers"))
+    result.votes = _text(data.get("score"), 40) or None
+    result.question = _text(data.get("question"), SNIPPET_LIMIT, decorations=decorations) or None
+    return result
+
+
+def _faq_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    question = _text(item.get("question"), TITLE_LIMIT, decorations=decorations)
+    answer = _text(item.get("answer"), SNIPPET_LIMIT, decorations=decorations)
+    result = _base(item, decorations, title=item.get("question") if question else None, snippet="")
+    if result is None:
+        return None
+    result.snippet = answer
+    result.question = question or None
+    result.answer = answer or None
+    return result
+
+
+def _infobox_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    url = http_url(item.get("website_url")) or http_url(item.get("url"))
+    if url is None:
+        return None
+    title = item.get("title") if _text(item.get("title")) else item.get("label")
+    snippet = item.get("long_desc") if _text(item.get("long_desc")) else item.get("description")
+    result = _base({**item, "url": url}, decorations, title=title, snippet=snippet)
+    if result is None:
+        return None
+    attributes: list[list[str]] = []
+    raw = item.get("attributes")
+    for pair in raw if isinstance(raw, list) else []:
+        if isinstance(pair, list) and len(pair) >= 2:
+            key, value = _text(pair[0], 80), _text(pair[1])
+            if key and value:
+                attributes.append([key, value])
+        if len(attributes) >= MAX_ATTRIBUTES:
+            break
+    result.attributes = attributes or None
+    return result
+
+
+def _rating(value: Any) -> str | None:
+    rating = _map(value)
+    score = rating.get("ratingValue")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return None
+    text = f"{score:g}"
+    best = rating.get("bestRating")
+    if not isinstance(best, bool) and isinstance(best, (int, float)) and math.isfinite(best):
+        text += f"/{best:g}"
+    reviews = _int(rating.get("reviewCount"))
+    if reviews is not None:
+        text += f" ({reviews} review{'' if reviews == 1 else 's'})"
+    return text
+
+
+def _location_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+    url = http_url(item.get("url")) or http_url(item.get("provider_url"))
+    if url is None:
+        return None
+    result = _base({**item, "url": url}, decorations)
+    if result is None:
+        return None
+    result.address = _text(_map(item.get("postal_address")).get("displayAddress")) or None
+    result.phone = _text(_map(item.get("contact")).get("telephone"), 60) or None
+    result.rating = _rating(item.get("rating"))
+    return result
+
+
+_BUILDERS = {
+    "web": _web_result,
+    "news": _news_result,
+    "videos": _video_result,
+    "images": _image_result,
+    "discussions": _discussion_result,
+    "faq": _faq_result,
+    "infobox": _infobox_result,
+    "locations": _location_result,
+}
+
+
+def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decorations: bool = False) -> ParsedAnswer:
+    """Extract clean, deduplicated sections; raise ``ParseError`` if ``data`` is not Brave's shape."""
+    if not isinstance(data, Mapping):
+        raise ParseError(f"Brave's answer is not a JSON object (got {type(data).__name__}).")
+    expected = ANSWER_TYPES.get(search_type)
+    if expected is None:
+        raise ParseError(f"Unknown search type {search_type!r}.")
+    answer_type = data.get("type")
+    if answer_type is not None and answer_type != expected:
+        shown = cut(_text(answer_type, 60) or type(answer_type).__name__, 60)
+        raise ParseError(f'Brave answered with type "{shown}" to a {search_type} search (expected "{expected}").')
+
+    sources = [(key, data.get(key)) for key in WEB_SECTIONS] if search_type == "web" else [(search_type, data)]
+    seen: set[str] = set()
+    duplicates = 0
+    sections: list[Section] = []
+    for key, container in sources:
+        build = _BUILDERS[key]
+        results: list[Result] = []
+        for item in _items(container):
+            if not isinstance(item, Mapping):
+                continue
+            result = build(item, text_decorations)
+            if result is None:
+                continue
+            identity = dedup_key((result.image_url or result.url) if key == "images" else result.url)
+            if identity in seen:
+                duplicates += 1
+                continue
+            seen.add(identity)
+            results.append(result)
+        if results:
+            sections.append(Section(key=key, label=SECTION_LABELS[key], results=results))
+
+    parsed = ParsedAnswer(sections=sections)
+    query = _map(data.get("query"))
+    altered = query.get("altered")
+    original = query.get("original")
+    if isinstance(altered, str) and altered.strip() and altered != original:
+        parsed.altered_query = _text(altered, 400) or None
+        if parsed.altered_query:
+            was = f' instead of "{cut(_text(original, 400), 100)}"' if _text(original) else ""
+            parsed.warnings.append(
+                WarningItem(
+                    code=WarningCode.QUERY_ALTERED.value,
+                    message=f'Brave searched for "{cut(parsed.altered_query, 100)}"{was}; '
+                    "set spellcheck: false to search the exact text.",
+                )
+            )
+    if duplicates:
+        parsed.warnings.append(
+            WarningItem(
+                code=WarningCode.DEDUPLICATED.value,
+                message=f"Dropped {duplicates} duplicate result{'' if duplicates == 1 else 's'} "
+                "(same URL in an earlier section).",
+            )
+        )
+    more = query.get("more_results_available")
+    if isinstance(more, bool):
+        parsed.more_available = more
+    summarizer_key = _map(data.get("summarizer")).get("key")
+    if isinstance(summarizer_key, str) and summarizer_key.strip() and not has_invisible(summarizer_key):
+        parsed.summarizer_key = summarizer_key
+    return parsed

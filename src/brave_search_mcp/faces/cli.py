@@ -1,0 +1,306 @@
+"""Command line: serve stdio (the default), or search, summarize and check status from a terminal.
+
+Exit codes: 0 success, 1 an error envelope (explained on stderr), 2 usage or configuration errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import uuid
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import anyio
+
+from brave_search_mcp._version import __version__
+from brave_search_mcp.compose import open_tools
+from brave_search_mcp.config import ConfigError, Settings
+from brave_search_mcp.logs import PACKAGE_LOGGER, configure_logging
+from brave_search_mcp.models.errors import ErrorCode, InvalidArgument
+from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.tools.boundary import ToolOutcome, error_outcome
+from brave_search_mcp.tools.registry import enabled_tools
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+MISSING_KEY_LINE = (
+    "brave-search-mcp: no Brave API key configured - set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or "
+    "BRAVE_API_KEY_FILE=/path/to/key-file); get a key at https://api-dashboard.search.brave.com"
+)
+
+
+EXAMPLES = """examples:
+  brave-search-mcp                                   serve MCP on stdio (register it with your agent)
+  brave-search-mcp --transport http --port 8080      serve MCP over HTTP for many agents
+  brave-search-mcp search "rust async traits" --count 5
+  brave-search-mcp search "eu ai act" --type news --freshness pw --json
+  brave-search-mcp context "tokio select cancellation" --max-chars 4000
+  brave-search-mcp local coffee --location "berlin germany"
+  brave-search-mcp answer "what changed in python 3.13?"
+  brave-search-mcp status --probe                     key, limits, and one request per search endpoint
+  brave-search-mcp skill install                      the agent skill for Claude Code and Codex
+
+key: BRAVE_API_KEY (or BRAVE_SEARCH_API_KEY, or BRAVE_API_KEY_FILE); all settings: see the README."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """All subcommands; no subcommand means ``serve``."""
+    parser = argparse.ArgumentParser(
+        prog="brave-search-mcp",
+        description="Brave Search MCP server and command line. With no command, serves MCP on stdio.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve_parser = sub.add_parser("serve", help="run the MCP server (stdio by default; the default command)")
+    for target in (parser, serve_parser):
+        target.add_argument("--transport", choices=["stdio", "http"], help="stdio (default) or streamable HTTP")
+        target.add_argument("--host", dest="http_host", help="HTTP: address to bind (default 127.0.0.1)")
+        target.add_argument("--port", dest="http_port", type=int, help="HTTP: port (default 8080)")
+        target.add_argument(
+            "--ui", action="store_true", default=None, help="serve MCP Apps widgets to hosts that show them"
+        )
+
+    search = sub.add_parser("search", help="search and print compact results")
+    search.add_argument("query", help="search text")
+    search.add_argument("--type", dest="search_type", choices=["web", "news", "images", "videos"], default="web")
+    search.add_argument("--count", dest="max_results", type=int, help="results wanted (default 10)")
+    search.add_argument("--offset", type=int, help="page index 0-9")
+    search.add_argument("--country", help="e.g. US, DE, ALL")
+    search.add_argument("--search-lang", dest="search_language", help="e.g. en, de, zh-hans")
+    search.add_argument("--ui-lang", dest="ui_language", help="e.g. en-US")
+    search.add_argument("--safe-search", dest="safe_search", choices=["off", "moderate", "strict"])
+    search.add_argument("--freshness", help="pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD")
+    search.add_argument("--result-filter", dest="result_filter", help="web sections, comma separated")
+    search.add_argument("--goggles", action="append", help="goggle https URL or inline rules (repeatable)")
+    search.add_argument("--units", choices=["metric", "imperial"])
+    search.add_argument("--extra-snippets", action="store_true", default=None)
+    search.add_argument("--no-spellcheck", dest="spellcheck", action="store_false", default=None)
+    search.add_argument("--summary", action="store_true", default=None, help="also ask for a summarizer key")
+    search.add_argument("--max-lines", type=int)
+    search.add_argument("--max-bytes", type=int)
+    search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the cache")
+    search.add_argument("--json", action="store_true", help="print the JSON envelope instead of text")
+
+    summarize = sub.add_parser("summarize", help="print a short cited summary")
+    summarize.add_argument("query", nargs="?", help="question to search and summarize")
+    summarize.add_argument("--key", help="summarizer_key from 'search --summary'")
+    summarize.add_argument("--inline-references", action="store_true", default=None)
+    summarize.add_argument("--entity-info", action="store_true", default=None)
+    summarize.add_argument("--json", action="store_true")
+
+    context = sub.add_parser("context", help="grounding passages for a query (LLM context)")
+    context.add_argument("query")
+    context.add_argument("--max-chars", dest="max_chars", type=int, help="text budget (default 8000)")
+    context.add_argument("--country")
+    context.add_argument("--json", action="store_true")
+
+    local = sub.add_parser("local", help="places: by query, near a location or coordinates")
+    local.add_argument("query")
+    local.add_argument("--location", help='where, as text, e.g. "berlin germany"')
+    local.add_argument("--lat", dest="latitude", type=float)
+    local.add_argument("--lon", dest="longitude", type=float)
+    local.add_argument("--radius", type=float, help="metres")
+    local.add_argument("--count", dest="max_results", type=int)
+    local.add_argument("--json", action="store_true")
+
+    answer = sub.add_parser("answer", help="a cited AI answer (Brave Answers plan)")
+    answer.add_argument("question")
+    answer.add_argument("--research", action="store_true", default=None, help="multi-search research (minutes)")
+    answer.add_argument("--json", action="store_true")
+
+    status = sub.add_parser("status", help="configuration, limits and (with --probe) connectivity")
+    status.add_argument("--probe", action="store_true", help="send one count=1 request per search endpoint")
+    status.add_argument("--verbose", action="store_true")
+    status.add_argument("--json", action="store_true")
+
+    tool_help = sub.add_parser("tool-help", help="parameter reference, examples, limits, error codes")
+    tool_help.add_argument("topic", nargs="?", default="all", choices=["params", "examples", "limits", "errors", "all"])
+    tool_help.add_argument("--json", action="store_true")
+
+    skill = sub.add_parser("skill", help="agent-skill entry: JSON in, JSON {ok: ...} out")
+    skill.add_argument("mode", choices=["web", "summarizer"])
+    skill.add_argument("--params-json", required=True, help="tool arguments as a JSON object")
+    return parser
+
+
+def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
+    # Options are named after the tool's fields (dest=...), so the model says which ones to pass on.
+    names = [name for name in WebSearchArgs.model_fields if hasattr(ns, name)]
+    args = {name: getattr(ns, name) for name in names if getattr(ns, name) is not None}
+    if isinstance(args.get("result_filter"), str):  # the command line spells a list as "web,news"
+        args["result_filter"] = [part.strip() for part in args["result_filter"].split(",") if part.strip()]
+    if ns.no_cache:
+        args.update(debug=True, disable_cache=True)
+    return args
+
+
+# command -> (tool, option names that are the tool's fields)
+_OTHER_TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "context": ("brave_llm_context", ("query", "max_chars", "country")),
+    "local": ("brave_local_search", ("query", "location", "latitude", "longitude", "radius", "max_results")),
+    "answer": ("brave_answer", ("question", "research")),
+}
+
+
+def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if ns.command == "search":
+        return "brave_web_search", _search_arguments(ns)
+    if ns.command == "summarize":
+        args = {k: v for k, v in {"query": ns.query, "key": ns.key}.items() if v is not None}
+        for flag in ("inline_references", "entity_info"):
+            if getattr(ns, flag):
+                args[flag] = True
+        return "brave_summarizer", args
+    if ns.command in _OTHER_TOOLS:
+        tool, fields = _OTHER_TOOLS[ns.command]
+        return tool, {name: getattr(ns, name) for name in fields if getattr(ns, name, None) is not None}
+    if ns.command == "status":
+        return "brave_web_search_status", {"probe_connectivity": ns.probe, "verbose": ns.verbose}
+    return "brave_web_search_help", {"topic": ns.topic}
+
+
+async def run_tool(
+    settings: Settings, tool: str, arguments: dict[str, Any], progress_to: TextIO | None = None
+) -> ToolOutcome:
+    """One tool call through a fresh client, exactly as the MCP server would run it (progress on a TTY only)."""
+
+    async def show(done: float, total: float | None, message: str | None) -> None:
+        assert progress_to is not None
+        share = f" {done / total:.0%}" if total else ""
+        progress_to.write(f"\r\x1b[K… {message or 'working'}{share}")
+        progress_to.flush()
+
+    live = progress_to is not None and progress_to.isatty()
+    async with open_tools(settings) as tools:
+        outcome = await tools.call(tool, arguments, progress=show if live else None)
+    if live and progress_to is not None:
+        progress_to.write("\r\x1b[K")
+    return outcome
+
+
+def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
+    if as_json:
+        out.write(json.dumps(outcome.structured, ensure_ascii=False, indent=2) + "\n")
+    if outcome.is_error:
+        code = outcome.structured.get("error", {}).get("code")
+        err.write((MISSING_KEY_LINE if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
+        return EXIT_ERROR
+    if not as_json:
+        out.write(outcome.text + "\n")
+    return EXIT_OK
+
+
+def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
+    tool = "brave_web_search" if ns.mode == "web" else "brave_summarizer"
+    try:
+        arguments = json.loads(ns.params_json)
+        if not isinstance(arguments, dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        bad = InvalidArgument(f"--params-json must be a JSON object ({exc})", field="params_json")
+        envelope = error_outcome(tool, bad, uuid.uuid4().hex[:16]).structured  # like every other error
+        out.write(json.dumps({"ok": False, "error": envelope}) + "\n")
+        return EXIT_USAGE
+    outcome = anyio.run(run_tool, settings, tool, arguments)
+    body = {"ok": not outcome.is_error, ("error" if outcome.is_error else "result"): outcome.structured}
+    out.write(json.dumps(body, ensure_ascii=False) + "\n")
+    return EXIT_ERROR if outcome.is_error else EXIT_OK
+
+
+# --- `skill install` (install path; kept apart so the parser above stays as it is) -------------------
+
+
+def _is_skill_install(argv: Sequence[str] | None) -> bool:
+    """Whether the command line is ``skill install ...``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return args[:2] == ["skill", "install"]
+
+
+def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
+    """Install the packaged skill for Claude Code and Codex (see skill_install.py)."""
+    from brave_search_mcp.faces.skill_install import run_install_command
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_install_command(args[2:], out, err)
+
+
+def startup_line(settings: Settings) -> str:
+    """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
+    key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
+    where = "stdio" if settings.transport == "stdio" else f"http://{settings.http_host}:{settings.http_port}/mcp"
+    tools = ", ".join(tool.name for tool in enabled_tools(settings))
+    return f"brave-search-mcp {__version__} · {where} · {key} · tools: {tools}"
+
+
+def serve(settings: Settings, err: TextIO) -> int:
+    """Run the MCP server on its transport until its client goes away or a signal stops it."""
+    from brave_search_mcp.faces.mcp_server import build_server  # the MCP SDK is only imported when serving
+
+    configure_logging(settings)
+    line = startup_line(settings)
+    if err.isatty():  # a person started it: plain words; otherwise stderr stays JSON lines for the host's log
+        err.write(line + "\n")
+    else:
+        logging.getLogger(PACKAGE_LOGGER).info(line, extra={"event": "start", "transport": settings.transport})
+    if settings.transport == "http":
+        from brave_search_mcp.faces.http import HttpOptions, serve_http
+
+        token = settings.http_token.get_secret_value() if settings.http_token is not None else None
+        try:
+            options = HttpOptions(
+                host=settings.http_host,
+                port=settings.http_port,
+                token=token,
+                allowed_hosts=settings.allowed_hosts,
+                max_body_bytes=settings.http_max_body_bytes,
+            )
+        except ValueError as exc:
+            err.write(f"brave-search-mcp: configuration error: {exc}\n")
+            return EXIT_USAGE
+        err.flush()
+        anyio.run(serve_http, build_server(settings), options)
+        return EXIT_OK
+    if err.isatty() and sys.stdin.isatty():
+        err.write("Waiting for an MCP client on stdin (register this command with your agent; Ctrl-C to stop).\n")
+    err.flush()
+    from brave_search_mcp.faces.stdio import (
+        run_stdio,  # bad lines get error replies; SIGINT/SIGTERM/EOF end it within 2 s
+    )
+
+    return run_stdio(build_server(settings))
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Entry point of the ``brave-search-mcp`` console script."""
+    out, err = out or sys.stdout, err or sys.stderr
+    if _is_skill_install(argv):  # `skill install` needs no settings or key: dispatched before them
+        return _skill_install(argv, out, err)
+    ns = build_parser().parse_args(argv)
+    command = ns.command or "serve"
+    try:
+        # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
+        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port", "ui")}
+        defaults = {} if command == "serve" else {"log_level": "WARNING"}
+        settings = Settings.from_env(defaults=defaults, flags=flags)
+        enabled_tools(settings)
+    except ConfigError as exc:
+        err.write(f"brave-search-mcp: configuration error: {exc}\n")
+        return EXIT_USAGE
+    if command == "serve":
+        return serve(settings, err)
+    configure_logging(settings, err)
+    try:
+        if command == "skill":
+            return _skill(settings, ns, out)
+        tool, arguments = _tool_call(ns)
+        outcome = anyio.run(run_tool, settings, tool, arguments, err)
+        return _print_outcome(outcome, ns.json, out, err)
+    except KeyboardInterrupt:
+        err.write("brave-search-mcp: interrupted\n")
+        return 130

@@ -1,0 +1,147 @@
+"""Strict tool inputs shared by several layers: the single source of truth for schemas, validation and help."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+SearchType = Literal["web", "news", "images", "videos"]
+SafeSearch = Literal["off", "moderate", "strict"]
+Units = Literal["metric", "imperial"]
+HelpTopic = Literal["params", "examples", "limits", "errors", "all"]
+
+
+class StrictInput(BaseModel):
+    """Base for tool inputs: typed exactly as the published schema says (``"5"`` is not an integer, ``true``
+    is not a number, a string is not a list), unknown fields are errors, and an alias may not duplicate its
+    canonical name."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False, strict=True)
+
+    # canonical field name -> accepted Brave spellings
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_alias_duplicates(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for canonical, aliases in cls.ALIASES.items():
+                given = [name for name in (canonical, *aliases) if name in data]
+                if len(given) > 1:
+                    raise ValueError(f"give only one of {', '.join(given)} (they are the same parameter)")
+        return data
+
+
+def max_results_field(description: str) -> Any:
+    """``max_results`` as every search tool takes it: at least 1, also accepted under Brave's own name ``count``."""
+    return Field(None, ge=1, validation_alias=AliasChoices("max_results", "count"), description=description)
+
+
+class QueryInput(StrictInput):
+    """Inputs that carry a search query, and perhaps coordinates: the checks they share, written once."""
+
+    @field_validator("query", check_fields=False)
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _coordinates_together(self) -> Self:
+        if (getattr(self, "latitude", None) is None) != (getattr(self, "longitude", None) is None):
+            raise ValueError("give latitude and longitude together")
+        return self
+
+
+class WebSearchArgs(QueryInput):
+    """Arguments of ``brave_web_search``."""
+
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "max_results": ("count",),
+        "search_language": ("search_lang",),
+        "ui_language": ("ui_lang",),
+        "safe_search": ("safesearch",),
+    }
+
+    query: str = Field(description='Search text; Brave operators work (site:, "phrase", -term). Max 400 chars.')
+    search_type: SearchType = Field("web", description="Which Brave index to search.")
+    result_filter: list[str] | None = Field(
+        None, description='Web only: sections to return, e.g. ["web","news"]. Default: all.'
+    )
+    max_results: int | None = max_results_field("Results wanted (default 10; max web 20, news/videos 50, images 200).")
+    offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
+    country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
+    search_language: str | None = Field(
+        None, validation_alias=AliasChoices("search_language", "search_lang"), description="e.g. en, de, zh-hans."
+    )
+    ui_language: str | None = Field(
+        None, validation_alias=AliasChoices("ui_language", "ui_lang"), description="e.g. en-US, de-DE."
+    )
+    safe_search: SafeSearch | None = Field(
+        None, validation_alias=AliasChoices("safe_search", "safesearch"), description="Images: off or strict only."
+    )
+    units: Units | None = None
+    freshness: str | None = Field(None, description="pd, pw, pm, py, or YYYY-MM-DDtoYYYY-MM-DD.")
+    spellcheck: bool | None = None
+    extra_snippets: bool | None = Field(None, description="Up to 5 extra snippets per result (web, news).")
+    text_decorations: bool | None = Field(None, description="Web: keep match highlights as **bold**.")
+    goggles: list[str] | None = Field(None, description="Goggle https URLs or inline definitions (web, news).")
+    summary: bool = Field(False, description="Web: also return a summarizer_key for brave_summarizer.")
+    max_lines: int | None = Field(None, description="Cap on text lines (20-300, default 120).")
+    max_bytes: int | None = Field(None, description="Cap on text bytes (4096-98304, default 32768).")
+    debug: bool = Field(False, description="Add debug data; enables the four debug controls.")
+    include_raw_payload: bool = False
+    include_request_url: bool = False
+    disable_cache: bool = False
+    disable_throttle: bool = False
+
+
+class SummarizerArgs(StrictInput):
+    """Arguments of ``brave_summarizer``: exactly one of ``key`` or ``query``."""
+
+    key: str | None = Field(None, description="summarizer_key from brave_web_search with summary: true.")
+    query: str | None = Field(None, description="Or a query: the tool searches and summarizes in one call.")
+    entity_info: bool = False
+    inline_references: bool = Field(False, description="Add (url) citations inside the summary text.")
+    country: str | None = None
+    search_language: str | None = Field(None, validation_alias=AliasChoices("search_language", "search_lang"))
+    deadline_seconds: float | None = Field(
+        None, gt=0, le=120, description="Deadline of the whole call in seconds (polling default 20)."
+    )
+
+    ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",)}
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> SummarizerArgs:
+        has_key = bool(self.key and self.key.strip())
+        has_query = bool(self.query and self.query.strip())
+        if has_key == has_query:
+            raise ValueError("give exactly one of key or query")
+        return self
+
+
+class HelpArgs(StrictInput):
+    """Arguments of ``brave_web_search_help``."""
+
+    topic: HelpTopic = "all"
+
+
+class StatusArgs(StrictInput):
+    """Arguments of ``brave_web_search_status``."""
+
+    probe_connectivity: bool = Field(False, description="Send one count=1 request per search endpoint.")
+    verbose: bool = Field(False, description="Add per-endpoint request/error counters.")
+    include_limits: bool = Field(False, description="Add the parameter limits.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Output envelopes. Optional fields are omitted from the wire when None (see ``dump``).

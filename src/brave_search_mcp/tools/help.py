@@ -1,0 +1,288 @@
+"""The help tool's content, generated from the models, rules and error codes so it cannot drift."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from brave_search_mcp.brave import facts as brave_api
+from brave_search_mcp.brave import params as rules
+from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
+from brave_search_mcp.models.envelopes import API_VERSION
+from brave_search_mcp.models.errors import ERROR_ADVICE, WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode
+from brave_search_mcp.models.inputs import HelpTopic
+
+
+@dataclass(frozen=True)
+class ToolDoc:
+    """What help needs of one tool; the registry hands these in, so help never imports it."""
+
+    name: str
+    input_model: type[BaseModel]
+    help: str
+
+
+# Where a parameter's valid values live, for the ones whose lists are too long for the schema.
+_VALUE_LISTS: dict[str, tuple[str, ...]] = {
+    "country": brave_api.COUNTRIES,
+    "search_language": brave_api.SEARCH_LANGUAGES,
+    "ui_language": brave_api.UI_LANGUAGES,
+    "result_filter": brave_api.RESULT_FILTERS,
+}
+
+EXAMPLES: list[dict[str, Any]] = [
+    {"tool": "brave_web_search", "why": "plain web search", "arguments": {"query": "python asyncio timeout"}},
+    {
+        "tool": "brave_web_search",
+        "why": "recent news in German",
+        "arguments": {"query": "Bundestag", "search_type": "news", "country": "DE", "freshness": "pw"},
+    },
+    {
+        "tool": "brave_web_search",
+        "why": "only docs.rs results via an inline goggle, second page",
+        "arguments": {"query": "tokio select", "goggles": ["$discard\n$site=docs.rs"], "offset": 1},
+    },
+    {
+        "tool": "brave_web_search",
+        "why": "images, many at once",
+        "arguments": {"query": "aurora borealis", "search_type": "images", "max_results": 50},
+    },
+    {
+        "tool": "brave_web_search",
+        "why": "date range and only web + discussions sections",
+        "arguments": {
+            "query": "rust 2024 edition",
+            "freshness": "2025-01-01to2025-06-30",
+            "result_filter": ["web", "discussions"],
+        },
+    },
+    {
+        "tool": "brave_web_search",
+        "why": "search and get a summarizer key",
+        "arguments": {"query": "what is MCP", "summary": True},
+    },
+    {
+        "tool": "brave_summarizer",
+        "why": "summarize a key from the search above",
+        "arguments": {"key": "<summarizer_key>"},
+    },
+    {
+        "tool": "brave_summarizer",
+        "why": "search and summarize in one call, with citations",
+        "arguments": {"query": "how does HTTP/3 differ from HTTP/2", "inline_references": True},
+    },
+    {
+        "tool": "brave_web_search_status",
+        "why": "check key, limits and reachability",
+        "arguments": {"probe_connectivity": True},
+    },
+    {"tool": "brave_web_search_help", "why": "just the error codes", "arguments": {"topic": "errors"}},
+]
+
+
+def _type_name(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        names = [_type_name(s) for s in schema["anyOf"] if s.get("type") != "null"]
+        return " | ".join(names) if names else "null"
+    if "enum" in schema:
+        return "enum"
+    if schema.get("type") == "array":
+        return f"list[{_type_name(schema.get('items', {}))}]"
+    return str(schema.get("type", "any"))
+
+
+def _aliases(field: FieldInfo, name: str) -> list[str]:
+    choices = getattr(field.validation_alias, "choices", None) or []
+    return [c for c in choices if isinstance(c, str) and c != name]
+
+
+def describe_model(model: type[BaseModel]) -> list[dict[str, Any]]:
+    """One entry per accepted parameter: type, default, range, valid values, aliases."""
+    schema = model.model_json_schema()
+    props: dict[str, Any] = schema.get("properties", {})
+    entries: list[dict[str, Any]] = []
+    for name, field in model.model_fields.items():
+        prop = props.get(name, {})
+        entry: dict[str, Any] = {"name": name, "type": _type_name(prop), "required": field.is_required()}
+        if not field.is_required():
+            entry["default"] = field.get_default(call_default_factory=True)
+        if field.description:
+            entry["description"] = field.description
+        values = _enum_values(prop) or list(_VALUE_LISTS.get(name, ()))
+        if values:
+            entry["values"] = values
+        for bound in ("minimum", "maximum", "exclusiveMinimum"):
+            value = prop.get(bound, _first_in_any_of(prop, bound))
+            if value is not None:
+                entry[bound] = value
+        aliases = _aliases(field, name)
+        if aliases:
+            entry["aliases"] = aliases
+        entries.append(entry)
+    return entries
+
+
+def _first_in_any_of(prop: dict[str, Any], key: str) -> Any:
+    for option in prop.get("anyOf", []):
+        if key in option:
+            return option[key]
+    return None
+
+
+def _enum_values(prop: dict[str, Any]) -> list[Any]:
+    if "enum" in prop:
+        return list(prop["enum"])
+    for option in prop.get("anyOf", []):
+        if "enum" in option:
+            return list(option["enum"])
+    return []
+
+
+def search_type_rules() -> dict[str, dict[str, Any]]:
+    """Per search type: counts, offset, safe_search values and which parameters apply."""
+    out: dict[str, dict[str, Any]] = {}
+    for search_type in ("web", "news", "images", "videos"):
+        rule = rules.rules_for(search_type)
+        out[search_type] = {
+            "endpoint": rule.endpoint.value,
+            "max_results": {"min": 1, "max": rule.max_count, "default": rule.default_count},
+            "offset": {"min": 0, "max": brave_api.MAX_OFFSET} if rule.has_offset else None,
+            "safe_search": {"values": list(rule.safe_search_values), "brave_default": rule.default_safe_search},
+            "parameters": sorted(rule.supported),
+        }
+    return out
+
+
+def limits(settings: Settings) -> dict[str, Any]:
+    """Limits in force: Brave's, the output clamps, and this server's rate and cache settings."""
+    return {
+        "query": {"max_chars": brave_api.MAX_QUERY_CHARS, "max_words": brave_api.MAX_QUERY_WORDS},
+        "offset": {"min": 0, "max": brave_api.MAX_OFFSET, "meaning": "page index (skips offset * max_results)"},
+        "max_results": {k: v["max_results"] for k, v in search_type_rules().items()},
+        "output": {
+            "max_lines": {"min": MIN_MAX_LINES, "max": MAX_MAX_LINES, "default": settings.max_lines},
+            "max_bytes": {"min": MIN_MAX_BYTES, "max": MAX_MAX_BYTES, "default": settings.max_bytes},
+        },
+        "freshness": {"shortcuts": list(brave_api.FRESHNESS_SHORTCUTS), "range": "YYYY-MM-DDtoYYYY-MM-DD"},
+        "rate": {
+            "requests_per_second": settings.rate_limit or "adaptive (starts at 1, follows the plan Brave reports)",
+            "burst": settings.burst or "adaptive",
+            "retries": settings.retries,
+        },
+        "cache": {
+            "ttl_seconds": settings.cache_ttl_seconds,
+            "freshness_ttl_seconds": min(60.0, settings.cache_ttl_seconds),
+            "max_entries": settings.cache_size,
+        },
+        "deadlines": {
+            "call_seconds": settings.call_deadline_seconds,
+            "attempt_seconds": settings.timeout_seconds,
+            "summarizer_seconds": settings.summarizer_deadline_seconds,
+        },
+        "providers": list(settings.providers),
+        "ui": _ui(settings),
+    }
+
+
+def _ui(settings: Settings) -> dict[str, Any]:
+    """The MCP Apps widgets: served only with --ui (the UI code is not even imported without it)."""
+    if not settings.ui:
+        return {"enabled": False, "how": "start with --ui or BRAVE_SEARCH_UI=1 to serve widgets to MCP Apps hosts"}
+    from brave_search_mcp import ui
+
+    return {
+        "enabled": True,
+        "widgets": [{"uri": w.uri, "tools": list(w.tools), "bytes": w.size_bytes} for w in ui.widgets()],
+    }
+
+
+def error_catalogue() -> dict[str, list[dict[str, Any]]]:
+    """Every error and warning code with what the agent should do about it."""
+    retryable_by_code = _default_retryable()
+    return {
+        "error_codes": [
+            {"code": code.value, "retryable": retryable_by_code.get(code, False), "what_to_do": ERROR_ADVICE[code]}
+            for code in ErrorCode
+        ],
+        # not "warnings": in an envelope that key means this call's own soft problems
+        "warning_codes": [{"code": code.value, "meaning": WARNING_ADVICE[code]} for code in WarningCode],
+    }
+
+
+def _default_retryable() -> dict[ErrorCode, bool]:
+    found: dict[ErrorCode, bool] = {}
+    pending: list[type[BraveSearchError]] = [BraveSearchError]
+    while pending:
+        cls = pending.pop()
+        found.setdefault(cls.code, cls.default_retryable)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -> dict[str, Any]:
+    """The structured help document for one topic (or all), covering the enabled ``tools`` only."""
+    doc: dict[str, Any] = {"api_version": API_VERSION, "topic": topic}
+    names = {tool.name for tool in tools}
+    if topic in ("params", "all"):
+        doc["tools"] = {tool.name: tool.help for tool in tools}
+        doc["parameters"] = {tool.name: describe_model(tool.input_model) for tool in tools}
+        doc["search_types"] = search_type_rules()
+    if topic in ("examples", "all"):
+        doc["examples"] = [example for example in EXAMPLES if example["tool"] in names]
+    if topic in ("limits", "all"):
+        doc["limits"] = limits(settings)
+    if topic in ("errors", "all"):
+        doc.update(error_catalogue())
+    return doc
+
+
+def render_help_text(doc: dict[str, Any]) -> str:
+    """Compact text of the help document: one line per parameter, example or code."""
+    lines: list[str] = [f"brave-search help ({doc['topic']})"]
+    for tool, entries in doc.get("parameters", {}).items():
+        lines.append(f"## {tool}")
+        if doc.get("tools", {}).get(tool):
+            lines.append(doc["tools"][tool])
+        for e in entries:
+            bits = [e["type"], "required" if e["required"] else f"default {e.get('default')!r}"]
+            bits.extend(f"{key[:3]} {e[key]}" for key in ("minimum", "maximum") if key in e)
+            if "aliases" in e:
+                bits.append("alias " + "/".join(e["aliases"]))
+            line = f"- {e['name']} ({', '.join(bits)})"
+            if e.get("description"):
+                line += f": {e['description']}"
+            if e.get("values"):
+                line += f" Values: {' '.join(str(v) for v in e['values'])}"
+            lines.append(line)
+    for name, rule in doc.get("search_types", {}).items():
+        offset = "offset 0-9" if rule["offset"] else "no offset"
+        safe = "/".join(rule["safe_search"]["values"])
+        lines.append(
+            f"- search_type {name}: max_results 1-{rule['max_results']['max']} "
+            f"(default {rule['max_results']['default']}), {offset}, safe_search {safe}; "
+            f"params: {', '.join(rule['parameters'])}"
+        )
+    if "examples" in doc:
+        lines.append("## examples")
+        lines.extend(f"- {ex['tool']} ({ex['why']}): {_json(ex['arguments'])}" for ex in doc["examples"])
+    if "limits" in doc:
+        lines.append("## limits")
+        lines.extend(f"- {key}: {_json(value)}" for key, value in doc["limits"].items())
+    if "error_codes" in doc:
+        lines.append("## error codes")
+        lines.extend(
+            f"- {e['code']} ({'retryable' if e['retryable'] else 'not retryable'}): {e['what_to_do']}"
+            for e in doc["error_codes"]
+        )
+        lines.append("## warning codes")
+        lines.extend(f"- {w['code']}: {w['meaning']}" for w in doc["warning_codes"])
+    return "\n".join(lines)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,212 @@
+"""The status report: is the server configured, how close to the plan's limits, does Brave answer.
+
+The key itself never appears here — not even a prefix — only where it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from brave_search_mcp._version import __version__
+from brave_search_mcp.brave.counters import EndpointCounters
+from brave_search_mcp.brave.facts import SEARCH_ENDPOINTS, TOOL_ENDPOINTS
+from brave_search_mcp.models.envelopes import API_VERSION
+from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
+from brave_search_mcp.models.inputs import StatusArgs
+from brave_search_mcp.ratelimit.info import rate_limit_meta
+from brave_search_mcp.tools.help import limits as parameter_limits
+from brave_search_mcp.tools.help import search_type_rules
+from brave_search_mcp.usecases.ports import Progress
+from brave_search_mcp.usecases.service import SearchService
+
+PROBE_QUERY = "brave search api"
+# Time kept back from the call deadline so the report itself always gets out.
+_REPORT_MARGIN = 1.0
+
+
+async def probe_endpoints(
+    service: SearchService, deadline: float | None = None, progress: Progress | None = None
+) -> list[dict[str, Any]]:
+    """One count=1 request per search endpoint, sequentially, through the throttle and uncached.
+
+    Each probe gets an equal share of the time left before ``deadline``, so one endpoint that hangs
+    is reported as TIMEOUT instead of costing the whole report.
+    """
+    settings = service.settings
+    clock = service.client.clock
+    margin = min(_REPORT_MARGIN, settings.call_deadline_seconds / 10)
+    end = (deadline if deadline is not None else clock() + settings.call_deadline_seconds) - margin
+    results: list[dict[str, Any]] = []
+    endpoints = list(SEARCH_ENDPOINTS.items())
+    for index, (search_type, endpoint) in enumerate(endpoints):
+        budget = max(0.0, (end - clock()) / (len(endpoints) - index))
+        started = time.perf_counter()
+        entry: dict[str, Any] = {"search_type": search_type, "endpoint": endpoint.value}
+        with anyio.move_on_after(budget) as scope:
+            try:
+                params = [("q", PROBE_QUERY), ("count", "1")]
+                response = await service.client.get(endpoint, params, use_cache=False, deadline=clock() + budget)
+            except BraveSearchError as exc:
+                entry.update(ok=False, code=exc.code.value, message=exc.message, retryable=exc.retryable)
+            else:
+                entry.update(ok=True, http_status=response.status, attempts=response.attempts)
+        if scope.cancelled_caught:
+            message = f"No answer within the probe's {budget:.1f} s budget."
+            entry.update(ok=False, code=ErrorCode.TIMEOUT.value, message=message, retryable=True)
+        entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        results.append(entry)
+        if progress is not None:
+            await progress(index + 1, len(endpoints), f"probed {search_type}")
+    return results
+
+
+def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[str]) -> dict[str, str]:
+    """Per Brave tool, what the key's plan was seen to allow on its last answers: allowed, not_in_plan or
+    unknown (nothing asked yet, or only failures that say nothing about the plan). Never a guess."""
+    seen: dict[str, str] = {}
+    for tool in tools:
+        endpoints = TOOL_ENDPOINTS.get(tool)
+        if endpoints is None:
+            continue
+        lasts = {counters[name].last for name in endpoints if name in counters}
+        if "ok" in lasts:
+            seen[tool] = "allowed"
+        elif "NOT_IN_PLAN" in lasts:
+            seen[tool] = "not_in_plan"
+        elif "AUTH_FAILED" in lasts:
+            seen[tool] = "key_rejected"
+        else:
+            seen[tool] = "unknown"
+    return seen
+
+
+async def build_status(
+    service: SearchService,
+    args: StatusArgs,
+    trace_id: str,
+    deadline: float | None = None,
+    *,
+    enabled_tools: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The structured status report (see the brave_web_search_status contract)."""
+    settings = service.settings
+    client = service.client
+    rate, burst = client.throttle_rate
+    cache = client.cache_stats()
+    last = client.last_rate_limit
+    reasons: list[str] = []
+    report: dict[str, Any] = {
+        "api_version": API_VERSION,
+        "status": "ok",
+        "server_version": __version__,
+        "uptime_seconds": round(service.uptime_seconds, 1),
+        "key": {"configured": settings.has_key, "source": settings.api_key_source},
+        "settings": {
+            "base_url": settings.base_url,
+            "rate_limit_per_second": rate,
+            "burst": burst,
+            "rate_adaptive": settings.adaptive_rate,
+            "retries": settings.retries,
+            "retry_base_ms": settings.retry_base_ms,
+            "retry_max_ms": settings.retry_max_ms,
+            "timeout_seconds": settings.timeout_seconds,
+            "call_deadline_seconds": settings.call_deadline_seconds,
+            "cache_ttl_seconds": settings.cache_ttl_seconds,
+            "cache_size": settings.cache_size,
+            "max_response_bytes": settings.max_response_bytes,
+            "max_lines": settings.max_lines,
+            "max_bytes": settings.max_bytes,
+            "summarizer_deadline_seconds": settings.summarizer_deadline_seconds,
+            "enabled_tools": list(enabled_tools),
+        },
+        "rate_limit": None,
+        "cache": dataclasses.asdict(cache),
+        "meta": {"trace_id": trace_id, "provider": "brave"},
+    }
+    if last is not None:
+        figures = rate_limit_meta(last)
+        assert figures is not None
+        report["rate_limit"] = {
+            **figures.model_dump(mode="json"),
+            "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
+        }
+    if not settings.has_key:
+        report["status"] = "unconfigured"
+        if "brave" in settings.providers:
+            reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+        else:
+            report["status"] = "ok"  # SearXNG alone needs no Brave key
+    elif args.probe_connectivity:
+        probes = await probe_endpoints(service, deadline, progress)
+        report["probe"] = probes
+        failed = [p["search_type"] for p in probes if not p["ok"]]
+        if failed:
+            reasons.append(f"probe failed for {', '.join(failed)}")
+    throttle = client.admission()
+    report["throttle"] = throttle
+    report["plan"] = plan_seen(client.counters(), enabled_tools)
+    report["providers"] = service.providers()
+    report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
+    if report["state"].get("degraded"):
+        reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
+    paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
+    if paused:
+        reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
+    quota = throttle.get("quota_exhausted")
+    if quota is not None:  # fresh queries fail fast until the reset; cached ones are still served
+        reasons.insert(0, f"the monthly quota is used up; it resets at {quota['resets_at']}")
+    if throttle["rate_in_force_per_second"] < throttle["plan_per_second"] and not settings.rate_limit:
+        report["settings"]["rate_limit_per_second"] = throttle["rate_in_force_per_second"]
+    if reasons and report["status"] == "ok":
+        report["status"] = "degraded"
+    report["reasons"] = reasons
+    if args.verbose:
+        report["counters"] = {
+            name: {"requests": c.requests, "errors": c.errors, "cache_hits": c.cache_hits, "by_code": dict(c.by_code)}
+            for name, c in client.counters().items()
+        }
+    if args.include_limits:
+        report["limits"] = {"search_types": search_type_rules(), **parameter_limits(settings)}
+    return report
+
+
+def render_status_text(report: dict[str, Any]) -> str:
+    """A few lines a person can read at a glance."""
+    key = report["key"]
+    settings = report["settings"]
+    cache = report["cache"]
+    plan = report.get("throttle", {}).get("plan_per_second")
+    adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
+    lines = [
+        f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)",
+        f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
+        f"rate in force: {settings['rate_limit_per_second']:g}/s burst {settings['burst']}"
+        f"{adaptive}; retries {settings['retries']}; "
+        f"timeout {settings['timeout_seconds']:g} s",
+        f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
+        f"{cache['hits']} hits, {cache['misses']} misses",
+    ]
+    rl = report.get("rate_limit")
+    if rl:
+        lines.append(
+            f"brave limits: {rl['per_second']}/s, {rl['remaining_month']} of {rl['limit_month']} left this month "
+            f"(0 = unlimited), resets in {rl['reset_month_seconds']} s"
+        )
+    else:
+        lines.append("brave limits: not seen yet (no request made)")
+    for probe in report.get("probe", []):
+        outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
+        lines.append(f"probe {probe['search_type']}: {outcome} ({probe['duration_ms']} ms)")
+    for name, counter in report.get("counters", {}).items():
+        lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
+    plan = report.get("plan") or {}
+    if plan:
+        lines.append("plan seen: " + ", ".join(f"{tool} {state}" for tool, state in plan.items()))
+    lines.extend(f"! {reason}" for reason in report.get("reasons", []))
+    return "\n".join(lines)
