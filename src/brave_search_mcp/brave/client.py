@@ -19,7 +19,6 @@ from typing import Any
 
 import anyio
 import httpx2
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, MESSAGE_CAP_CHARS, MISSING_KEY_MESSAGE, USER_AGENT, Endpoint
@@ -30,13 +29,13 @@ from brave_search_mcp.brave.wire import map_error, parse_rate_limit
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
-from brave_search_mcp.ratelimit.admission import MAX_SERVER_WAIT_SECONDS, Admission
+from brave_search_mcp.ratelimit.admission import Admission
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.throttle import Throttle
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
-from brave_search_mcp.upstream.retry import is_retryable
+from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 logger = logging.getLogger(__name__)
@@ -64,6 +63,9 @@ class BraveClient:
         self.clock = clock  # the one clock the client stamps and throttles with (the service shares it)
         self.sleep = sleep  # the one sleep it waits with (the service's summarizer polling shares it)
         self._rng = rng
+        self._retry_policy = RetryPolicy(
+            settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0
+        )
         self._http: httpx2.AsyncClient | None = None
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
@@ -257,18 +259,12 @@ class BraveClient:
             counters.requests += 1
             return await self._attempt(endpoint, url, attempt, headers)
 
-        def should_retry(exc: BaseException) -> bool:
-            return self._should_retry(exc, deadline)
-
-        retrying = AsyncRetrying(
-            sleep=self.sleep,
-            stop=stop_after_attempt((self._settings.retries if retries is None else retries) + 1),
-            wait=self._retry_wait,
-            retry=retry_if_exception(should_retry),
-            reraise=True,
-        )
+        tries = self._settings.retries if retries is None else retries
+        policy = replace(self._retry_policy, retries=tries)
         try:
-            fetched: _Fetched = await retrying(one_attempt)
+            fetched = await with_retries(
+                one_attempt, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
+            )
         except errors.BraveSearchError as exc:
             exc.details.setdefault("attempts", attempt)
             raise
@@ -310,33 +306,6 @@ class BraveClient:
         ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
         status, body, _ = await self.shared.cached(key, lambda: _raw(upstream, mine), ttl)
         return mine[0] if mine else _Fetched(decode_json_object(body), status, 0, len(body), body, None)
-
-    # -- retry policy ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _server_wait(exc: BaseException | None) -> float | None:
-        if isinstance(exc, errors.UpstreamStatusError):
-            return exc.retry_after
-        return None
-
-    def _should_retry(self, exc: BaseException, deadline: float | None = None) -> bool:
-        """Retry only what a later try can fix, and only if Brave does not ask for an unreasonable wait."""
-        if not is_retryable(exc):
-            return False
-        wait = self._server_wait(exc)
-        limit = MAX_SERVER_WAIT_SECONDS if deadline is None else min(MAX_SERVER_WAIT_SECONDS, deadline - self.clock())
-        return wait is None or wait <= limit
-
-    def _retry_wait(self, state: RetryCallState) -> float:
-        """Retry-After / X-RateLimit-Reset when Brave gave one, else capped exponential backoff with jitter."""
-        outcome = state.outcome
-        server = self._server_wait(outcome.exception() if outcome is not None else None)
-        if server is not None:
-            return server
-        exponent = min(max(state.attempt_number - 1, 0), 30)
-        delay = self._settings.retry_base_ms / 1000.0 * (2.0**exponent)
-        jitter = 0.8 + 0.4 * self._rng()
-        return min(self._settings.retry_max_ms / 1000.0, delay * jitter)
 
     # -- one attempt ----------------------------------------------------------------------------
 

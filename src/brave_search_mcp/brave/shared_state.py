@@ -16,9 +16,9 @@ from typing import Any
 
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.models import errors
-from brave_search_mcp.ratelimit.admission import MAX_SERVER_WAIT_SECONDS
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS
 
 
 def upstream_id(base_url: str, key: str) -> str:

@@ -15,9 +15,8 @@ from brave_search_mcp.clock import Clock
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.throttle import Throttle
+from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS
 
-# A server-demanded wait longer than this is not worth holding a tool call for.
-MAX_SERVER_WAIT_SECONDS = 60.0
 # A call must be able to start this long before its deadline to be worth queueing (the request itself takes time).
 START_MARGIN_SECONDS = 0.25
 # Without a reset figure, a used-up quota is re-checked after this long.

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
 
 RETRY_STATUSES: frozenset[int] = frozenset({500, 502, 503, 504})
@@ -48,3 +55,68 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, errors.UpstreamTimeout | errors.NetworkError):
         return exc.retryable
     return False
+
+
+T = TypeVar("T")
+# A wait an upstream demands longer than this is not worth holding a tool call for.
+MAX_SERVER_WAIT_SECONDS = 60.0
+
+
+def server_wait(exc: BaseException | None) -> float | None:
+    """The wait an upstream asked for with its refusal (Retry-After, or a rate-limit reset), if it named one."""
+    if isinstance(exc, errors.UpstreamStatusError):
+        return exc.retry_after
+    return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many more tries and how long between them: the one policy every upstream client runs."""
+
+    retries: int
+    base_seconds: float = 0.25
+    max_seconds: float = 5.0
+    max_server_wait: float = MAX_SERVER_WAIT_SECONDS
+
+    def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
+        """Only what a later try can fix, and only when the wait the upstream demands fits before the deadline."""
+        if not is_retryable(exc):
+            return False
+        wait = server_wait(exc)
+        limit = self.max_server_wait if deadline is None else min(self.max_server_wait, deadline - now)
+        return wait is None or wait <= limit
+
+    def wait(self, attempt: int, exc: BaseException | None, rng: Callable[[], float]) -> float:
+        """The upstream's own wait when it gave one, else capped exponential backoff with jitter (x0.8-1.2)."""
+        demanded = server_wait(exc)
+        if demanded is not None:
+            return demanded
+        exponent = min(max(attempt - 1, 0), 30)
+        delay = self.base_seconds * (2.0**exponent) * (0.8 + 0.4 * rng())
+        return min(self.max_seconds, delay)
+
+
+async def with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    clock: Clock,
+    sleep: Sleep,
+    deadline: float | None = None,
+    rng: Callable[[], float] = random.random,
+) -> T:
+    """Run ``attempt`` until it succeeds, fails in a way no later try can fix, or the policy's tries are spent."""
+
+    def wait(state: RetryCallState) -> float:
+        outcome = state.outcome
+        return policy.wait(state.attempt_number, outcome.exception() if outcome is not None else None, rng)
+
+    retrying = AsyncRetrying(
+        sleep=sleep,
+        stop=stop_after_attempt(policy.retries + 1),
+        wait=wait,
+        retry=retry_if_exception(lambda exc: policy.should_retry(exc, now=clock(), deadline=deadline)),
+        reraise=True,
+    )
+    result: T = await retrying(attempt)
+    return result
