@@ -11,11 +11,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from brave_search_mcp.compose import open_client
+from brave_search_mcp.compose import build_tools, open_client
 from brave_search_mcp.config import Settings
-from brave_search_mcp.tools.boundary import ToolBoundary
-from brave_search_mcp.tools.registry import enabled_tools
-from brave_search_mcp.usecases.service import SearchService
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 
@@ -61,7 +58,7 @@ async def queue_fail_fast(calls: int = 200, deadline: float = 10.0) -> QueueResu
     with FakeBraveServer(rate_per_second=1) as upstream:
         settings = _settings(upstream.base_url, call_deadline_seconds=deadline, rate_limit=1.0, burst=1)
         async with open_client(settings) as client:
-            tools = ToolBoundary(SearchService(settings, client), enabled_tools(settings))
+            tools = build_tools(settings, client)
 
             async def one(n: int) -> None:
                 started = time.perf_counter()
@@ -90,7 +87,7 @@ async def lying_plan(calls: int = 50) -> LyingPlanResult:
         upstream.fake.advertised_rate_per_second = 20
         settings = _settings(upstream.base_url, call_deadline_seconds=120.0, retries=5)
         async with open_client(settings) as client:
-            tools = ToolBoundary(SearchService(settings, client), enabled_tools(settings))
+            tools = build_tools(settings, client)
             ok: list[bool] = []
 
             async def one(n: int) -> None:

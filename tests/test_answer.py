@@ -17,7 +17,8 @@ from brave_search_mcp.brave.answers_stream import SseDecoder, TagReader
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.errors import ErrorCode
-from brave_search_mcp.usecases.answer import AnswerArgs, deadline_seconds, prepare, run
+from brave_search_mcp.usecases.answer import AnswerArgs, deadline_seconds, prepare
+from brave_search_mcp.usecases.answer import ask as run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
@@ -412,10 +413,12 @@ async def test_a_blocking_json_answer_is_read_too() -> None:
 
 
 def test_tool_texts_are_short_enough_for_every_turn() -> None:
-    from brave_search_mcp.usecases.docs import ALL, SUMMARIZER_PLAN_HINT
+    from brave_search_mcp.tools.registry import all_tools
+    from brave_search_mcp.usecases import answer, llm_context, local_search, summarize
 
-    assert [t.name for t in ALL] == ["brave_llm_context", "brave_local_search", "brave_answer"]
-    for tool in ALL:
+    for tool in (llm_context.SPEC, local_search.SPEC, answer.SPEC):
         assert len(tool.description) <= 200, tool.name
         assert 100 <= len(tool.help) <= 600, tool.name
-    assert "brave_answer" in SUMMARIZER_PLAN_HINT
+    for tool in all_tools():
+        assert len(tool.description) <= 250 and len(tool.guide) <= 120, tool.name
+    assert "brave_answer" in summarize.SPEC.help  # legacy summarizer users are pointed at its successor

@@ -174,3 +174,28 @@ def test_help_shows_examples_that_name_real_commands() -> None:
     assert "examples:" in done.stdout
     for command in ("search", "context", "local", "answer", "status --probe", "skill install", "--transport http"):
         assert f"brave-search-mcp {command}" in done.stdout
+
+
+def test_a_brave_only_command_without_brave_says_which_setting_to_change(
+    upstream: FakeBraveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRAVE_SEARCH_PROVIDERS", "searxng")
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    for command in (["summarize", "x"], ["answer", "x"], ["context", "x"]):
+        code, _, err = run(*command)
+        assert code == 1
+        assert "needs Brave" in err and "BRAVE_SEARCH_PROVIDERS" in err, err
+        assert "Unknown tool" not in err and "Fix the named argument" not in err
+    assert upstream.fake.requests == []
+
+
+def test_every_tool_command_and_skill_mode_comes_from_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    from brave_search_mcp.tools.registry import all_tools
+
+    for argv in (["--help"], ["skill", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        shown = capsys.readouterr().out
+        for spec in all_tools():
+            assert spec.cli.command in shown, (argv, spec.name)
+    assert "install" in shown  # `skill --help` names the install path too

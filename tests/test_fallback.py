@@ -15,14 +15,12 @@ from mcp import Client
 
 from brave_search_mcp import BraveSearch
 from brave_search_mcp.brave.client import BraveClient
-from brave_search_mcp.compose import other_providers
+from brave_search_mcp.compose import build_tools, other_providers
 from brave_search_mcp.config import Settings
 from brave_search_mcp.faces.mcp_server import build_server
 from brave_search_mcp.providers.cache import CachedProvider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.tools.boundary import ToolBoundary
-from brave_search_mcp.tools.registry import enabled_tools
-from brave_search_mcp.usecases.service import SearchService
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
@@ -45,8 +43,7 @@ def _boundary(
         SearxngConfig("http://searxng.test"), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
     )
     others = {"searxng": CachedProvider(provider, max_entries=16, ttl=60, clock=clock)}
-    service = SearchService(settings, client, clock=clock, sleep=clock.sleep, others=others)
-    return ToolBoundary(service, enabled_tools(settings))
+    return build_tools(settings, client, clock=clock, sleep=clock.sleep, others=others)
 
 
 async def test_brave_down_searxng_answers_in_the_same_call_then_the_breaker_spares_brave() -> None:
@@ -150,12 +147,12 @@ async def test_a_breaker_opened_in_one_process_is_seen_by_another(tmp_path: Path
         return {"searxng": CachedProvider(provider, max_entries=16, ttl=60)}
 
     async with open_client(settings, transport=brave.mock_transport()) as first:
-        tools = ToolBoundary(SearchService(settings, first, others=others()), enabled_tools(settings))
+        tools = build_tools(settings, first, others=others())
         for n in range(3):
             await tools.call("brave_web_search", {"query": f"first process {n}"})
     sent = brave.hits()
     async with open_client(settings, transport=brave.mock_transport()) as second:
-        tools = ToolBoundary(SearchService(settings, second, others=others()), enabled_tools(settings))
+        tools = build_tools(settings, second, others=others())
         answer = await tools.call("brave_web_search", {"query": "second process"})
         status = await tools.call("brave_web_search_status", {})
     assert answer.structured["meta"]["provider"] == "searxng"

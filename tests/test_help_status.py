@@ -13,7 +13,7 @@ from brave_search_mcp.brave.params import prepare_search
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.errors import ErrorCode, WarningCode
 from brave_search_mcp.models.inputs import WebSearchArgs
-from brave_search_mcp.tools.help import EXAMPLES, build_help, render_help_text
+from brave_search_mcp.tools.help import EXAMPLES, ToolDoc, build_help, render_help_text
 from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
@@ -23,7 +23,7 @@ from testkit.tools import tool_boundary
 pytestmark = pytest.mark.anyio
 
 TOOL_MODELS = {tool.name: tool.input_model for tool in all_tools()}
-TOOL_DOCS = [tool.doc() for tool in all_tools()]
+TOOL_DOCS = [ToolDoc(tool.name, tool.input_model, tool.help) for tool in all_tools()]
 
 
 def test_help_lists_exactly_the_parameters_the_models_accept() -> None:

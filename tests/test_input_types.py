@@ -90,6 +90,21 @@ async def test_a_wrong_typed_value_is_refused_naming_field_expected_and_received
     assert fake.requests == []  # refused before anything was sent
 
 
+@pytest.mark.parametrize(("tool", "field"), [("brave_summarizer", "key"), ("brave_web_search", "goggles")])
+async def test_a_lone_surrogate_is_dropped_like_in_a_query_never_an_internal_error(tool: str, field: str) -> None:
+    fake, clock = FakeBrave(rate_per_second=1000), FakeClock()
+    settings = make_settings()
+    from brave_search_mcp.brave.client import BraveClient
+
+    value: Any = ["\ud800https://example.com/goggle"] if field == "goggles" else "\ud800not-a-key"
+    arguments = {field: value} if tool == "brave_summarizer" else {**BASE[tool], field: value}
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        outcome = await tool_boundary(settings, client, clock=clock, sleep=clock.sleep).call(tool, arguments)
+    assert outcome.structured.get("error", {}).get("code") != "INTERNAL_ERROR", outcome.structured
+    sent = [value for request in fake.requests for _, value in request.params]
+    assert sent and not [v for v in sent if "\ud800" in v]  # what was sent is text, without the surrogate
+
+
 @pytest.mark.parametrize(
     ("key", "why"), [("BSA\u200bkey", "non-ASCII"), ("\u201cBSAkey\u201d", "non-ASCII"), ("BSA key", "white space")]
 )

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
+
 import anyio
 import pytest
 
 from brave_search_mcp import BraveSearch, BraveSearchError, ErrorCode, SearchEnvelope
 from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.compose import build_tools
 from brave_search_mcp.models.errors import InvalidArgument, MissingApiKey
 from brave_search_mcp.models.inputs import WebSearchArgs
-from brave_search_mcp.usecases.service import SearchService
+from brave_search_mcp.tools.registry import all_tools
+from brave_search_mcp.usecases import web_search
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
@@ -93,11 +98,11 @@ async def test_ten_concurrent_calls_at_one_request_per_second_all_succeed_withou
     upstream = FakeBrave(rate_per_second=1, clock=clock)
     settings = make_settings(rate_limit=None, burst=None)  # adaptive: starts at 1 request/s
     async with BraveClient(settings, transport=upstream.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        service = SearchService(settings, client, clock=clock, sleep=clock.sleep)
+        tools = build_tools(settings, client, clock=clock, sleep=clock.sleep)
         outcomes: list[bool] = []
 
         async def one(n: int) -> None:
-            envelope, _ = await service.web_search(WebSearchArgs(query=f"distinct query {n}"))
+            envelope, _ = await tools.execute(web_search.SPEC, WebSearchArgs(query=f"distinct query {n}"))
             outcomes.append(envelope.meta.returned > 0)
 
         with anyio.fail_after(10):
@@ -107,3 +112,22 @@ async def test_ten_concurrent_calls_at_one_request_per_second_all_succeed_withou
     assert outcomes == [True] * 10
     assert upstream.rate_limited_count == 0
     assert upstream.hits("/web/search") == 10
+
+
+def test_every_tool_has_a_typed_library_method_that_matches_its_spec() -> None:
+    for spec in all_tools():
+        method = getattr(BraveSearch, spec.library)
+        assert inspect.iscoroutinefunction(method), spec.name
+        parameters = list(inspect.signature(method).parameters.values())[1:]
+        if spec.cli.positional is not None:
+            assert parameters[0].name == spec.cli.positional, spec.name
+        named = {p.name for p in parameters if p.kind is not p.VAR_KEYWORD}
+        assert named <= set(spec.input_model.model_fields) | {"progress"}, spec.name
+        takes_more = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        assert takes_more or set(spec.input_model.model_fields) <= named | set(_HIDDEN.get(spec.name, ())), spec.name
+        returned = typing.get_args(typing.get_type_hints(spec.run)["return"])[0]
+        assert typing.get_type_hints(method)["return"] == returned, spec.name
+
+
+# Fields a typed wrapper leaves out on purpose.
+_HIDDEN = {"brave_web_search_status": ("include_limits",)}

@@ -16,7 +16,8 @@ from brave_search_mcp.brave.facts import PARAM_RANGES, Endpoint
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.errors import ErrorCode
 from brave_search_mcp.models.llm_context import LlmContextEnvelope
-from brave_search_mcp.usecases.llm_context import LlmContextArgs, location_headers, parse_and_render, prepare, run
+from brave_search_mcp.usecases.llm_context import LlmContextArgs, location_headers, parse_and_render, prepare
+from brave_search_mcp.usecases.llm_context import fetch_context as run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases

@@ -46,6 +46,18 @@ async def test_manifest_tools_are_exactly_the_tools_the_server_registers(manifes
     assert manifest["tools_generated"] is False
 
 
+def test_the_committed_manifest_is_what_the_registry_generates() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "manifest.py"), "--check"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr  # stale: run `uv run python scripts/manifest.py`
+    generated = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    assert [(t["name"], t["description"]) for t in generated["tools"]] == [
+        (spec.name, spec.description) for spec in all_tools()
+    ]
+
+
 def test_manifest_version_is_the_package_version(manifest: dict[str, Any]) -> None:
     assert manifest["version"] == __version__
 

@@ -17,7 +17,8 @@ from brave_search_mcp.models import errors
 from brave_search_mcp.models.errors import ErrorCode
 from brave_search_mcp.models.local import LocalEnvelope
 from brave_search_mcp.render.places_text import hours_text, is_open
-from brave_search_mcp.usecases.local_search import LocalSearchArgs, choose_path, place_result, prepare_place_search, run
+from brave_search_mcp.usecases.local_search import LocalSearchArgs, choose_path, place_result, prepare_place_search
+from brave_search_mcp.usecases.local_search import find_places as run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases

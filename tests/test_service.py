@@ -13,7 +13,7 @@ import pytest
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import CALL_LOGGER, JsonLineFormatter
 from brave_search_mcp.tools.boundary import ToolOutcome
-from brave_search_mcp.usecases import service as service_module
+from brave_search_mcp.usecases import web_search as service_module
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings

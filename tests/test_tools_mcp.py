@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.errors import ErrorCode, WarningCode
+from brave_search_mcp.tools.help import ToolDoc
 from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.clock import FakeClock
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 SUMMARIZER_PATH = "/res/v1/summarizer/search"
 
 TOOL_MODELS = {tool.name: tool.input_model for tool in all_tools()}
-TOOL_DOCS = [tool.doc() for tool in all_tools()]
+TOOL_DOCS = [ToolDoc(tool.name, tool.input_model, tool.help) for tool in all_tools()]
 
 
 @pytest.fixture(params=["auto", "legacy"])

@@ -1,9 +1,9 @@
-"""The composition root: settings in, one client, service and tool boundary out, closed together."""
+"""The composition root: settings in; one state backend, Brave client, provider chain, ports and tool boundary out."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import httpx2
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.providers.cache import CachedProvider
 from brave_search_mcp.providers.protocol import Provider
@@ -18,7 +19,9 @@ from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProv
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.tools.boundary import ToolBoundary
 from brave_search_mcp.tools.registry import enabled_tools
-from brave_search_mcp.usecases.service import SearchService
+from brave_search_mcp.usecases.contract import Ports
+from brave_search_mcp.usecases.page_memo import PageMemo
+from brave_search_mcp.usecases.web_search import provider_chain
 
 # The upstream client type a caller may hand in already open (tests, the library); transports name it
 # through here so that only the composition root and the use cases import the HTTP client.
@@ -60,6 +63,34 @@ async def open_client(
         await backend.aclose()
 
 
+def build_ports(
+    settings: Settings,
+    client: BraveClient,
+    *,
+    others: Mapping[str, Provider] | None = None,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
+) -> Ports:
+    """The ports every use case runs on: one clock for the process (by default the client's, so tests fake both)."""
+    clock = clock or client.clock
+    ports = Ports(settings, client, clock, sleep or client.sleep, PageMemo(settings.cache_size), started_at=clock())
+    ports.chain = provider_chain(ports, dict(others or {}))
+    return ports
+
+
+def build_tools(
+    settings: Settings,
+    client: BraveClient,
+    *,
+    others: Mapping[str, Provider] | None = None,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
+) -> ToolBoundary:
+    """The enabled tools over one client (the caller owns the client and the other providers)."""
+    ports = build_ports(settings, client, others=others, clock=clock, sleep=sleep)
+    return ToolBoundary(ports, enabled_tools(settings))
+
+
 @asynccontextmanager
 async def open_tools(
     settings: Settings,
@@ -67,14 +98,14 @@ async def open_tools(
     client: BraveClient | None = None,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> AsyncIterator[ToolBoundary]:
-    """The enabled tools over one service; pass an open ``client`` (caller owns it) or a test ``transport``."""
+    """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
     others = other_providers(settings)
     try:
         if client is not None:
-            yield ToolBoundary(SearchService(settings, client, others=others), enabled_tools(settings))
+            yield build_tools(settings, client, others=others)
             return
         async with open_client(settings, transport=transport) as owned:
-            yield ToolBoundary(SearchService(settings, owned, others=others), enabled_tools(settings))
+            yield build_tools(settings, owned, others=others)
     finally:
         for provider in others.values():
             await provider.aclose()

@@ -18,11 +18,11 @@ import anyio
 from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import ConfigError, Settings
+from brave_search_mcp.faces.commands import add_tool_commands, command_spec, skill_modes, tool_arguments
 from brave_search_mcp.logs import PACKAGE_LOGGER, configure_logging
 from brave_search_mcp.models.errors import ErrorCode, InvalidArgument
-from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.tools.boundary import ToolOutcome, error_outcome
-from brave_search_mcp.tools.registry import enabled_tools
+from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -66,103 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
             "--ui", action="store_true", default=None, help="serve MCP Apps widgets to hosts that show them"
         )
 
-    search = sub.add_parser("search", help="search and print compact results")
-    search.add_argument("query", help="search text")
-    search.add_argument("--type", dest="search_type", choices=["web", "news", "images", "videos"], default="web")
-    search.add_argument("--count", dest="max_results", type=int, help="results wanted (default 10)")
-    search.add_argument("--offset", type=int, help="page index 0-9")
-    search.add_argument("--country", help="e.g. US, DE, ALL")
-    search.add_argument("--search-lang", dest="search_language", help="e.g. en, de, zh-hans")
-    search.add_argument("--ui-lang", dest="ui_language", help="e.g. en-US")
-    search.add_argument("--safe-search", dest="safe_search", choices=["off", "moderate", "strict"])
-    search.add_argument("--freshness", help="pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD")
-    search.add_argument("--result-filter", dest="result_filter", help="web sections, comma separated")
-    search.add_argument("--goggles", action="append", help="goggle https URL or inline rules (repeatable)")
-    search.add_argument("--units", choices=["metric", "imperial"])
-    search.add_argument("--extra-snippets", action="store_true", default=None)
-    search.add_argument("--no-spellcheck", dest="spellcheck", action="store_false", default=None)
-    search.add_argument("--summary", action="store_true", default=None, help="also ask for a summarizer key")
-    search.add_argument("--max-lines", type=int)
-    search.add_argument("--max-bytes", type=int)
-    search.add_argument("--no-cache", dest="no_cache", action="store_true", help="bypass the cache")
-    search.add_argument("--json", action="store_true", help="print the JSON envelope instead of text")
-
-    summarize = sub.add_parser("summarize", help="print a short cited summary")
-    summarize.add_argument("query", nargs="?", help="question to search and summarize")
-    summarize.add_argument("--key", help="summarizer_key from 'search --summary'")
-    summarize.add_argument("--inline-references", action="store_true", default=None)
-    summarize.add_argument("--entity-info", action="store_true", default=None)
-    summarize.add_argument("--json", action="store_true")
-
-    context = sub.add_parser("context", help="grounding passages for a query (LLM context)")
-    context.add_argument("query")
-    context.add_argument("--max-chars", dest="max_chars", type=int, help="text budget (default 8000)")
-    context.add_argument("--country")
-    context.add_argument("--json", action="store_true")
-
-    local = sub.add_parser("local", help="places: by query, near a location or coordinates")
-    local.add_argument("query")
-    local.add_argument("--location", help='where, as text, e.g. "berlin germany"')
-    local.add_argument("--lat", dest="latitude", type=float)
-    local.add_argument("--lon", dest="longitude", type=float)
-    local.add_argument("--radius", type=float, help="metres")
-    local.add_argument("--count", dest="max_results", type=int)
-    local.add_argument("--json", action="store_true")
-
-    answer = sub.add_parser("answer", help="a cited AI answer (Brave Answers plan)")
-    answer.add_argument("question")
-    answer.add_argument("--research", action="store_true", default=None, help="multi-search research (minutes)")
-    answer.add_argument("--json", action="store_true")
-
-    status = sub.add_parser("status", help="configuration, limits and (with --probe) connectivity")
-    status.add_argument("--probe", action="store_true", help="send one count=1 request per search endpoint")
-    status.add_argument("--verbose", action="store_true")
-    status.add_argument("--json", action="store_true")
-
-    tool_help = sub.add_parser("tool-help", help="parameter reference, examples, limits, error codes")
-    tool_help.add_argument("topic", nargs="?", default="all", choices=["params", "examples", "limits", "errors", "all"])
-    tool_help.add_argument("--json", action="store_true")
-
-    skill = sub.add_parser("skill", help="agent-skill entry: JSON in, JSON {ok: ...} out")
-    skill.add_argument("mode", choices=["web", "summarizer"])
+    add_tool_commands(sub, all_tools())
+    skill = sub.add_parser(
+        "skill",
+        help="agent-skill entry: JSON in, JSON {ok: ...} out; 'skill install' installs the skill",
+        description="Run one tool with JSON arguments (MODE is a tool command), or 'skill install [--help]'.",
+    )
+    skill.add_argument("mode", choices=[*skill_modes(all_tools()), "install"], metavar="MODE|install",
+                       help=f"one of {', '.join(skill_modes(all_tools()))}; or install")  # fmt: skip
     skill.add_argument("--params-json", required=True, help="tool arguments as a JSON object")
     return parser
-
-
-def _search_arguments(ns: argparse.Namespace) -> dict[str, Any]:
-    # Options are named after the tool's fields (dest=...), so the model says which ones to pass on.
-    names = [name for name in WebSearchArgs.model_fields if hasattr(ns, name)]
-    args = {name: getattr(ns, name) for name in names if getattr(ns, name) is not None}
-    if isinstance(args.get("result_filter"), str):  # the command line spells a list as "web,news"
-        args["result_filter"] = [part.strip() for part in args["result_filter"].split(",") if part.strip()]
-    if ns.no_cache:
-        args.update(debug=True, disable_cache=True)
-    return args
-
-
-# command -> (tool, option names that are the tool's fields)
-_OTHER_TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "context": ("brave_llm_context", ("query", "max_chars", "country")),
-    "local": ("brave_local_search", ("query", "location", "latitude", "longitude", "radius", "max_results")),
-    "answer": ("brave_answer", ("question", "research")),
-}
-
-
-def _tool_call(ns: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    if ns.command == "search":
-        return "brave_web_search", _search_arguments(ns)
-    if ns.command == "summarize":
-        args = {k: v for k, v in {"query": ns.query, "key": ns.key}.items() if v is not None}
-        for flag in ("inline_references", "entity_info"):
-            if getattr(ns, flag):
-                args[flag] = True
-        return "brave_summarizer", args
-    if ns.command in _OTHER_TOOLS:
-        tool, fields = _OTHER_TOOLS[ns.command]
-        return tool, {name: getattr(ns, name) for name in fields if getattr(ns, name, None) is not None}
-    if ns.command == "status":
-        return "brave_web_search_status", {"probe_connectivity": ns.probe, "verbose": ns.verbose}
-    return "brave_web_search_help", {"topic": ns.topic}
 
 
 async def run_tool(
@@ -197,7 +110,9 @@ def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO
 
 
 def _skill(settings: Settings, ns: argparse.Namespace, out: TextIO) -> int:
-    tool = "brave_web_search" if ns.mode == "web" else "brave_summarizer"
+    spec = command_spec(all_tools(), ns.mode)
+    assert spec is not None  # argparse allowed only the registry's modes
+    tool = spec.name
     try:
         arguments = json.loads(ns.params_json)
         if not isinstance(arguments, dict):
@@ -298,8 +213,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         if command == "skill":
             return _skill(settings, ns, out)
-        tool, arguments = _tool_call(ns)
-        outcome = anyio.run(run_tool, settings, tool, arguments, err)
+        spec = command_spec(all_tools(), command)
+        assert spec is not None  # argparse allowed only the registry's commands
+        outcome = anyio.run(run_tool, settings, spec.name, tool_arguments(spec, ns), err)
         return _print_outcome(outcome, ns.json, out, err)
     except KeyboardInterrupt:
         err.write("brave-search-mcp: interrupted\n")

@@ -1,31 +1,30 @@
-"""``BraveSearch``: the same throttled, cached, retrying core for Python callers, without MCP."""
+"""``BraveSearch``: the same throttled, cached, retrying core for Python callers, without MCP.
+
+Each method is a typed wrapper over one registry spec (``tests`` check that every tool has one, with
+the spec's positional field first and the spec's envelope as its result): arguments are validated by
+the tool's own model and the call runs through the same boundary and deadline as an MCP call, but a
+failure raises ``BraveSearchError`` instead of returning an error envelope.
+"""
 
 from __future__ import annotations
 
-import uuid
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import httpx2
 from pydantic import SecretStr
 
-from brave_search_mcp.brave.client import BraveClient
-from brave_search_mcp.compose import open_client, other_providers
+from brave_search_mcp.compose import build_tools, open_client, other_providers
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.answer import AnswerEnvelope
-from brave_search_mcp.models.inputs import StatusArgs, SummarizerArgs, WebSearchArgs
 from brave_search_mcp.models.llm_context import LlmContextEnvelope
 from brave_search_mcp.models.local import LocalEnvelope
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.models.summary import SummaryEnvelope
-from brave_search_mcp.tools.boundary import validate_arguments
-from brave_search_mcp.tools.status import build_status
-from brave_search_mcp.usecases.answer import AnswerArgs
-from brave_search_mcp.usecases.call import CallFacts
-from brave_search_mcp.usecases.llm_context import LlmContextArgs
-from brave_search_mcp.usecases.local_search import LocalSearchArgs
-from brave_search_mcp.usecases.ports import Progress
-from brave_search_mcp.usecases.service import SearchService
+from brave_search_mcp.tools import help, status
+from brave_search_mcp.tools.boundary import ToolBoundary, validate_arguments
+from brave_search_mcp.usecases import answer, llm_context, local_search, summarize, web_search
+from brave_search_mcp.usecases.contract import ArgsT, OutT, Progress, ToolSpec
 
 
 class BraveSearch:
@@ -48,9 +47,8 @@ class BraveSearch:
             settings = settings.model_copy(update={"api_key": SecretStr(api_key), "api_key_source": None})
         self.settings = settings
         self._transport = transport
-        self._client: BraveClient | None = None
         self._stack: AsyncExitStack | None = None
-        self._service: SearchService | None = None
+        self._tools: ToolBoundary | None = None
 
     async def __aenter__(self) -> BraveSearch:
         stack = AsyncExitStack()
@@ -59,70 +57,59 @@ class BraveSearch:
             others = other_providers(self.settings)
             for provider in others.values():
                 stack.push_async_callback(provider.aclose)
+            self._tools = build_tools(self.settings, client, others=others)
         except BaseException:
             await stack.aclose()
             raise
-        self._stack, self._client = stack, client
-        self._service = SearchService(self.settings, client, others=others)
+        self._stack = stack
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        stack, self._stack, self._client, self._service = self._stack, None, None, None
+        stack, self._stack, self._tools = self._stack, None, None
         if stack is not None:
             await stack.aclose()
 
     @property
-    def service(self) -> SearchService:
-        """The underlying service (raises if used outside ``async with``)."""
-        if self._service is None:
+    def tools(self) -> ToolBoundary:
+        """The enabled tools (raises if used outside ``async with``)."""
+        if self._tools is None:
             raise RuntimeError("use BraveSearch inside 'async with'")
-        return self._service
+        return self._tools
+
+    async def _run(
+        self, spec: ToolSpec[ArgsT, OutT], arguments: dict[str, Any], progress: Progress | None = None
+    ) -> OutT:
+        tools = self.tools
+        tool = tools.spec(spec.name)  # disabled or Brave-only without Brave: the same refusal as over MCP
+        args = validate_arguments(spec.input_model, {k: v for k, v in arguments.items() if v is not None})
+        out, _ = await tools.execute(tool, args, progress=progress)
+        return out  # type: ignore[no-any-return]
 
     async def web_search(self, query: str, **params: Any) -> SearchEnvelope:
         """Search; ``params`` are ``brave_web_search`` arguments (search_type, max_results, country, ...)."""
-        envelope, _ = await self.service.web_search(_validate(WebSearchArgs, {"query": query, **params}))
+        envelope = await self._run(web_search.SPEC, {"query": query, **params})
         return envelope.model_copy(deep=True)  # cache hits share parsed sections; the caller gets its own
 
     async def summarize(self, query: str | None = None, *, key: str | None = None, **params: Any) -> SummaryEnvelope:
         """A cited summary for ``query`` (one search + polling) or for a ``key`` from a summary search."""
-        args = _validate(SummarizerArgs, {"query": query, "key": key, **params})
-        envelope, _ = await self.service.summarize(args)
-        return envelope
+        return await self._run(summarize.SPEC, {"query": query, "key": key, **params})
 
     async def llm_context(self, query: str, **params: Any) -> LlmContextEnvelope:
         """Grounding passages for ``query``; ``params`` are ``brave_llm_context`` arguments (max_chars, ...)."""
-        args = validate_arguments(LlmContextArgs, _given({"query": query, **params}))
-        envelope, _ = await self.service.run_llm_context(args, _trace_id(), CallFacts())
-        return cast(LlmContextEnvelope, envelope)
+        return await self._run(llm_context.SPEC, {"query": query, **params})
 
     async def local(self, query: str, **params: Any) -> LocalEnvelope:
         """Places for ``query``; pass ``location`` or ``latitude``/``longitude`` for place search."""
-        args = validate_arguments(LocalSearchArgs, _given({"query": query, **params}))
-        envelope, _ = await self.service.run_local(args, _trace_id(), CallFacts())
-        return cast(LocalEnvelope, envelope)
+        return await self._run(local_search.SPEC, {"query": query, **params})
 
     async def answer(self, question: str, *, progress: Progress | None = None, **params: Any) -> AnswerEnvelope:
         """A cited AI answer from Brave Answers (``research=True`` for the long multi-search mode)."""
-        args = validate_arguments(AnswerArgs, _given({"question": question, **params}))
-        envelope, _ = await self.service.run_answer(args, _trace_id(), CallFacts(), progress)
-        return cast(AnswerEnvelope, envelope)
+        return await self._run(answer.SPEC, {"question": question, **params}, progress)
+
+    async def help(self, topic: str = "all") -> dict[str, Any]:
+        """The same reference as the help tool (``params``, ``examples``, ``limits``, ``errors`` or ``all``)."""
+        return await self._run(help.SPEC, {"topic": topic})
 
     async def status(self, *, probe_connectivity: bool = False, verbose: bool = False) -> dict[str, Any]:
         """The same report as the status tool."""
-        args = StatusArgs(probe_connectivity=probe_connectivity, verbose=verbose)
-        return await build_status(self.service, args, "library")
-
-
-_ArgsT = TypeVar("_ArgsT", WebSearchArgs, SummarizerArgs)
-
-
-def _given(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if v is not None}
-
-
-def _validate(model: type[_ArgsT], data: dict[str, Any]) -> _ArgsT:
-    return validate_arguments(model, _given(data))
-
-
-def _trace_id() -> str:
-    return uuid.uuid4().hex[:16]
+        return await self._run(status.SPEC, {"probe_connectivity": probe_connectivity, "verbose": verbose})

@@ -23,19 +23,10 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import UpstreamClient, open_tools
 from brave_search_mcp.config import Settings
 from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
-from brave_search_mcp.tools.registry import enabled_tools
-from brave_search_mcp.tools.spec import ToolSpec
-from brave_search_mcp.usecases.ports import Progress
+from brave_search_mcp.tools.registry import enabled_tools, instructions
+from brave_search_mcp.usecases.contract import Progress, ToolSpec
 
 SERVER_NAME = "brave-search"
-
-INSTRUCTIONS = (
-    "Brave Search tools. brave_web_search: current web, news, image or video results (cite result URLs). "
-    "brave_summarizer: a short cited answer to a question (pass query, or summarizer_key from a search with "
-    "summary: true). brave_web_search_help: valid parameter values, limits and error codes. "
-    "brave_web_search_status: key, quota and connectivity. Failures return isError with error.code and "
-    "error.retryable: follow the advice in the text."
-)
 
 
 @dataclass
@@ -104,7 +95,7 @@ def _make_handler(name: str) -> Callable[..., Awaitable[CallToolResult]]:
     return handler
 
 
-def _build_tool(spec: ToolSpec[Any], meta: dict[str, Any] | None = None) -> Tool:
+def _build_tool(spec: ToolSpec[Any, Any], meta: dict[str, Any] | None = None) -> Tool:
     hints = spec.annotations
     tool = Tool.from_function(
         _make_handler(spec.name),
@@ -163,7 +154,7 @@ def build_server(
     return BraveMCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(specs),
         lifespan=lifespan,
         log_level="WARNING",
         tools=[_build_tool(spec, metas.get(spec.name)) for spec in specs],

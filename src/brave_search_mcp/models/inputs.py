@@ -39,6 +39,23 @@ class StrictInput(BaseModel):
                     raise ValueError(f"give only one of {', '.join(given)} (they are the same parameter)")
         return data
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _text_is_text(cls, value: Any) -> Any:
+        """Lone surrogates are not text (a bad ``\\u`` escape): they are dropped, as the query always did."""
+        if isinstance(value, str):
+            return _without_surrogates(value)
+        if isinstance(value, list):
+            return [_without_surrogates(item) if isinstance(item, str) else item for item in value]
+        return value
+
+
+def _without_surrogates(text: str) -> str:
+    """``text`` without lone surrogates, which cannot be encoded as UTF-8 and so never reach an upstream."""
+    if not any("\ud800" <= char <= "\udfff" for char in text):
+        return text
+    return "".join(char for char in text if not "\ud800" <= char <= "\udfff")
+
 
 def max_results_field(description: str) -> Any:
     """``max_results`` as every search tool takes it: at least 1, also accepted under Brave's own name ``count``."""

@@ -1,9 +1,4 @@
-"""The one tool registry, and the boundary every tool call crosses on every face (MCP, HTTP, CLI, skill).
-
-A tool is one ``ToolSpec``: name, input model, handler, annotations, description, help text and
-whether it is on by default. The server, CLI, help and status tools, the ``manifest.json`` drift test
-and the enable/disable settings all read ``all_tools()``. Adding a tool is one entry here, its handler
-in a use-case module, and its tests.
+"""The boundary every tool call crosses on every face (MCP, HTTP, CLI, skill, library).
 
 ``ToolBoundary.call`` is the shared boundary: argument validation into an ``INVALID_ARGUMENT``
 envelope, the call deadline, typed failures into error envelopes, unknown tools into an error
@@ -23,7 +18,7 @@ from pydantic import ValidationError
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.logs import CALL_LOGGER
-from brave_search_mcp.models.envelopes import ErrorBody, ErrorEnvelope, ErrorMeta
+from brave_search_mcp.models.envelopes import Envelope, ErrorBody, ErrorEnvelope, ErrorMeta
 from brave_search_mcp.models.errors import (
     BraveSearchError,
     InternalError,
@@ -33,10 +28,8 @@ from brave_search_mcp.models.errors import (
 )
 from brave_search_mcp.render.compact import render_error_text
 from brave_search_mcp.render.redact import contains, redact
-from brave_search_mcp.tools.spec import ArgsT, CallContext, ToolSpec
-from brave_search_mcp.usecases.call import CallFacts
-from brave_search_mcp.usecases.ports import Progress
-from brave_search_mcp.usecases.service import SearchService
+from brave_search_mcp.tools.registry import all_tools
+from brave_search_mcp.usecases.contract import ArgsT, Call, CallFacts, OutT, Ports, Progress, ToolSpec
 
 logger = logging.getLogger(CALL_LOGGER)
 
@@ -52,9 +45,6 @@ class ToolOutcome:
     text: str
     is_error: bool
     trace_id: str
-
-
-# -- handlers: thin adapters from validated arguments to a use case -------------------------------
 
 
 def new_trace_id() -> str:
@@ -131,46 +121,75 @@ def error_outcome(tool: str, exc: BraveSearchError, trace_id: str) -> ToolOutcom
 
 
 class ToolBoundary:
-    """The enabled tools bound to one service: what every face calls."""
+    """The enabled tools bound to the ports of one process: what every face calls."""
 
-    def __init__(self, service: SearchService, tools: Sequence[ToolSpec[Any]]) -> None:
-        self.service = service
+    def __init__(self, ports: Ports, tools: Sequence[ToolSpec[Any, Any]]) -> None:
+        self.ports = ports
         self.tools = tuple(tools)
         self._by_name = {tool.name: tool for tool in self.tools}
+
+    def spec(self, name: str) -> ToolSpec[Any, Any]:
+        """The enabled tool of this name; INVALID_ARGUMENT naming the known ones otherwise."""
+        tool = self._by_name.get(name)
+        settings = self.ports.settings
+        if tool is None:
+            known = ", ".join(self._by_name)
+            registered = {spec.name: spec for spec in all_tools()}.get(name)
+            if registered is None:
+                raise InvalidArgument(f"Unknown tool '{name}'; this server has: {known}.", field="tool")
+            if not (registered.needs_brave and "brave" not in settings.providers):
+                raise ProviderMisconfigured(
+                    f"{name} is turned off on this server by BRAVE_SEARCH_ENABLED_TOOLS or "
+                    f"BRAVE_SEARCH_DISABLED_TOOLS; it has: {known}.",
+                    details={"setting": "BRAVE_SEARCH_DISABLED_TOOLS"},
+                )
+            tool = registered
+        if tool.needs_brave and "brave" not in settings.providers:
+            raise ProviderMisconfigured(
+                f"{name} needs Brave (a Brave-only endpoint), and Brave is not among BRAVE_SEARCH_PROVIDERS "
+                f"({', '.join(settings.providers)}): add brave there and set BRAVE_API_KEY to use it.",
+                details={"setting": "BRAVE_SEARCH_PROVIDERS"},
+            )
+        return tool
+
+    async def execute(
+        self,
+        tool: ToolSpec[ArgsT, OutT],
+        args: ArgsT,
+        *,
+        progress: Progress | None = None,
+        facts: CallFacts | None = None,
+        trace_id: str | None = None,
+    ) -> tuple[OutT, str]:
+        """Run validated arguments under the tool's deadline; typed failures raise (the library's path)."""
+        settings = self.ports.settings
+        facts = facts if facts is not None else CallFacts()
+        seconds = tool.deadline(args, settings) if tool.deadline else settings.call_deadline_seconds
+        facts.deadline = self.ports.clock() + seconds
+        call = Call(trace_id or new_trace_id(), facts.deadline, facts, self.tools, progress)
+        try:
+            with anyio.fail_after(seconds):
+                return await tool.run(args, self.ports, call)
+        except TimeoutError:
+            raise UpstreamTimeout(
+                f"The call did not finish within its {seconds:g} s deadline.",
+                details={"deadline_seconds": seconds},
+            ) from None
 
     async def call(
         self, name: str, arguments: Mapping[str, Any] | None, *, progress: Progress | None = None
     ) -> ToolOutcome:
         """Run one tool call to an envelope; never raises except on cancellation by the caller."""
-        settings = self.service.settings
-        clock = self.service.clock
+        clock = self.ports.clock
         trace_id = new_trace_id()
         started = clock()
-        tool = self._by_name.get(name)
         facts = CallFacts()
         code = "ok"
         try:
-            if tool is None:
-                known = ", ".join(self._by_name)
-                raise InvalidArgument(f"Unknown tool '{name}'; this server has: {known}.", field="tool")
-            if tool.needs_brave and "brave" not in settings.providers:
-                raise ProviderMisconfigured(
-                    f"{name} uses a Brave-only endpoint, and Brave is not among BRAVE_SEARCH_PROVIDERS "
-                    f"({', '.join(settings.providers)}): add brave there and set BRAVE_API_KEY to use it.",
-                    details={"setting": "BRAVE_SEARCH_PROVIDERS"},
-                )
+            tool = self.spec(name)
             args = validate_arguments(tool.input_model, dict(arguments or {}))
-            seconds = tool.deadline(args, settings) if tool.deadline else settings.call_deadline_seconds
-            facts.deadline = started + seconds
-            call = CallContext(trace_id, facts.deadline, facts, self.tools, progress)
-            try:
-                with anyio.fail_after(seconds):
-                    structured, text = await tool.handler(self.service, args, call)
-            except TimeoutError:
-                raise UpstreamTimeout(
-                    f"The call did not finish within its {seconds:g} s deadline.",
-                    details={"deadline_seconds": seconds},
-                ) from None
+            out, text = await self.execute(tool, args, progress=progress, facts=facts, trace_id=trace_id)
+            structured = out.dump() if isinstance(out, Envelope) else out
             outcome = ToolOutcome(name, structured, text, False, trace_id)
         except BraveSearchError as exc:
             outcome = error_outcome(name, exc, trace_id)
@@ -204,10 +223,11 @@ class ToolBoundary:
         (error text is already scrubbed in the client), so the full scrub runs only when one of those
         holds it — or the text does.
         """
-        key = self.service.settings.api_key.get_secret_value() if self.service.settings.api_key is not None else ""
+        settings = self.ports.settings
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
         if not key:
             return outcome
-        suspect = self.service.key_echoes > 0 or key in outcome.text or contains(arguments, key)
+        suspect = self.ports.client.key_echoes > 0 or key in outcome.text or contains(arguments, key)
         if not suspect:
             return outcome
         return ToolOutcome(

@@ -15,7 +15,8 @@ from brave_search_mcp.brave import params as rules
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.models.envelopes import API_VERSION
 from brave_search_mcp.models.errors import ERROR_ADVICE, WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode
-from brave_search_mcp.models.inputs import HelpTopic
+from brave_search_mcp.models.inputs import HelpArgs, HelpTopic
+from brave_search_mcp.usecases.contract import Call, CliShape, Ports, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -286,3 +287,27 @@ def render_help_text(doc: dict[str, Any]) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+async def run(args: HelpArgs, ports: Ports, call: Call) -> tuple[dict[str, Any], str]:
+    """The tool: the reference over the enabled tools."""
+    doc = build_help(args.topic, ports.settings, [ToolDoc(t.name, t.input_model, t.help) for t in call.tools])
+    return doc, render_help_text(doc)
+
+
+SPEC = ToolSpec(
+    name="brave_web_search_help",
+    title="Brave search help",
+    description=(
+        "Parameter reference (countries, languages, ranges), ready-to-send examples, limits in force, and "
+        "every error and warning code with what to do."
+    ),
+    help="This reference: parameters of every enabled tool, examples, limits and codes.",
+    guide="valid parameter values, limits and error codes",
+    input_model=HelpArgs,
+    run=run,
+    cli=CliShape(
+        "tool-help", "parameter reference, examples, limits, error codes", positional="topic", optional_positional=True
+    ),
+    library="help",
+)

@@ -14,15 +14,14 @@ import anyio
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.counters import EndpointCounters
-from brave_search_mcp.brave.facts import SEARCH_ENDPOINTS, TOOL_ENDPOINTS
+from brave_search_mcp.brave.facts import ENDPOINT_NAMES, SEARCH_ENDPOINTS
 from brave_search_mcp.models.envelopes import API_VERSION
 from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
 from brave_search_mcp.models.inputs import StatusArgs
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.tools.help import limits as parameter_limits
 from brave_search_mcp.tools.help import search_type_rules
-from brave_search_mcp.usecases.ports import Progress
-from brave_search_mcp.usecases.service import SearchService
+from brave_search_mcp.usecases.contract import Call, CliShape, Ports, Progress, ToolSpec
 
 PROBE_QUERY = "brave search api"
 # Time kept back from the call deadline so the report itself always gets out.
@@ -30,15 +29,15 @@ _REPORT_MARGIN = 1.0
 
 
 async def probe_endpoints(
-    service: SearchService, deadline: float | None = None, progress: Progress | None = None
+    ports: Ports, deadline: float | None = None, progress: Progress | None = None
 ) -> list[dict[str, Any]]:
     """One count=1 request per search endpoint, sequentially, through the throttle and uncached.
 
     Each probe gets an equal share of the time left before ``deadline``, so one endpoint that hangs
     is reported as TIMEOUT instead of costing the whole report.
     """
-    settings = service.settings
-    clock = service.client.clock
+    settings = ports.settings
+    clock = ports.clock
     margin = min(_REPORT_MARGIN, settings.call_deadline_seconds / 10)
     end = (deadline if deadline is not None else clock() + settings.call_deadline_seconds) - margin
     results: list[dict[str, Any]] = []
@@ -50,7 +49,7 @@ async def probe_endpoints(
         with anyio.move_on_after(budget) as scope:
             try:
                 params = [("q", PROBE_QUERY), ("count", "1")]
-                response = await service.client.get(endpoint, params, use_cache=False, deadline=clock() + budget)
+                response = await ports.client.get(endpoint, params, use_cache=False, deadline=clock() + budget)
             except BraveSearchError as exc:
                 entry.update(ok=False, code=exc.code.value, message=exc.message, retryable=exc.retryable)
             else:
@@ -65,13 +64,14 @@ async def probe_endpoints(
     return results
 
 
-def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[str]) -> dict[str, str]:
+def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[ToolSpec[Any, Any]]) -> dict[str, str]:
     """Per Brave tool, what the key's plan was seen to allow on its last answers: allowed, not_in_plan or
     unknown (nothing asked yet, or only failures that say nothing about the plan). Never a guess."""
     seen: dict[str, str] = {}
-    for tool in tools:
-        endpoints = TOOL_ENDPOINTS.get(tool)
-        if endpoints is None:
+    for spec in tools:
+        tool = spec.name
+        endpoints = [ENDPOINT_NAMES[endpoint] for endpoint in spec.endpoints]
+        if not endpoints:
             continue
         lasts = {counters[name].last for name in endpoints if name in counters}
         if "ok" in lasts:
@@ -86,17 +86,18 @@ def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[str]) -> di
 
 
 async def build_status(
-    service: SearchService,
+    ports: Ports,
     args: StatusArgs,
     trace_id: str,
     deadline: float | None = None,
     *,
-    enabled_tools: Sequence[str] = (),
+    tools: Sequence[ToolSpec[Any, Any]] = (),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The structured status report (see the brave_web_search_status contract)."""
-    settings = service.settings
-    client = service.client
+    settings = ports.settings
+    client = ports.client
+    enabled_tools = [spec.name for spec in tools]
     rate, burst = client.throttle_rate
     cache = client.cache_stats()
     last = client.last_rate_limit
@@ -105,7 +106,7 @@ async def build_status(
         "api_version": API_VERSION,
         "status": "ok",
         "server_version": __version__,
-        "uptime_seconds": round(service.uptime_seconds, 1),
+        "uptime_seconds": round(ports.clock() - ports.started_at, 1),
         "key": {"configured": settings.has_key, "source": settings.api_key_source},
         "settings": {
             "base_url": settings.base_url,
@@ -143,15 +144,15 @@ async def build_status(
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
     elif args.probe_connectivity:
-        probes = await probe_endpoints(service, deadline, progress)
+        probes = await probe_endpoints(ports, deadline, progress)
         report["probe"] = probes
         failed = [p["search_type"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = client.admission()
     report["throttle"] = throttle
-    report["plan"] = plan_seen(client.counters(), enabled_tools)
-    report["providers"] = service.providers()
+    report["plan"] = plan_seen(client.counters(), tools)
+    report["providers"] = ports.chain.snapshot() if ports.chain else {"brave": {"state": "closed", "fallback": False}}
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
     if report["state"].get("degraded"):
         reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
@@ -210,3 +211,27 @@ def render_status_text(report: dict[str, Any]) -> str:
         lines.append("plan seen: " + ", ".join(f"{tool} {state}" for tool, state in plan.items()))
     lines.extend(f"! {reason}" for reason in report.get("reasons", []))
     return "\n".join(lines)
+
+
+async def run(args: StatusArgs, ports: Ports, call: Call) -> tuple[dict[str, Any], str]:
+    """The tool: the report over the enabled tools, within the call's deadline."""
+    report = await build_status(ports, args, call.trace_id, call.deadline, tools=call.tools, progress=call.progress)
+    return report, render_status_text(report)
+
+
+SPEC = ToolSpec(
+    name="brave_web_search_status",
+    title="Brave search status",
+    description=(
+        "Health of this server: API key configured (never shown), Brave rate and quota figures, cache stats. "
+        "probe_connectivity sends one minimal request per search endpoint."
+    ),
+    help="Key source, rate and quota figures, cache, and optional connectivity probes.",
+    guide="key, quota and connectivity",
+    input_model=StatusArgs,
+    run=run,
+    cli=CliShape(
+        "status", "configuration, limits and (with --probe) connectivity", options={"probe_connectivity": "--probe"}
+    ),
+    library="status",
+)

@@ -17,10 +17,12 @@ from typing import Any, ClassVar
 import anyio
 from pydantic import AliasChoices, Field, field_validator
 
+from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.answers_stream import SseDecoder, TagReader, json_object
 from brave_search_mcp.brave.arguments import Collector
 from brave_search_mcp.brave.facts import PARAM_RANGES, PLAN_NEEDED, Endpoint
 from brave_search_mcp.clock import Clock
+from brave_search_mcp.config import Settings
 from brave_search_mcp.models.answer import AnswerEnvelope, AnswerMeta, AnswerUsage, Citation
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
@@ -32,8 +34,9 @@ from brave_search_mcp.models.errors import (
     WarningCode,
 )
 from brave_search_mcp.models.inputs import SafeSearch, StrictInput
+from brave_search_mcp.render.answer_text import render_answer
 from brave_search_mcp.render.text import clean_block, clean_text, cut, http_url, site_of
-from brave_search_mcp.usecases.ports import Progress, StreamPost
+from brave_search_mcp.usecases.contract import Call, CliShape, Ports, Progress, StreamPost, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -256,39 +259,6 @@ def _warn(code: WarningCode, message: str) -> WarningItem:
     return WarningItem(code=code.value, message=message)
 
 
-def _usage_line(usage: AnswerUsage) -> str | None:
-    parts = []
-    if usage.requests is not None:
-        parts.append(f"{usage.requests:,} request{'' if usage.requests == 1 else 's'}")
-    if usage.queries is not None:
-        parts.append(f"{usage.queries:,} search quer{'y' if usage.queries == 1 else 'ies'}")
-    tokens_in = usage.tokens_in if usage.tokens_in is not None else usage.prompt_tokens
-    tokens_out = usage.tokens_out if usage.tokens_out is not None else usage.completion_tokens
-    if tokens_in is not None:
-        parts.append(f"{tokens_in:,} tokens in")
-    if tokens_out is not None:
-        parts.append(f"{tokens_out:,} tokens out")
-    if usage.total_cost is not None:
-        parts.append(f"cost ${usage.total_cost:.5g}")
-    return "Usage: " + ", ".join(parts) + "." if parts else None
-
-
-def render(envelope: AnswerEnvelope) -> str:
-    """The answer, its numbered sources, usage and warnings as compact text."""
-    lines = [envelope.answer]
-    if envelope.sources:
-        lines += ["", "Sources:"]
-        for source in envelope.sources:
-            said = f" — {cut(source.snippet, 150)}" if source.snippet else ""
-            lines.append(f"[{source.number}] {source.url}{said}")
-    usage = _usage_line(envelope.meta.usage) if envelope.meta.usage else None
-    if usage:
-        lines += ["", usage]
-    if envelope.warnings:
-        lines += ["", "Warnings:", *(f"- {w.code}: {w.message}" for w in envelope.warnings)]
-    return "\n".join(lines)
-
-
 async def _notify(progress: Progress | None, done: float, message: str) -> Progress | None:
     """Send one progress notification; a failing callback is logged and not called again."""
     if progress is None:
@@ -350,7 +320,7 @@ async def _read(
     return None
 
 
-async def run(
+async def ask(
     args: AnswerArgs,
     stream: StreamPost,
     *,
@@ -419,4 +389,42 @@ async def run(
         usage=state.usage if state.has_usage else None,
     )
     envelope = AnswerEnvelope(answer=answer, sources=sources, meta=meta, warnings=warnings)
-    return envelope, render(envelope)
+    return envelope, render_answer(envelope)
+
+
+async def run(args: AnswerArgs, ports: Ports, call: Call) -> tuple[AnswerEnvelope, str]:
+    """The tool: a streamed, cited answer; partial (with a warning) when the stream breaks or time runs out."""
+    call.facts.search_type = "answer"
+    return await ask(
+        args, ports.stream_post(call.facts), deadline=call.deadline, progress=call.progress, clock=ports.clock,
+        trace_id=call.trace_id, server_version=__version__,
+    )  # fmt: skip
+
+
+def _deadline(args: AnswerArgs, settings: Settings) -> float:
+    """Research mode can take minutes: its deadline follows its own budget, not the default."""
+    return deadline_seconds(args, settings.call_deadline_seconds)
+
+
+SPEC = ToolSpec(
+    name="brave_answer",
+    title="Brave answer",
+    description=(
+        "AI answer from Brave Answers with numbered sources and usage. research: true searches at length "
+        "(minutes). Needs Brave's Answers plan."
+    ),
+    help=(
+        "Streams /chat/completions (model brave) with citations; the answer carries [n] markers and a numbered "
+        "source list. A stream cut mid-way or ended by the deadline returns what arrived (STREAM_INTERRUPTED, "
+        "DEADLINE_REACHED). research: true has its own deadline (research_maximum_number_of_seconds + 30 s, "
+        "default 210 s) and no citations. Progress notifications go to clients that pass a progressToken."
+    ),
+    guide="a cited AI answer to a question, from Brave Answers (research: true for long multi-search answers)",
+    input_model=AnswerArgs,
+    run=run,
+    cli=CliShape("answer", "a cited AI answer (Brave Answers plan)", positional="question"),
+    library="answer",
+    endpoints=(Endpoint.CHAT,),
+    needs_brave=True,
+    deadline=_deadline,
+)

@@ -25,7 +25,7 @@ from brave_search_mcp.models.errors import NoResults, ParseError, WarningCode
 from brave_search_mcp.models.inputs import QueryInput, max_results_field
 from brave_search_mcp.models.llm_context import ContextSource, LlmContextEnvelope, LlmContextMeta
 from brave_search_mcp.render.text import clean_block, clean_text, cut, dedup_key, http_url, plural, site_of
-from brave_search_mcp.usecases.ports import JsonFetch
+from brave_search_mcp.usecases.contract import Call, CliShape, JsonFetch, Ports, ToolSpec, over_brave_json
 
 DEFAULT_MAX_CHARS = 8_000
 MIN_MAX_CHARS = 1_000
@@ -345,7 +345,7 @@ def effective_max_chars(args: LlmContextArgs, warnings: list[WarningItem]) -> in
     return value
 
 
-async def run(
+async def fetch_context(
     args: LlmContextArgs,
     fetch: JsonFetch,
     *,
@@ -374,3 +374,31 @@ async def run(
         warnings=warnings,
         duration_ms=max(0, int((clock() - started) * 1000)),
     )
+
+
+async def run(args: LlmContextArgs, ports: Ports, call: Call) -> tuple[LlmContextEnvelope, str]:
+    """The tool: fetch context through the one client, the plan figures stamped."""
+    return await over_brave_json(fetch_context, args, ports, call)
+
+
+SPEC = ToolSpec(
+    name="brave_llm_context",
+    title="Brave LLM context",
+    description=(
+        "Grounding passages for a query: per source title, URL, age and snippets, deduplicated, within max_chars "
+        "(default 8000). Location fields add nearby places."
+    ),
+    help=(
+        "Brave's /llm/context grounding. Budgets (maximum_number_of_tokens/urls/snippets, per-URL caps) are clamped "
+        "to Brave's ranges with a warning; context_threshold_mode strict|balanced|lenient|disabled. latitude/"
+        "longitude, city, state, postal_code travel as X-Loc headers and turn on local recall (places). Output "
+        "never exceeds max_chars; CONTEXT_TRUNCATED says what was cut. Needs the Search plan."
+    ),
+    guide="grounding passages (per source: title, URL, age, snippets) within a character budget",
+    input_model=LlmContextArgs,
+    run=run,
+    cli=CliShape("context", "grounding passages for a query (LLM context)", positional="query"),
+    library="llm_context",
+    endpoints=(Endpoint.LLM_CONTEXT,),
+    needs_brave=True,
+)

@@ -29,7 +29,7 @@ from brave_search_mcp.models.inputs import QueryInput, SafeSearch, Units, max_re
 from brave_search_mcp.models.local import LocalEnvelope, LocalMeta, LocalPath
 from brave_search_mcp.render.places_text import hours_text, is_open, render_place, render_web
 from brave_search_mcp.render.text import clean_text, cut, http_url, plural, shown, site_of
-from brave_search_mcp.usecases.ports import JsonFetch
+from brave_search_mcp.usecases.contract import Call, CliShape, JsonFetch, Ports, ToolSpec, over_brave_json
 
 MAX_IDS = 20  # Brave's limit per pois/descriptions request
 IN_FLIGHT = 2  # batches fetched at once: enough to overlap, polite to 1-2 rps plans
@@ -358,7 +358,7 @@ _PATH_LABEL: Mapping[str, str] = {
 }
 
 
-async def run(
+async def find_places(
     args: LocalSearchArgs,
     fetch: JsonFetch,
     *,
@@ -406,3 +406,36 @@ async def run(
     if state.warnings:
         lines += ["Warnings:", *(f"- {w.code}: {w.message}" for w in state.warnings)]
     return envelope, "\n".join(lines).rstrip("\n")
+
+
+async def run(args: LocalSearchArgs, ports: Ports, call: Call) -> tuple[LocalEnvelope, str]:
+    """The tool: find places through the one client, the plan figures stamped."""
+    return await over_brave_json(find_places, args, ports, call)
+
+
+SPEC = ToolSpec(
+    name="brave_local_search",
+    title="Brave local search",
+    description=(
+        "Places (address, phone, rating, hours, open now, price, coordinates, description). Give location or "
+        "latitude/longitude for place search; a query alone uses web locations."
+    ),
+    help=(
+        "With location text or coordinates (radius in metres) the tool calls Brave place search; with a query "
+        "alone, web search's locations enriched by /local/pois and /local/descriptions (≤20 ids per request). "
+        "meta.path says which: place_search, web_locations or web_fallback. Without local in the plan, or with no "
+        "place found, plain web results come back with LOCAL_FALLBACK."
+    ),
+    guide="places with address, phone, rating and opening hours, near a location or coordinates",
+    input_model=LocalSearchArgs,
+    run=run,
+    cli=CliShape(
+        "local",
+        "places: by query, near a location or coordinates",
+        positional="query",
+        options={"latitude": "--lat", "longitude": "--lon", "max_results": "--count"},
+    ),
+    library="local",
+    endpoints=(Endpoint.PLACE_SEARCH, Endpoint.LOCAL_POIS, Endpoint.LOCAL_DESCRIPTIONS),
+    needs_brave=True,
+)

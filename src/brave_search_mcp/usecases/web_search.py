@@ -1,0 +1,257 @@
+"""brave_web_search: web, news, image or video results, from Brave or the provider chain, fitted to a text budget.
+
+The Brave path goes through the one client (cache, throttle, retry) and parses each upstream body once
+(``PageMemo``); with more providers configured, the fallback chain serves the request and says when a
+backup answered. Results are numbered across sections and cut to ``max_lines``/``max_bytes`` whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from brave_search_mcp._version import __version__
+from brave_search_mcp.brave.client import BraveResponse
+from brave_search_mcp.brave.facts import SEARCH_ENDPOINTS
+from brave_search_mcp.brave.params import PreparedSearch, prepare_search
+from brave_search_mcp.brave.results import ParsedAnswer, parse_answer
+from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES
+from brave_search_mcp.models.envelopes import WarningItem
+from brave_search_mcp.models.errors import BraveSearchError, NoResults, WarningCode
+from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.models.search import DebugData, SearchEnvelope, SearchMeta
+from brave_search_mcp.providers.brave import BraveProvider
+from brave_search_mcp.providers.chain import FallbackChain
+from brave_search_mcp.providers.protocol import Provider, SearchRequest
+from brave_search_mcp.ratelimit.info import rate_limit_meta
+from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.usecases.contract import Call, CallFacts, CliShape, Ports, ToolSpec
+from brave_search_mcp.usecases.page_memo import FitKey, ParseKey
+
+
+@dataclass
+class _Served:
+    """A search answer and who served it (``response`` is Brave's, when Brave answered)."""
+
+    parsed: ParsedAnswer
+    provider: str
+    warnings: list[WarningItem]
+    response: BraveResponse | None
+    cached_other: bool = False
+    attempts_other: int = 0
+
+    @property
+    def cached(self) -> bool:
+        return self.response.cached if self.response is not None else self.cached_other
+
+    @property
+    def attempts(self) -> int:
+        return self.response.attempts if self.response is not None else self.attempts_other
+
+    @property
+    def body_id(self) -> int:  # 0: never memoised (another provider's page is cached by that provider)
+        return self.response.body_id if self.response is not None else 0
+
+
+def _request(prepared: PreparedSearch) -> SearchRequest:
+    """The provider-neutral request, from what the params layer validated (Brave gets its own prepared form)."""
+    sent = dict(prepared.params)
+    safe = sent.get("safesearch")
+    return SearchRequest(
+        query=prepared.query,
+        search_type=prepared.search_type,
+        count=prepared.requested,
+        offset=prepared.offset,
+        country=sent.get("country"),
+        language=sent.get("search_lang"),
+        safe_search=safe if safe in ("off", "moderate", "strict") else None,  # type: ignore[arg-type]
+        freshness=sent.get("freshness"),
+        native=prepared,
+    )
+
+
+async def brave_fetch(
+    ports: Ports, prepared: PreparedSearch, deadline: float | None
+) -> tuple[ParsedAnswer, BraveResponse]:
+    """One Brave search through the client, parsed once per upstream body (a cache hit reuses the parse)."""
+    response = await ports.client.get(
+        prepared.endpoint,
+        prepared.params,
+        use_cache=prepared.use_cache,
+        throttle=prepared.throttle,
+        deadline=deadline,
+    )
+    parse_key = ParseKey(response.body_id, prepared.search_type, prepared.text_decorations)
+    parsed = ports.pages.parsed(
+        parse_key,
+        lambda: parse_answer(prepared.search_type, response.data, text_decorations=prepared.text_decorations),
+    )
+    return parsed, response
+
+
+async def _serve(ports: Ports, prepared: PreparedSearch, facts: CallFacts) -> _Served:
+    """Brave alone, or the provider chain with its fallbacks; which one answered, and how."""
+    if ports.chain is None:
+        parsed, response = await brave_fetch(ports, prepared, facts.deadline)
+        return _Served(parsed, "brave", [], response)
+    page = await ports.chain.search(_request(prepared), deadline=facts.deadline)
+    if page.provider == "brave":
+        parsed, response = page.native
+        return _Served(parsed, "brave", page.warnings[len(parsed.warnings) :], response)
+    parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
+    return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts)
+
+
+async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnvelope, str]:
+    """Search one index (Brave, or the provider chain with its fallbacks); the envelope and its compact text."""
+    facts, trace_id = call.facts, call.trace_id
+    started = ports.clock()
+    prepared = prepare_search(args, ports.settings)
+    facts.search_type = prepared.search_type
+    warnings = list(prepared.warnings)
+    try:
+        served = await _serve(ports, prepared, facts)
+    except BraveSearchError as exc:
+        raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
+    parsed, response = served.parsed, served.response
+    facts.cached, facts.attempts = served.cached, served.attempts
+    facts.upstream_status = response.status if response is not None else None
+    parse_key = ParseKey(served.body_id, prepared.search_type, prepared.text_decorations)
+    warnings.extend(served.warnings)
+    warnings.extend(parsed.warnings)
+    returned = sum(len(section.results) for section in parsed.sections)
+    if returned == 0:
+        label = "web" if prepared.search_type == "web" else prepared.search_type
+        error = NoResults(
+            f'No {label} results found for "{prepared.query}".',
+            details={"query": prepared.query, "search_type": prepared.search_type},
+        )
+        raise error.for_call(warnings)
+    if prepared.summary and not parsed.summarizer_key:
+        warnings.append(_warning(WarningCode.SUMMARY_NOT_AVAILABLE, "Brave returned no summarizer key."))
+    has_more = parsed.more_available if parsed.more_available is not None else returned >= prepared.requested
+    meta = SearchMeta(
+        query=prepared.query,
+        search_type=prepared.search_type,
+        requested=prepared.requested,
+        returned=returned,
+        offset=prepared.offset,
+        has_more=has_more,
+        provider=served.provider,
+        cached=served.cached,
+        attempts=served.attempts,
+        duration_ms=round((ports.clock() - started) * 1000),
+        trace_id=trace_id,
+        server_version=__version__,
+        altered_query=parsed.altered_query,
+        rate_limit=rate_limit_meta(response.rate_limit or ports.client.last_rate_limit) if response else None,
+    )
+    # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
+    fit_key = FitKey(
+        parse_key,
+        prepared.query,
+        prepared.offset,
+        prepared.requested,
+        prepared.max_lines,
+        prepared.max_bytes,
+        has_more,
+        tuple((w.code, w.message) for w in warnings),
+    )
+
+    def fit() -> tuple[SearchEnvelope, str]:
+        page = SearchEnvelope(
+            summary="", sections=parsed.sections, summarizer_key=parsed.summarizer_key, meta=meta, warnings=warnings
+        )
+        page.summary = summary_line(page)
+        return fit_to_limits(page, prepared.max_lines, prepared.max_bytes)
+
+    page, text = ports.pages.fitted(fit_key, fit)
+    per_call: dict[str, Any] = {"cached": meta.cached, "attempts": meta.attempts, "trace_id": trace_id}
+    per_call |= {"duration_ms": meta.duration_ms, "rate_limit": meta.rate_limit}
+    envelope = page.model_copy(update={"meta": page.meta.model_copy(update=per_call), "warnings": list(page.warnings)})
+    if prepared.debug:
+        envelope.debug = _debug_data(prepared, response, envelope.warnings)
+        text += "\n[debug] " + json.dumps(envelope.debug.dump(), ensure_ascii=False)
+    return envelope, text
+
+
+def _debug_data(prepared: PreparedSearch, response: BraveResponse | None, warnings: list[WarningItem]) -> DebugData:
+    debug = DebugData(
+        cache_bypassed=not prepared.use_cache,
+        throttle_bypassed=not prepared.throttle,
+        request_url=response.request_url if prepared.include_request_url and response is not None else None,
+    )
+    if prepared.include_raw_payload and response is not None:
+        raw = response.raw_body or json.dumps(response.data, ensure_ascii=False).encode()
+        debug.raw_payload_original_bytes = len(raw)
+        debug.raw_payload_truncated = len(raw) > DEBUG_PAYLOAD_CAP_BYTES
+        debug.raw_payload = raw[:DEBUG_PAYLOAD_CAP_BYTES].decode("utf-8", errors="ignore")
+        if debug.raw_payload_truncated:
+            warnings.append(
+                _warning(
+                    WarningCode.RAW_PAYLOAD_TRUNCATED,
+                    f"raw_payload cut from {len(raw)} to {DEBUG_PAYLOAD_CAP_BYTES} bytes.",
+                )
+            )
+    return debug
+
+
+def provider_chain(ports: Ports, others: Mapping[str, Provider]) -> FallbackChain | None:
+    """The fallback chain the settings name (Brave through this use case's own path); None for Brave alone."""
+    settings = ports.settings
+    if tuple(settings.providers) == ("brave",):  # Brave alone needs no chain, breaker or fallback
+        return None
+
+    async def fetch(prepared: Any, deadline: float | None) -> tuple[Any, Any]:
+        return await brave_fetch(ports, prepared, deadline)
+
+    named: dict[str, Provider] = {"brave": BraveProvider(fetch), **others}
+    missing = [name for name in settings.providers if name not in named]
+    if missing:
+        raise ValueError(f"providers {missing} were configured but not built")
+    shared = ports.client.shared
+    return FallbackChain(
+        [named[name] for name in settings.providers],
+        threshold=settings.breaker_threshold,
+        cooldown=settings.breaker_cooldown_seconds,
+        clock=ports.clock,
+        records=shared.backend.records if shared else None,
+        namespace=shared.namespace if shared else "",
+    )
+
+
+def _warning(code: WarningCode, message: str) -> WarningItem:
+    return WarningItem(code=code.value, message=message)
+
+
+SPEC = ToolSpec(
+    name="brave_web_search",
+    title="Brave web search",
+    description=(
+        "Search the web with Brave: search_type web (default), news, images or videos. Returns numbered "
+        "results (title, URL, snippet, age); structuredContent holds the v1 envelope. Valid values: "
+        "brave_web_search_help."
+    ),
+    help="Web, news, image or video results, numbered across sections; pass offset for the next page.",
+    guide="current web, news, image or video results (cite result URLs)",
+    input_model=WebSearchArgs,
+    run=run,
+    cli=CliShape(
+        "search",
+        "search and print compact results",
+        positional="query",
+        options={
+            "search_type": "--type",
+            "max_results": "--count",
+            "search_language": "--search-lang",
+            "ui_language": "--ui-lang",
+            "spellcheck": "--no-spellcheck",
+        },
+        hidden=("debug", "include_raw_payload", "include_request_url", "disable_cache", "disable_throttle"),
+        aliases=("web",),
+    ),
+    library="web_search",
+    endpoints=tuple(SEARCH_ENDPOINTS.values()),
+)
