@@ -1,4 +1,7 @@
-"""Run the fake Brave server in the foreground for benches and manual demos: ``python -m testkit.brave --port 8787``."""
+"""Run the fake Brave server in the foreground for benches and manual demos.
+
+From the checkout: ``uv run python -m testkit.brave --port 8787``; it accepts the key ``test-key-not-real``.
+"""
 
 from __future__ import annotations
 

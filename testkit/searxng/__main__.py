@@ -1,4 +1,7 @@
-"""Run the fake SearXNG in the foreground for demos and benches: ``python -m testkit.searxng --port 8888``."""
+"""Run the fake SearXNG in the foreground for demos and benches.
+
+From the checkout: ``uv run python -m testkit.searxng --port 8888`` (no key: SearXNG has none).
+"""
 
 from __future__ import annotations
 
