@@ -10,8 +10,10 @@
 FROM python:3.12-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+# Everything pyproject.toml names for the wheel: the readme, the license, the package and the skill it ships.
+COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
+COPY skills ./skills
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
 FROM python:3.12-slim

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 WEB_TOOL = "brave_web_search"
 FLOOR_CODE = "from mcp.server.mcpserver import MCPServer"
 FLOOR_IMPORT_CODE = FLOOR_CODE + "; import os; os.write(1, b'.')"
-TEXT_QUERY = "hello world"  # the query the recorded page answers
+TEXT_QUERY = "hello world"  # the query the hello-world page answers
 BURST_CALLS = 10
 WARMUP_CALLS = 5
 MEMORY_CALLS = 200
@@ -327,7 +327,10 @@ async def measure_text(session: RpcSession, page: Mapping[str, Any] | None) -> T
     meta = _meta(result)
     text = text_of(result)
     if page is not None:
-        source = "recorded Brave page (../shared/brave-fixtures/web_search_recorded.json)"
+        source = (
+            "project's hello-world page, sized like a recorded Brave answer "
+            "(testkit/brave/fixtures/web_hello_world.json)"
+        )
         source_results = page["web"]["results"][:10]
     else:
         source = "FALLBACK: the fake's own fixture (testkit/brave/fixtures/web.json); the recorded page was not found"

@@ -1,8 +1,9 @@
-"""The local upstream: the project's fake Brave, optionally answering web searches with a recorded Brave page.
+"""The local upstream: the project's fake Brave, optionally answering web searches with a real-sized page.
 
-Text sizes only mean something on real result data, so when the shared recorded page
-(``../shared/brave-fixtures/web_search_recorded.json``) is beside the checkout, web answers are
-sliced from it; everything else (key check, validation, rate limits, headers) stays the fake's.
+Text sizes only mean something on result data of real sizes, so web answers are sliced from the
+project's "hello world" page (``testkit/brave/fixtures/web_hello_world.json``: written for this
+project with the field sizes, markup and ages of a recorded Brave answer to that query); everything
+else (key check, validation, rate limits, headers) stays the fake's.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from testkit.brave.brave import FakeBrave
+from testkit.brave.brave import FIXTURES_DIR, FakeBrave
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-RECORDED_PAGE = REPO_ROOT.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"
+RECORDED_PAGE = FIXTURES_DIR / "web_hello_world.json"
 DIRECT_KEY = "bench-direct-key-not-real"  # a second fake key, so direct GETs never share the server's rate window
 _SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
 
 
 def load_recorded_page(path: Path = RECORDED_PAGE) -> dict[str, Any] | None:
-    """The recorded Brave web answer, or None when the shared fixtures are not beside the checkout."""
+    """The real-sized Brave web answer, or None when ``path`` does not exist."""
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))

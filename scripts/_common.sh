@@ -95,10 +95,24 @@ bsm_timeout() {
 
 bsm_has_cli() { command -v "$1" >/dev/null 2>&1; }
 
+# Where to get the client CLIs: the versions this project is tested with (.ci/package.json), installed into
+# the checkout by .ci/install-node-tools.sh (nothing global), and the PATH line that makes them found.
+# $1: the executable to look for there; $2: how to name it in the message (default: $1).
+bsm_cli_hint() {
+    local bin="${BSM_REPO_DEFAULT}/.ci/node/node_modules/.bin"
+    if [ -x "${bin}/$1" ]; then
+        printf "the pinned %s: installed in %s, which is not on PATH: export PATH=\"%s:\$PATH\"" "${2:-$1}" "$bin" "$bin"
+    else
+        printf "install the pinned versions into this checkout (needs node and npm; nothing global): %s && %s" \
+            "${BSM_REPO_DEFAULT}/.ci/install-node-tools.sh" "export PATH=\"${bin}:\$PATH\""
+    fi
+    printf ", then run %s again" "$BSM_PROG"
+}
+
 bsm_require_cli() {
     case "$1" in
-        codex) bsm_has_cli codex || bsm_die "the Codex CLI 'codex' is not on PATH (install: npm install -g @openai/codex)" ;;
-        claude) bsm_has_cli claude || bsm_die "the Claude Code CLI 'claude' is not on PATH (install: npm install -g @anthropic-ai/claude-code)" ;;
+        codex) bsm_has_cli codex || bsm_die "the Codex CLI 'codex' is not on PATH; $(bsm_cli_hint codex)" ;;
+        claude) bsm_has_cli claude || bsm_die "the Claude Code CLI 'claude' is not on PATH; $(bsm_cli_hint claude)" ;;
     esac
 }
 
@@ -119,7 +133,7 @@ bsm_resolve_clients() {
             if bsm_has_cli codex; then BSM_CLIENTS+=(codex); fi
             if bsm_has_cli claude; then BSM_CLIENTS+=(claude); fi
             [ "${#BSM_CLIENTS[@]}" -gt 0 ] ||
-                bsm_die "neither 'codex' nor 'claude' is on PATH; install one (npm install -g @openai/codex or @anthropic-ai/claude-code)"
+                bsm_die "neither 'codex' nor 'claude' is on PATH; $(bsm_cli_hint codex "codex and claude")"
             ;;
         *) bsm_usage_error "invalid --client '$1' (choose codex, claude, all or auto)" ;;
     esac

@@ -15,6 +15,8 @@ Builds the wheel, installs it with all its dependencies into lib/ of a clean sta
 folder (no checkout files: no tests, testkit, bench, docs, dist or .venv), adds
 server/main.py and manifest.json, then runs `mcpb pack` (which validates the manifest).
 
+The dependencies' own test folders (tests/, test/ inside lib/) are left out.
+
 The bundle is for this platform and this Python minor version (pydantic-core is a
 compiled extension): its manifest says so in compatibility.platforms and
 compatibility.runtimes.python. Pack once per platform/Python you ship.
@@ -23,8 +25,9 @@ Options:
   --out FILE       where to write the bundle (default: dist/brave-search.mcpb)
   --python PYTHON  interpreter the bundle targets (default: python3 on PATH)
   --mcpb PATH      the mcpb program (default: $BRAVE_MCP_NODE_BIN/mcpb,
-                   .ci/node/node_modules/.bin/mcpb, or mcpb on PATH;
-                   install: .ci/install-node-tools.sh)
+                   .ci/node/node_modules/.bin/mcpb, or mcpb on PATH; when none
+                   is there: npx -y @anthropic-ai/mcpb@<the version pinned in
+                   .ci/package.json>, which needs node and npm)
   -h, --help       show this help
 
 Exit status: 0 done, 1 a step failed, 2 bad usage.
@@ -74,7 +77,17 @@ if [ -z "$mcpb" ]; then
         fi
     done
 fi
-{ [ -n "$mcpb" ] && [ -x "$mcpb" ]; } || die "mcpb not found; run .ci/install-node-tools.sh (or pass --mcpb PATH)"
+if [ -n "$mcpb" ]; then
+    [ -x "$mcpb" ] || die "--mcpb ${mcpb} is not an executable"
+    mcpb_cmd=("$mcpb")
+else
+    # No installed mcpb: the pinned version through npx (downloaded once into npm's cache).
+    pin="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["dependencies"]["@anthropic-ai/mcpb"])' \
+        "${repo}/.ci/package.json")" || die "cannot read the mcpb version pinned in .ci/package.json"
+    command -v npx >/dev/null 2>&1 ||
+        die "mcpb not found and npx is not on PATH: install node and npm, run .ci/install-node-tools.sh, or pass --mcpb PATH"
+    mcpb_cmd=(npx -y "@anthropic-ai/mcpb@${pin}")
+fi
 case "$out" in
     /*) ;;
     *) out="$(pwd -P)/${out}" ;;
@@ -94,6 +107,14 @@ uv pip install --quiet --target "${stage}/lib" --python "$python" --compile-byte
     die "uv pip install --target failed"
 # Console-script launchers in lib/bin name this machine's interpreter; the bundle starts server/main.py.
 rm -rf -- "${stage}/lib/bin"
+# The dependencies' own test suites (jsonschema/tests, referencing/tests, ...) never run in the bundle.
+# Only folders of other distributions go: brave_search_mcp and every .dist-info record stay whole.
+dropped="$(find "${stage}/lib" -mindepth 1 -type d \( -name tests -o -name test \) \
+    -not -path "${stage}/lib/brave_search_mcp/*" -not -path "*.dist-info/*" -prune -print)"
+if [ -n "$dropped" ]; then
+    while IFS= read -r folder; do rm -rf -- "$folder"; done <<<"$dropped"
+    echo "Left out $(printf '%s\n' "$dropped" | wc -l | tr -d ' ') test folders of dependencies."
+fi
 
 cp -- "${here}/mcpb_main.py" "${stage}/server/main.py"
 cp -- "${repo}/LICENSE" "${repo}/README.md" "${stage}/"
@@ -111,8 +132,8 @@ PY
 
 mkdir -p "$(dirname -- "$out")"
 rm -f -- "$out"
-echo "Packing with $("$mcpb" --version 2>/dev/null || echo mcpb)..."
-(cd "$work" && "$mcpb" pack "$stage" "$out") >"${work}/pack.log" 2>&1 || {
+echo "Packing with ${mcpb_cmd[*]} $("${mcpb_cmd[@]}" --version 2>/dev/null || true)..."
+(cd "$work" && "${mcpb_cmd[@]}" pack "$stage" "$out") >"${work}/pack.log" 2>&1 || {
     cat "${work}/pack.log" >&2
     die "mcpb pack failed"
 }

@@ -17,7 +17,7 @@ from testkit.clock import FakeClock
 from testkit.settings import make_settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "brave-fixtures"
+BRAVE_BODIES = REPO_ROOT / "tests" / "fixtures" / "brave"  # Brave bodies in the documented shapes (README there)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -25,7 +25,7 @@ from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
 from testkit.brave.more import _answer_deltas, _sse_events
 
-from .conftest import SHARED_FIXTURES
+from .conftest import BRAVE_BODIES
 
 QUESTION = "how do I start with the tool?"
 
@@ -363,14 +363,17 @@ def test_sse_decoder_handles_crlf_split_comments_and_multiline_data() -> None:
 
 
 @pytest.mark.anyio
-async def test_shared_documentation_stream_parses() -> None:
-    path = SHARED_FIXTURES / "chat_completions_stream.txt"
-    if not path.exists():
-        pytest.skip("shared fixtures are not beside the checkout")
-    envelope = await _answer_from(path.read_bytes(), [7, 100, 333])
-    assert envelope.answer == "The second highest mountain is K2 (8,611 m).[1]"
-    assert envelope.sources[0].url == "https://en.wikipedia.org/wiki/K2"
-    assert envelope.meta.usage is not None and envelope.meta.usage.tokens_in == 9876
+async def test_a_stream_in_the_documented_shape_parses() -> None:
+    data = (BRAVE_BODIES / "chat_completions_stream.txt").read_bytes()
+    envelope = await _answer_from(data, [7, 100, 333])
+    assert envelope.answer == (
+        "The deepest lake in the world is Lake Baikal in Siberia.[1] Its deepest point is 1,642 m below the surface.[2]"
+    )
+    assert [s.url for s in envelope.sources] == [
+        "https://www.britannica.com/place/Lake-Baikal",
+        "https://baikal-research.example/depth-survey",
+    ]
+    assert envelope.meta.usage is not None and envelope.meta.usage.tokens_in == 5120
 
 
 # ------------------------------------------------------------------------------ real sockets

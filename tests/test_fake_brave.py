@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -27,9 +24,9 @@ from testkit.brave.brave import (
     Reply,
 )
 from testkit.brave.http_server import FakeBraveServer
+from testkit.foreground import foreground_server, interrupt
 
 BASE = "https://api.search.brave.com"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-policy", "x-ratelimit-remaining", "x-ratelimit-reset")
 Params = list[tuple[str, str]]
 
@@ -953,36 +950,12 @@ def test_control_endpoints_reject_bad_input(http: httpx2.Client) -> None:
 
 
 def test_module_runs_a_foreground_server_until_interrupted() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "testkit.brave", "--port", "0", "--rate", "1", "--monthly", "2000"],
-        cwd=REPO_ROOT,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        url = ""
-        for _ in range(50):
-            line = process.stderr.readline()
-            if not line or "serving on " in line:
-                url = line.split("serving on ")[-1].split()[0] if line else ""
-                break
-        assert url.startswith("http://127.0.0.1:")
+    # Started as nohup or a background job would start it (SIGINT ignored): Ctrl-C must still stop it.
+    with foreground_server("testkit.brave", "--rate", "1", "--monthly", "2000") as (process, url):
         response = httpx2.get(url + WEB_PATH, params={"q": "x"}, headers={"X-Subscription-Token": VALID_KEY})
         assert response.status_code == 200
         assert response.headers["x-ratelimit-limit"] == "1, 2000"
-        process.send_signal(2)  # SIGINT, as Ctrl-C does
-        assert process.wait(timeout=5) == 0
-        stdout = process.stdout.read() if process.stdout else ""
-        assert stdout == ""
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=5)
-        for stream in (process.stderr, process.stdout):
-            if stream is not None:
-                stream.close()
+        assert interrupt(process) == (0, "")
 
 
 def test_fault_names_are_all_exercised() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,9 @@ from brave_search_mcp.render import compact as render
 from brave_search_mcp.render.compact import fit_to_limits, render_error_text, render_summary_text, summary_line
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.render.text import dedup_key as normalize_url
+from testkit.brave.brave import FIXTURES_DIR
 
-RECORDED = Path(__file__).resolve().parent.parent.parent / "shared" / "brave-fixtures" / "web_search_recorded.json"
+HELLO_WORLD_PAGE = FIXTURES_DIR / "web_hello_world.json"  # the project's page with a real answer's sizes, markup, ages
 
 
 def web_item(n: int, **extra: Any) -> dict[str, Any]:
@@ -847,11 +847,9 @@ def test_degenerate_limits_still_hold() -> None:
         assert within(text, max_lines, max_bytes)
 
 
-def test_recorded_hello_world_page_costs_at_most_260_bytes_per_result() -> None:
-    if not RECORDED.is_file():
-        pytest.skip("shared Brave fixtures are not present")
-    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
-    data = {"type": "search", "query": recorded["query"], "web": {"results": recorded["web"]["results"][:10]}}
+def test_a_real_sized_hello_world_page_costs_at_most_260_bytes_per_result() -> None:
+    page = json.loads(HELLO_WORLD_PAGE.read_text(encoding="utf-8"))
+    data = {"type": "search", "query": page["query"], "web": {"results": page["web"]["results"][:10]}}
     envelope = parsed_envelope("web", data, has_more=True)
     fitted, text = fit_to_limits(envelope, 120, 32768)
     assert fitted.meta.returned == 10

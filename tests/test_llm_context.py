@@ -23,7 +23,7 @@ from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 from testkit.brave.more_data import context_body
 
-from .conftest import SHARED_FIXTURES
+from .conftest import BRAVE_BODIES
 
 
 @pytest.fixture
@@ -263,14 +263,19 @@ async def test_deadline_and_headers_reach_the_fetch_and_a_non_object_is_a_parse_
     assert calls == [(12.5, None), (None, {"X-Loc-Postal-Code": "1000"})]
 
 
-@pytest.mark.parametrize("name", ["llm_context.json", "llm_context_local.json", "llm_context_recorded_item.json"])
+@pytest.mark.parametrize("name", ["llm_context.json", "llm_context_local.json", "llm_context_item.json"])
 def test_documented_shapes_parse(name: str) -> None:
-    path = SHARED_FIXTURES / name
-    if not path.exists():
-        pytest.skip("shared fixtures are not beside the checkout")
-    envelope, text = parse_and_render(json.loads(path.read_text()), 8000, query="q", trace_id="t", server_version="v")
+    body = json.loads((BRAVE_BODIES / name).read_text(encoding="utf-8"))
+    envelope, text = parse_and_render(body, 8000, query="q", trace_id="t", server_version="v")
     assert envelope.sources or envelope.places
     assert "{" not in text
+    grounding = body["grounding"]
+    named = [item["url"] for item in grounding["generic"] + grounding["map"]] + [grounding.get("poi", {}).get("url")]
+    for url in filter(None, named):
+        assert url in text  # every page and place Brave grounded the answer on reaches the model
+    for source in body["sources"].values():
+        if source["age"]:
+            assert source["age"][1] in text  # and the page's date, as Brave gives it
 
 
 @pytest.mark.anyio

@@ -173,6 +173,11 @@ def test_the_bundle_holds_the_server_and_its_dependencies_and_nothing_of_the_che
     # The checkout's own dev folders are absent at the top (see tops) and among the installed packages.
     forbidden = ("dist", ".venv", "tests", "testkit", "bench", ".git", ".ci", "docs", "scripts", "skills")
     assert not [name for name in names if name.split("/")[1 if name.startswith("lib/") else 0] in forbidden]
+    # Nor the dependencies' own test suites (jsonschema/tests, referencing/tests, ...): dead weight in a bundle.
+    assert not [name for name in names if name.startswith("lib/") and {"tests", "test"} & set(name.split("/")[1:-1])]
+    # while every module of the package itself is there.
+    own = {f"lib/{path.relative_to(REPO / 'src').as_posix()}" for path in (REPO / "src").rglob("*.py")}
+    assert own - set(names) == set()
     manifest = json.loads(zipfile.ZipFile(bundle).read("manifest.json"))
     # Compiled dependencies tie the bundle to one platform and Python minor version; it says so.
     assert manifest["compatibility"]["platforms"] == [sys.platform]
@@ -217,3 +222,39 @@ def test_the_unpacked_bundle_serves_tools_offline_with_the_manifests_own_command
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith(f"brave-search {__version__}: 7 tools (brave_web_search")
+
+
+@pytest.mark.clients
+def test_without_an_installed_mcpb_the_bundle_is_packed_by_the_pinned_one_through_npx(tmp_path: Path) -> None:
+    """A checkout without .ci/node and no mcpb on PATH: the script runs `npx -y @anthropic-ai/mcpb@<pin>`."""
+    mcpb = _mcpb()
+    checkout = tmp_path / "checkout"  # what the wheel is built from, without the node tools installed
+    for name in ("src", "skills", "scripts"):
+        shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "manifest.json", ".ci/package.json"):
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, checkout / name)
+    calls = tmp_path / "npx.log"
+    stub = tmp_path / "bin" / "npx"  # records how it is called, then runs the pinned mcpb offline
+    stub.parent.mkdir()
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{calls}"\nshift 2\nexec "{mcpb}" "$@"\n', encoding="utf-8")
+    stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "BRAVE_MCP_NODE_BIN")}
+    env["PATH"] = f"{stub.parent}:{env.get('PATH', '')}"
+    assert shutil.which("mcpb", path=env["PATH"]) is None, "an mcpb on PATH would be used instead of npx"
+    out = tmp_path / "brave-search.mcpb"
+    result = subprocess.run(
+        [str(checkout / "scripts" / "pack-mcpb.sh"), "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    pin = json.loads((REPO / ".ci" / "package.json").read_text(encoding="utf-8"))["dependencies"]["@anthropic-ai/mcpb"]
+    used = calls.read_text(encoding="utf-8").splitlines()
+    assert used and all(line.startswith(f"-y @anthropic-ai/mcpb@{pin} ") for line in used)
+    assert any(" pack " in line for line in used) and "validation passes" in result.stdout
+    assert "lib/brave_search_mcp/__init__.py" in zipfile.ZipFile(out).namelist()

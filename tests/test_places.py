@@ -23,7 +23,7 @@ from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 
-from .conftest import SHARED_FIXTURES
+from .conftest import BRAVE_BODIES
 
 # Tuesday 2026-11-24 10:00 in Lisbon (UTC+0 in winter).
 TUESDAY_MORNING = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
@@ -270,14 +270,12 @@ def test_hours_text_and_open_now() -> None:
 
 @pytest.mark.parametrize("name", ["place_search.json", "local_pois.json"])
 def test_documented_shapes_map_to_places(name: str) -> None:
-    path = SHARED_FIXTURES / name
-    if not path.exists():
-        pytest.skip("shared fixtures are not beside the checkout")
-    item = json.loads(path.read_text())["results"][0]
-    place = place_result(item, "### Overview\nA cozy cafe", now=TUESDAY_MORNING)
-    assert (
-        place is not None and place.rating and place.hours and place.address and place.snippet == "Overview A cozy cafe"
-    )
+    item = json.loads((BRAVE_BODIES / name).read_text(encoding="utf-8"))["results"][0]
+    described = json.loads((BRAVE_BODIES / "local_descriptions.json").read_text(encoding="utf-8"))["results"][0]
+    place = place_result(item, described["description"], now=TUESDAY_MORNING)
+    assert place is not None and place.rating and place.hours
+    assert place.address == item["postal_address"]["displayAddress"]
+    assert place.snippet == "About Hand-painted azulejo tiles, made and fired on site"  # the markdown heading flattened
 
 
 @pytest.mark.anyio

@@ -210,7 +210,43 @@ def test_a_missing_client_cli_is_a_clear_failure(
     result = _run(script, *args, env=_env(home, bin_dir))
     assert result.returncode == 1
     assert message in result.stderr
-    assert "npm install" in result.stderr
+    assert f'export PATH="{REPO}/.ci/node/node_modules/.bin:$PATH"' in result.stderr  # the pinned copies
+    assert "npm install -g" not in result.stderr  # never a global, unpinned install
+
+
+def _copy_of_the_scripts(tmp_path: Path) -> Path:
+    """A checkout holding the scripts and the pinned node-tools installer, without the tools installed."""
+    repo = tmp_path / "checkout"
+    shutil.copytree(SCRIPTS, repo / "scripts")
+    (repo / ".ci").mkdir()
+    for name in ("install-node-tools.sh", "package.json"):
+        shutil.copy2(REPO / ".ci" / name, repo / ".ci" / name)
+    return repo
+
+
+def test_the_missing_client_hint_works_as_written(home: Path, bin_dir: Path, tmp_path: Path) -> None:
+    repo = _copy_of_the_scripts(tmp_path)
+    register = [str(repo / "scripts" / "register-mcp.sh"), "--client", "codex", "--no-key"]
+
+    def run(path: str) -> str:
+        env = _env(home, bin_dir, PATH=path)
+        done = subprocess.run(register, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        return done.stderr
+
+    before = run(str(bin_dir))
+    installer, path_line = before.split("nothing global): ")[1].split(", then run")[0].split(" && ")
+    assert Path(installer) == repo / ".ci" / "install-node-tools.sh" and Path(installer).is_file()
+    tools = repo / ".ci" / "node" / "node_modules" / ".bin"
+    assert path_line == f'export PATH="{tools}:$PATH"'
+
+    tools.mkdir(parents=True)  # what the installer leaves behind
+    _recording_client(tools, "codex", tmp_path / "argv.log")
+    installed = run(str(bin_dir))
+    assert f"the pinned codex: installed in {tools}, which is not on PATH" in installed
+    assert path_line in installed
+
+    after = run(f"{tools}:{bin_dir}")  # the PATH line, followed
+    assert "is not on PATH;" not in after
 
 
 def test_all_needs_both_clients(home: Path, bin_dir: Path, tmp_path: Path) -> None:

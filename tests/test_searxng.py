@@ -28,6 +28,7 @@ from brave_search_mcp.providers.protocol import SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider, build_params
 from brave_search_mcp.providers.searxng.results import EnginesUnavailable
 from testkit.clock import FakeClock
+from testkit.foreground import foreground_server, interrupt
 from testkit.searxng import FakeSearxng, FakeSearxngServer
 
 BASE = "http://searxng.test:8080"
@@ -502,3 +503,11 @@ async def test_fake_answers_searxng_shaped_json_over_http(server: FakeSearxngSer
     assert (no_query.status_code, no_query.json()) == (400, {"error": "No query"})
     assert bad_safe.status_code == 400 and "safesearch" in json.loads(bad_safe.text)["error"]
     assert bad_page.status_code == 400
+
+
+def test_module_runs_a_foreground_server_until_interrupted() -> None:
+    # As `python -m testkit.searxng` started by nohup or a background job (SIGINT ignored): Ctrl-C still stops it.
+    with foreground_server("testkit.searxng", "--pages", "1") as (process, url):
+        answer = httpx2.get(url + "/search", params={"q": "tide tables", "format": "json"}).json()
+        assert answer["query"] == "tide tables" and len(answer["results"]) == 10
+        assert interrupt(process) == (0, "")

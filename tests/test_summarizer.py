@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,9 +32,10 @@ from brave_search_mcp.models.errors import (
 )
 from brave_search_mcp.models.summary import Reference
 
+from .conftest import BRAVE_BODIES
+
 pytestmark = pytest.mark.anyio
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "brave-fixtures"
 JSON_KEY = '{"query": "what is \\"k2\\"?", "country": "us", "language": "en", "results_hash": "a&b=c+d/e%20"}'
 
 
@@ -684,18 +684,16 @@ async def test_large_entities_infos_keep_the_leading_entries_that_fit() -> None:
 
 
 async def test_a_real_shaped_answer_reads_well() -> None:
-    path = FIXTURES / "summarizer_complete.json"
-    if not path.is_file():
-        pytest.skip("shared Brave fixtures are not beside this checkout")
-    body = json.loads(path.read_text(encoding="utf-8"))
+    body = json.loads((BRAVE_BODIES / "summarizer_complete.json").read_text(encoding="utf-8"))
+    ganymede = "https://en.wikipedia.org/wiki/Ganymede_(moon)"
 
     summary, _, _ = await run([PENDING, body], entity_info=True, inline_references=True)
 
     assert summary.title == body["title"]
-    assert "K2" in summary.text
-    assert "\n1. K2: " in summary.text
-    assert "\n2. Kangchenjunga: " in summary.text
-    assert summary.references[0] == Reference(number=1, url=K2, title="K2")
+    assert summary.text.startswith("The largest moon of Jupiter is Ganymede, 5,268 km across")
+    assert "\n1. Ganymede: 5,268 km" in summary.text
+    assert "\n2. Callisto: 4,821 km" in summary.text
+    assert summary.references[0] == Reference(number=1, url=ganymede, title="Ganymede")
     assert len({r.url for r in summary.references}) == len(summary.references)
     assert summary.followups == body["followups"]
     assert summary.entities_infos == body["entities_infos"]

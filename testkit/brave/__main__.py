@@ -1,9 +1,13 @@
-"""Run the fake Brave server in the foreground for benches and manual demos: ``python -m testkit.brave --port 8787``."""
+"""Run the fake Brave server in the foreground for benches and manual demos.
+
+From the checkout: ``uv run python -m testkit.brave --port 8787``; it accepts the key ``test-key-not-real``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import threading
 
@@ -30,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         monthly_limit=args.monthly,
         summarizer_pending_polls=args.pending_polls,
     )
+    # Ctrl-C stops the server even when started from nohup or a background job, which leave SIGINT ignored
+    # (and Python then installs no KeyboardInterrupt handler of its own).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     server = FakeBraveServer(fake, port=args.port)
     try:
         with server:

@@ -1,9 +1,13 @@
-"""Run the fake SearXNG in the foreground for demos and benches: ``python -m testkit.searxng --port 8888``."""
+"""Run the fake SearXNG in the foreground for demos and benches.
+
+From the checkout: ``uv run python -m testkit.searxng --port 8888`` (no key: SearXNG has none).
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import threading
 
@@ -28,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     fake.json_enabled = not args.json_disabled
     fake.delay_seconds = args.delay
     fake.unresponsive = [(name, "timeout") for name in args.unresponsive]
+    # Ctrl-C stops the server even when started from nohup or a background job, which leave SIGINT ignored
+    # (and Python then installs no KeyboardInterrupt handler of its own).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with FakeSearxngServer(fake, port=args.port) as server:
             sys.stderr.write(f"fake searxng: serving on {server.base_url} (Ctrl-C to stop)\n")
