@@ -194,3 +194,19 @@ async def test_invisible_and_bidi_characters_are_removed_from_code(make_reader: 
     site.page("/trojan.txt", code, content_type="text/plain")
     answer, _ = await read(make_reader(), site.url("/trojan.txt"))
     assert answer["content"] == "if access_level != user:  # admin only\nprint('ok')"
+
+
+@pytest.mark.anyio
+async def test_a_crash_inside_the_extractor_is_a_parse_error(
+    make_reader: MakeReader, site: FakeSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trafilatura
+
+    def explode(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(trafilatura, "extract", explode)
+    site.page("/deep", page("article.html"))
+    with pytest.raises(ParseError) as caught:
+        await make_reader().read(site.url("/deep"))
+    assert caught.value.message == "The page's HTML could not be read (RecursionError)."

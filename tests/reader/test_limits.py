@@ -13,6 +13,7 @@ from brave_search_mcp.errors import (
     FetchForbidden,
     NotFound,
     ParseError,
+    RateLimited,
     ResponseTooLarge,
     UnsupportedContent,
     UpstreamError,
@@ -152,3 +153,18 @@ async def test_one_host_gets_at_most_two_requests_a_second(
     # Two starts fit the first one-second window; the next two wait for it (on the fake clock, not real time).
     assert clock() - start >= 1.0
     assert sum(clock.sleeps) >= 1.0
+
+
+@pytest.mark.anyio
+async def test_a_read_whose_host_slot_comes_after_the_deadline_fails_at_once(
+    make_reader: MakeReader, site: FakeSite, clock: FakeClock
+) -> None:
+    for n in range(3):
+        site.page(f"/q{n}", PAGE.format(f"page {n} " * 30))
+    reader = make_reader()
+    await reader.read(site.url("/q0"))
+    await reader.read(site.url("/q1"))
+    with pytest.raises(RateLimited) as caught:
+        await reader.read(site.url("/q2"), deadline=clock() + 0.1)
+    assert caught.value.retryable and caught.value.details["retry_after_ms"] > 100
+    assert site.count("/q2") == 0

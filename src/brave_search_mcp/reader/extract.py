@@ -47,7 +47,12 @@ def extract(*, url: str, final_url: str, kind: Kind, content_type: str, body: by
     else:
         text = decode_text(body, charset, kind)
         if kind == "html":
-            markdown = _html(text, final_url, meta)
+            try:
+                markdown = _html(text, final_url, meta)
+            except Exception as exc:  # lxml/trafilatura on hostile markup: a readable failure, never a traceback
+                raise errors.ParseError(
+                    f"The page's HTML could not be read ({type(exc).__name__}).", details={"content_type": content_type}
+                ) from None
         elif kind == "json":
             markdown = _json(text)
         else:
