@@ -20,6 +20,7 @@ RANKS = {
     "ratelimit": 3,
     "state": 4,
     "brave": 5,
+    "reader": 5,  # the URL reader: the client of arbitrary web pages, a peer of brave/
     "providers": 6,
     "usecases": 7,
     "tools": 8,

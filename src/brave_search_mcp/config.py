@@ -9,7 +9,9 @@ write) wins over a key in the environment, so a stale key in a shell cannot beat
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +27,10 @@ DEFAULT_BASE_URL = "https://api.search.brave.com"
 MIN_MAX_LINES, MAX_MAX_LINES = 20, 300
 MIN_MAX_BYTES, MAX_MAX_BYTES = 4 * 1024, 96 * 1024
 DEBUG_PAYLOAD_CAP_BYTES = 64 * 1024
+
+# read_url (reader/): an operator's opt-in entry is a host name, "*.suffix", an IP address or a CIDR block.
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_HOST_NAME = re.compile(rf"(?:\*\.)?{_LABEL}(?:\.{_LABEL})*\.?")
 
 KeySource = Literal["BRAVE_API_KEY_FILE", "BRAVE_SEARCH_API_KEY", "BRAVE_API_KEY"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -90,6 +96,12 @@ class Settings(BaseModel):
     # tool names are checked against the registry when the tools are selected (tools.enabled_tools)
     enabled_tools: tuple[str, ...] | None = Field(None, alias="BRAVE_SEARCH_ENABLED_TOOLS")
     disabled_tools: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_DISABLED_TOOLS")
+    # read_url: the page reader's caps, its answer cache, and the hosts an operator lets it reach although
+    # they resolve to loopback or private addresses (names, "*.suffix", IPs or CIDRs; nothing by default)
+    read_max_bytes: int = Field(5 * 1024 * 1024, alias="BRAVE_SEARCH_READ_MAX_BYTES", ge=64 * 1024, le=64 * 1024 * 1024)
+    read_timeout_seconds: float = Field(20.0, alias="BRAVE_SEARCH_READ_TIMEOUT_SECONDS", ge=0.05, le=120.0)
+    read_cache_ttl_seconds: float = Field(900.0, alias="BRAVE_SEARCH_READ_CACHE_TTL_SECONDS", ge=0.0, le=86_400.0)
+    read_allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_READ_ALLOWED_HOSTS")
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -153,6 +165,25 @@ class Settings(BaseModel):
     @classmethod
     def _split(cls, value: Any) -> Any:
         return _names(value)
+
+    @field_validator("read_allowed_hosts", mode="before")
+    @classmethod
+    def _read_hosts(cls, value: Any) -> Any:
+        names = _names(value)
+        return tuple(str(name).strip().lower() for name in names) if isinstance(names, tuple | list) else names
+
+    @field_validator("read_allowed_hosts")
+    @classmethod
+    def _read_host_shape(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry.strip("[]"), strict=False)
+            except ValueError:
+                if not _HOST_NAME.fullmatch(entry):
+                    raise ValueError(
+                        f"{entry[:60]!r} is neither a host name (or *.suffix) nor an IP address or CIDR block"
+                    ) from None
+        return value
 
     @field_validator("base_url")
     @classmethod

@@ -19,6 +19,10 @@ Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
     ├── NoResults                NO_RESULTS            every section empty
     ├── ProviderMisconfigured    PROVIDER_MISCONFIGURED a provider that cannot work as configured
     ├── SummaryUnavailable       SUMMARY_UNAVAILABLE   summarizer failed / deadline / no key
+    ├── FetchBlocked             FETCH_BLOCKED         read_url: address or URL refused by the safety rules
+    ├── FetchForbidden           FETCH_FORBIDDEN       read_url: the site answered 401 / 403
+    ├── NotFound                 NOT_FOUND             read_url: the site answered 404 / 410
+    ├── UnsupportedContent       UNSUPPORTED_CONTENT   read_url: a content type the reader cannot read
     ├── Cancelled                CANCELLED             the client was closed under the call
     └── InternalError            INTERNAL_ERROR        a bug (logged with the trace id)
 """
@@ -47,6 +51,10 @@ class ErrorCode(StrEnum):
     NO_RESULTS = "NO_RESULTS"
     PROVIDER_MISCONFIGURED = "PROVIDER_MISCONFIGURED"
     SUMMARY_UNAVAILABLE = "SUMMARY_UNAVAILABLE"
+    FETCH_BLOCKED = "FETCH_BLOCKED"
+    FETCH_FORBIDDEN = "FETCH_FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    UNSUPPORTED_CONTENT = "UNSUPPORTED_CONTENT"
     CANCELLED = "CANCELLED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
@@ -81,6 +89,7 @@ class WarningCode(StrEnum):
     STREAM_INTERRUPTED = "STREAM_INTERRUPTED"
     ANSWER_TRUNCATED = "ANSWER_TRUNCATED"
     DEADLINE_REACHED = "DEADLINE_REACHED"
+    PAGE_INCOMPLETE = "PAGE_INCOMPLETE"
 
 
 class BraveSearchError(Exception):
@@ -216,6 +225,22 @@ class SummaryUnavailable(BraveSearchError, code=ErrorCode.SUMMARY_UNAVAILABLE, r
     """The summarizer could not produce a summary (failed, deadline, no key)."""
 
 
+class FetchBlocked(BraveSearchError, code=ErrorCode.FETCH_BLOCKED):
+    """read_url refused the URL or an address it resolved to (details.reason says which rule)."""
+
+
+class FetchForbidden(BraveSearchError, code=ErrorCode.FETCH_FORBIDDEN):
+    """The site read answered 401 or 403: it wants a login or refuses readers."""
+
+
+class NotFound(BraveSearchError, code=ErrorCode.NOT_FOUND):
+    """The site read answered 404 or 410: the page does not exist (any more)."""
+
+
+class UnsupportedContent(BraveSearchError, code=ErrorCode.UNSUPPORTED_CONTENT):
+    """The page is of a content type the reader cannot turn into text (details.content_type names it)."""
+
+
 class Cancelled(BraveSearchError, code=ErrorCode.CANCELLED, retryable=True):
     """The client was closed while the call was in flight."""
 
@@ -246,6 +271,16 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
         "A search provider cannot work as configured; ask the user to change the setting the message names."
     ),
     ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
+    ErrorCode.FETCH_BLOCKED: (
+        "The URL or the address it leads to is refused by the reader's safety rules (private, loopback, "
+        "metadata, not http(s), too many redirects); do not retry. Only the user can opt hosts in "
+        "(BRAVE_SEARCH_READ_ALLOWED_HOSTS)."
+    ),
+    ErrorCode.FETCH_FORBIDDEN: "The site refused to serve the page (401/403); try another source. Do not retry.",
+    ErrorCode.NOT_FOUND: "The site says the page does not exist (404/410); check the URL or search for the page again.",
+    ErrorCode.UNSUPPORTED_CONTENT: (
+        "The page is not HTML, PDF, text, markdown or JSON; the reader cannot read it. Find another source."
+    ),
     ErrorCode.CANCELLED: "The call was cancelled before it finished; call again if still needed.",
     ErrorCode.INTERNAL_ERROR: "A bug in the server; report the trace_id. Retrying may help.",
 }
@@ -279,4 +314,5 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.STREAM_INTERRUPTED: "The answer stream broke off; the text is what arrived. Ask again for the rest.",
     WarningCode.ANSWER_TRUNCATED: "The answer was cut to max_chars; raise max_chars to see all of it.",
     WarningCode.DEADLINE_REACHED: "The call's deadline ended the answer early; the text is what arrived.",
+    WarningCode.PAGE_INCOMPLETE: "read_url could not keep all of the page (see the message); the rest is what it read.",
 }

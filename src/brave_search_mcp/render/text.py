@@ -220,3 +220,27 @@ def site_of(url: str) -> str:
 def plural(count: int, word: str) -> str:
     """``1 place`` / ``2 places``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+# ------------------------------------------------------------------------------------------ documents (read_url)
+
+# The invisible characters above, but keeping the tab and the line feed: a page's layout and its code survive.
+_INVISIBLE_KEEP_LAYOUT = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]"
+)
+_TRAILING_SPACES = re.compile(r"[^\S\n]+$", re.M)
+_PARAGRAPH_SEPARATORS = str.maketrans({"\u2028": "\n", "\u2029": "\n\n"})
+
+
+def clean_layout(value: Any, *, limit: int) -> str:
+    """Multi-line text whose layout carries meaning (a page read as markdown, code in it), safe to show the model.
+
+    Terminal escapes, control, zero-width and bidi characters go (a bidi override can make code read
+    differently from what runs); indentation, tabs, markup and line breaks stay; runs of blank lines
+    fold to one. Markup is not stripped: the text is already the markdown the reader made.
+    """
+    if not isinstance(value, str) or limit <= 0:
+        return ""
+    text = value.replace("\r\n", "\n").replace("\r", "\n").translate(_PARAGRAPH_SEPARATORS)
+    text = _TRAILING_SPACES.sub("", _INVISIBLE_KEEP_LAYOUT.sub("", _ANSI.sub("", text)))
+    return cut(_BLANK_LINES.sub("\n\n", text).strip("\n"), limit)
