@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO, Any
@@ -51,6 +52,7 @@ class RpcSession:
         self._next_id = 0
         self._pending: dict[Any, dict[str, Any]] = {}
         self._errors_without_id: list[dict[str, Any]] = []
+        self.arrived: dict[Any, float] = {}  # reply id -> time.monotonic() when its line was read
 
     async def send(self, message: dict[str, Any]) -> None:
         """One message as one line."""
@@ -75,6 +77,7 @@ class RpcSession:
                 self._errors_without_id.append(message)
             else:
                 self._pending[message["id"]] = message
+                self.arrived[message["id"]] = time.monotonic()
 
     async def response(self, request_id: Any, timeout: float = WAIT_SECONDS) -> dict[str, Any]:
         """The reply carrying ``request_id`` (replies to other ids are kept for later)."""

@@ -94,3 +94,33 @@ async def test_a_used_up_month_fails_fresh_queries_fast_but_serves_cached_ones()
     assert report["status"] == "degraded"
     assert report["reasons"][0].startswith("the monthly quota is used up; it resets at")
     assert report["throttle"]["quota_exhausted"]["resets_in_seconds"] == pytest.approx(7200, abs=1)
+
+
+@pytest.mark.parametrize("deadline", [3.0, 3.05, 3.1, 3.15, 3.2, 3.25, 3.3])
+async def test_a_refused_call_is_not_retried_into_its_deadline(deadline: float) -> None:
+    """Issue 22: a queue refusal whose wait ends just inside the deadline was retried by tenacity, so the call
+    slept out the whole estimated wait (invisible to the queue) and then sent at its deadline; it must end at once."""
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1000, clock=clock)
+    outcomes: list[tuple[str, float]] = []
+    sent_for_refused: list[int] = []
+    async with adaptive_client(fake, clock) as client:
+
+        async def one(n: int) -> None:
+            started = clock()
+            try:
+                await client.get(Endpoint.WEB, [("q", f"refused {n}")], deadline=started + deadline)
+                outcomes.append(("ok", clock() - started))
+            except errors.RateLimited as exc:
+                outcomes.append(("RATE_LIMITED", clock() - started))
+                sent_for_refused.append(exc.details.get("attempts", 0))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for n in range(10):
+                    tg.start_soon(one, n)
+    refused = [t for code, t in outcomes if code == "RATE_LIMITED"]
+    assert refused and all(t == 0.0 for t in refused)  # no virtual time spent sleeping before the refusal
+    assert not any(sent_for_refused)  # no attempt was made for a refused call
+    assert all(t <= deadline for code, t in outcomes if code == "ok")
+    assert fake.hits("/web/search") == len(outcomes) - len(refused)  # no request sent at the deadline

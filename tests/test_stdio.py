@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -114,3 +115,35 @@ async def test_stdio_summarizer_with_a_hanging_poll_ends_on_its_deadline(upstrea
     error = reply["result"]["structuredContent"]["error"]
     assert (error["code"], error["retryable"]) == ("TIMEOUT", True)
     assert elapsed <= 3.5
+
+
+async def test_stdio_calls_the_queue_cannot_start_in_time_are_refused_at_once_not_at_their_deadline(
+    upstream: FakeBraveServer,
+) -> None:
+    """Issue 22: a burst bigger than the queue can start before the deadline, written at once on the pipe.
+
+    At a pinned 10/s (burst 1) each queue place adds ~0.1 s, less than admission's 0.25 s start margin, so the
+    first call that does not fit always gets an estimated wait just inside its deadline; tenacity used to retry
+    that refusal, sleeping the wait out and sending (or refusing again) at the deadline: the stall. A call the
+    queue cannot start in time must be refused at once, and nothing may be sent for it.
+    """
+    deadline = 3.0
+    env = server_env(upstream.base_url, BRAVE_SEARCH_RATE_LIMIT="10", BRAVE_SEARCH_BURST="1",
+                     BRAVE_SEARCH_DEADLINE_SECONDS=str(deadline))  # fmt: skip
+    async with stdio_server(env) as rpc:
+        ids = range(1000, 1060)
+        lines = b"".join(
+            json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "brave_web_search", "arguments": {"query": f"overflow {i}"}}}).encode()
+            + b"\n"
+            for i in ids
+        )  # fmt: skip
+        started = time.monotonic()
+        await rpc.send_raw(lines)  # one write, as a raw-pipe client does
+        replies = {i: (await rpc.response(i))["result"] for i in ids}
+    code = {i: r["structuredContent"]["error"]["code"] if r["isError"] else "ok" for i, r in replies.items()}
+    refused = [rpc.arrived[i] - started for i in ids if code[i] == "RATE_LIMITED"]
+    assert set(code.values()) <= {"ok", "RATE_LIMITED"}, code  # nothing ran into its deadline
+    assert refused and len(refused) < len(ids)
+    assert max(refused) < 1.0, refused  # refused at once (they used to come at the 3 s deadline)
+    assert upstream.fake.hits("/web/search") == len(ids) - len(refused)  # nothing was sent for a refused call

@@ -9,6 +9,7 @@ Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
     │   ├── AuthFailed           AUTH_FAILED           token invalid / no subscription
     │   ├── NotInPlan            NOT_IN_PLAN           option or resource outside the plan
     │   ├── RateLimited          RATE_LIMITED          per-second limit, still after retries
+    │   │   └── RefusedBeforeSending                   refused here, nothing sent; not retried within the call
     │   ├── QuotaExceeded        QUOTA_EXCEEDED        monthly quota used up
     │   ├── UpstreamValidation   UPSTREAM_VALIDATION   Brave 422 VALIDATION
     │   └── UpstreamError        UPSTREAM_ERROR        any other non-2xx
@@ -183,6 +184,14 @@ class NotInPlan(UpstreamStatusError, code=ErrorCode.NOT_IN_PLAN):
 
 class RateLimited(UpstreamStatusError, code=ErrorCode.RATE_LIMITED, retryable=True):
     """Brave's per-second limit answered 429 and retries did not get through."""
+
+
+class RefusedBeforeSending(RateLimited):
+    """Refused before anything was sent: the queue, or a pause Brave demanded, outlasts the call's deadline.
+
+    The caller may retry after ``retry_after``; the client never does within the call, which would only sit
+    that wait out and send at the deadline (issue 22).
+    """
 
 
 class QuotaExceeded(UpstreamStatusError, code=ErrorCode.QUOTA_EXCEEDED):

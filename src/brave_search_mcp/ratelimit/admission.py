@@ -29,8 +29,8 @@ def _when(seconds: float) -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _rate_limited(message: str, wait: float) -> errors.RateLimited:
-    error = errors.RateLimited(message, status=429, brave_code="RATE_LIMITED", retry_after=round(wait, 3))
+def _rate_limited(message: str, wait: float) -> errors.RefusedBeforeSending:
+    error = errors.RefusedBeforeSending(message, status=429, brave_code="RATE_LIMITED", retry_after=round(wait, 3))
     error.details["retry_after_ms"] = max(1, math.ceil(wait * 1000))
     return error
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from brave_search_mcp.models import errors
 
 
-class SlotUnavailable(errors.RateLimited):
+class SlotUnavailable(errors.RefusedBeforeSending):
     """The limiter cannot start this call before its deadline: fail now with the wait instead of sitting on it."""
 
     def __init__(self, retry_after: float, upstream: str) -> None:

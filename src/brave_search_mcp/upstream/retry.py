@@ -80,7 +80,7 @@ class RetryPolicy:
 
     def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
         """Only what a later try can fix, and only when the wait the upstream demands fits before the deadline."""
-        if not is_retryable(exc):
+        if not is_retryable(exc) or isinstance(exc, errors.RefusedBeforeSending):  # a refusal here ends the call
             return False
         wait = server_wait(exc)
         limit = self.max_server_wait if deadline is None else min(self.max_server_wait, deadline - now)
