@@ -119,7 +119,7 @@ async def test_library_and_mcp_with_searxng_and_no_brave_key(searxng_server: Fak
         names = [tool.name for tool in (await mcp.list_tools()).tools]
         found = await mcp.call_tool("brave_web_search", {"query": "rust ownership", "search_type": "news"})
         hidden = await mcp.call_tool("brave_answer", {"question": "why?"})
-    assert names == ["brave_web_search", "brave_web_search_help", "brave_web_search_status"]
+    assert names == ["brave_web_search", "read_url", "brave_web_search_help", "brave_web_search_status"]
     assert not found.is_error and found.structured_content is not None
     assert found.structured_content["meta"]["provider"] == "searxng"
     assert hidden.is_error  # a Brave-only tool is not served without Brave

@@ -37,6 +37,7 @@ BASE: dict[str, dict[str, Any]] = {
     "brave_answer": {"question": "q"},
     "brave_web_search_help": {},
     "brave_web_search_status": {},
+    "read_url": {"url": "https://example.com/"},
 }
 
 

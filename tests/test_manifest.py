@@ -221,7 +221,7 @@ def test_the_unpacked_bundle_serves_tools_offline_with_the_manifests_own_command
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith(f"brave-search {__version__}: 7 tools (brave_web_search")
+    assert result.stdout.startswith(f"brave-search {__version__}: {len(all_tools())} tools (brave_web_search")
 
 
 @pytest.mark.clients

@@ -124,3 +124,13 @@ def test_cli_skill_install_reports_an_unwritable_home(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(["skill", "install", "--home", str(home)], out=out, err=err) == 1
     assert "skill install failed" in err.getvalue()
+
+
+def test_the_skill_describes_every_tool_and_every_command_mode() -> None:
+    from brave_search_mcp.faces.commands import skill_modes
+    from brave_search_mcp.tools.registry import all_tools
+
+    text = (REPO / "skills" / "brave-search" / "SKILL.md").read_text(encoding="utf-8")
+    missing_tools = [spec.name for spec in all_tools() if f"`{spec.name}`" not in text]
+    missing_modes = [mode for mode in skill_modes(all_tools()) if f"`{mode}`" not in text]
+    assert (missing_tools, missing_modes) == ([], [])

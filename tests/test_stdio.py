@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from mcp import Client, StdioServerParameters
 
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import server_env, stdio_server
 
@@ -31,6 +32,7 @@ async def test_stdio_initialize_list_and_every_search_type(upstream: FakeBraveSe
             "brave_llm_context",
             "brave_local_search",
             "brave_answer",
+            "read_url",
             "brave_web_search_help",
             "brave_web_search_status",
         ]
@@ -82,7 +84,7 @@ async def test_stdio_without_key_lists_tools_and_explains(upstream: FakeBraveSer
     env = server_env(upstream.base_url)
     del env["BRAVE_SEARCH_API_KEY"]
     async with stdio_server(env) as rpc:
-        assert len((await rpc.call("tools/list"))["result"]["tools"]) == 7
+        assert len((await rpc.call("tools/list"))["result"]["tools"]) == len(all_tools())
         reply = await rpc.call("tools/call", {"name": "brave_web_search", "arguments": {"query": "q"}})
         assert reply["result"]["structuredContent"]["error"]["code"] == "MISSING_API_KEY"
     assert upstream.fake.requests == []

@@ -16,7 +16,10 @@ from brave_search_mcp.config import Settings
 from brave_search_mcp.providers.cache import CachedProvider
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.reader.reading import UrlReader
+from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.tools.boundary import ToolBoundary
 from brave_search_mcp.tools.registry import enabled_tools
 from brave_search_mcp.usecases.contract import Ports
@@ -40,27 +43,37 @@ def other_providers(settings: Settings) -> dict[str, Provider]:
 
 
 @asynccontextmanager
-async def open_client(
-    settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
-) -> AsyncIterator[BraveClient]:
-    """The one Brave client, with the shared limiter and cache when the state backend is shared (the default)."""
+async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
+    """The state backend the settings name (by default the user's SQLite file), closed on exit."""
     default_path = Path(settings.state_default_path) if settings.state_default_path else None
     backend = await open_state(settings.state, cache_max_entries=settings.cache_size, default_path=default_path)
     try:
-        shared: SharedUpstream | None = None
-        if backend.name != "memory":
-            key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-            rate, burst = settings.rate_limit or 1.0, settings.burst or 1
-            shared = SharedUpstream(
-                backend, upstream_id(settings.base_url, key), rate=rate, burst=burst,
-                adaptive=settings.adaptive_rate, clock=time.monotonic,
-            )  # fmt: skip
-            if not settings.adaptive_rate:
-                await shared.pin(rate, burst)
-        async with BraveClient(settings, transport=transport, shared=shared) as client:
-            yield client
+        yield backend
     finally:
         await backend.aclose()
+
+
+@asynccontextmanager
+async def open_client(
+    settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None, backend: StateBackend | None = None
+) -> AsyncIterator[BraveClient]:
+    """The one Brave client, with the shared limiter and cache when the state backend is shared (the default)."""
+    if backend is None:
+        async with open_backend(settings) as opened, open_client(settings, transport=transport, backend=opened) as c:
+            yield c
+        return
+    shared: SharedUpstream | None = None
+    if backend.name != "memory":
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        rate, burst = settings.rate_limit or 1.0, settings.burst or 1
+        shared = SharedUpstream(
+            backend, upstream_id(settings.base_url, key), rate=rate, burst=burst,
+            adaptive=settings.adaptive_rate, clock=time.monotonic,
+        )  # fmt: skip
+        if not settings.adaptive_rate:
+            await shared.pin(rate, burst)
+    async with BraveClient(settings, transport=transport, shared=shared) as client:
+        yield client
 
 
 def build_ports(
@@ -70,10 +83,21 @@ def build_ports(
     others: Mapping[str, Provider] | None = None,
     clock: Clock | None = None,
     sleep: Sleep | None = None,
+    backend: StateBackend | None = None,
 ) -> Ports:
-    """The ports every use case runs on: one clock for the process (by default the client's, so tests fake both)."""
+    """The ports every use case runs on: one clock for the process (by default the client's, so tests fake both).
+
+    The URL reader keeps its cache and per-host politeness in ``backend`` (shared by every process on it);
+    without one (tests over a bare client) it gets per-process memory on the ports' clock.
+    """
     clock = clock or client.clock
-    ports = Ports(settings, client, clock, sleep or client.sleep, PageMemo(settings.cache_size), started_at=clock())
+    sleep = sleep or client.sleep
+    if backend is None:
+        reader = UrlReader(settings, MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=settings.cache_size))
+        reader.clock = clock
+    else:  # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
+        reader = UrlReader(settings, backend, clock=time.time)
+    ports = Ports(settings, client, clock, sleep, PageMemo(settings.cache_size), reader, started_at=clock())
     ports.chain = provider_chain(ports, dict(others or {}))
     return ports
 
@@ -85,9 +109,10 @@ def build_tools(
     others: Mapping[str, Provider] | None = None,
     clock: Clock | None = None,
     sleep: Sleep | None = None,
+    backend: StateBackend | None = None,
 ) -> ToolBoundary:
-    """The enabled tools over one client (the caller owns the client and the other providers)."""
-    ports = build_ports(settings, client, others=others, clock=clock, sleep=sleep)
+    """The enabled tools over one client (the caller owns the client, the other providers and the backend)."""
+    ports = build_ports(settings, client, others=others, clock=clock, sleep=sleep, backend=backend)
     return ToolBoundary(ports, enabled_tools(settings))
 
 
@@ -104,8 +129,8 @@ async def open_tools(
         if client is not None:
             yield build_tools(settings, client, others=others)
             return
-        async with open_client(settings, transport=transport) as owned:
-            yield build_tools(settings, owned, others=others)
+        async with open_backend(settings) as backend, open_client(settings, transport=transport, backend=backend) as c:
+            yield build_tools(settings, c, others=others, backend=backend)
     finally:
         for provider in others.values():
             await provider.aclose()

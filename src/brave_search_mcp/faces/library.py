@@ -14,16 +14,17 @@ from typing import Any
 import httpx2
 from pydantic import SecretStr
 
-from brave_search_mcp.compose import build_tools, open_client, other_providers
+from brave_search_mcp.compose import build_tools, open_backend, open_client, other_providers
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.llm_context import LlmContextEnvelope
 from brave_search_mcp.models.local import LocalEnvelope
+from brave_search_mcp.models.read import ReadEnvelope
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.models.summary import SummaryEnvelope
 from brave_search_mcp.tools import help, status
 from brave_search_mcp.tools.boundary import ToolBoundary, validate_arguments
-from brave_search_mcp.usecases import answer, llm_context, local_search, summarize, web_search
+from brave_search_mcp.usecases import answer, llm_context, local_search, read_url, summarize, web_search
 from brave_search_mcp.usecases.contract import ArgsT, OutT, Progress, ToolSpec
 
 
@@ -53,11 +54,14 @@ class BraveSearch:
     async def __aenter__(self) -> BraveSearch:
         stack = AsyncExitStack()
         try:
-            client = await stack.enter_async_context(open_client(self.settings, transport=self._transport))
+            backend = await stack.enter_async_context(open_backend(self.settings))
+            client = await stack.enter_async_context(
+                open_client(self.settings, transport=self._transport, backend=backend)
+            )
             others = other_providers(self.settings)
             for provider in others.values():
                 stack.push_async_callback(provider.aclose)
-            self._tools = build_tools(self.settings, client, others=others)
+            self._tools = build_tools(self.settings, client, others=others, backend=backend)
         except BaseException:
             await stack.aclose()
             raise
@@ -105,6 +109,10 @@ class BraveSearch:
     async def answer(self, question: str, *, progress: Progress | None = None, **params: Any) -> AnswerEnvelope:
         """A cited AI answer from Brave Answers (``research=True`` for the long multi-search mode)."""
         return await self._run(answer.SPEC, {"question": question, **params}, progress)
+
+    async def read_url(self, url: str, **params: Any) -> ReadEnvelope:
+        """One part of a web page as markdown (``start_char``, ``max_chars``, ``format``, ``section``); no quota."""
+        return await self._run(read_url.SPEC, {"url": url, **params})
 
     async def help(self, topic: str = "all") -> dict[str, Any]:
         """The same reference as the help tool (``params``, ``examples``, ``limits``, ``errors`` or ``all``)."""

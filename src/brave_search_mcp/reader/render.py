@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.errors import WarningCode
+from brave_search_mcp.models.inputs import StrictInput
 from brave_search_mcp.reader.document import Document, Format, Heading, heading_entries, open_fence
 from brave_search_mcp.render.text import clean_text, one_line
 
@@ -28,10 +29,8 @@ OUTLINE_MAX_CHARS = 2_000  # ...and never more than this
 _LABELS = {"html": "web page", "pdf": "PDF", "text": "plain text", "markdown": "markdown", "json": "JSON"}
 
 
-class ReadArgs(BaseModel):
+class ReadArgs(StrictInput):
     """Arguments of ``read_url`` (strict like every tool's input: unknown fields and wrong types are refused)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
     url: str = Field(min_length=1, max_length=4096, description="The http(s) page to read.")
     start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")

@@ -11,7 +11,7 @@ from typing import Any
 
 from brave_search_mcp.config import ConfigError, Settings
 from brave_search_mcp.tools import help, status
-from brave_search_mcp.usecases import answer, llm_context, local_search, summarize, web_search
+from brave_search_mcp.usecases import answer, llm_context, local_search, read_url, summarize, web_search
 from brave_search_mcp.usecases.contract import ToolSpec
 
 AnySpec = ToolSpec[Any, Any]
@@ -25,6 +25,7 @@ def all_tools() -> tuple[AnySpec, ...]:
         llm_context.SPEC,
         local_search.SPEC,
         answer.SPEC,
+        read_url.SPEC,
         help.SPEC,
         status.SPEC,
     )

@@ -29,6 +29,7 @@ from brave_search_mcp.config import Settings
 from brave_search_mcp.models.envelopes import CallMeta
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.ratelimit.info import rate_limit_meta
+from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.usecases.page_memo import PageMemo
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -130,6 +131,7 @@ class Ports:
     clock: Clock
     sleep: Sleep
     pages: PageMemo
+    reader: UrlReader  # read_url's safe page reader, over the state backend
     chain: FallbackChain | None = None  # the provider chain when more than Brave is configured
     started_at: float = 0.0
 
