@@ -15,6 +15,7 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.models.errors import (
     AuthFailed,
     InvalidArgument,
+    NetworkError,
     NoResults,
     ParseError,
     ProviderMisconfigured,
@@ -334,6 +335,33 @@ async def test_non_json_answer_is_a_parse_error(clock: FakeClock) -> None:
     with pytest.raises(ParseError):
         await provider.search(req())
     await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_connection_failures_are_retried_then_network_error_without_secrets(clock: FakeClock) -> None:
+    calls: list[int] = []
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        calls.append(1)
+        raise httpx2.ConnectError("refused by pw-not-real-9", request=request)
+
+    config = SearxngConfig(base_url=BASE, username="u", password="pw-not-real-9")
+    provider = SearxngProvider(config, transport=httpx2.MockTransport(refuse), clock=clock, sleep=clock.sleep)
+    with pytest.raises(NetworkError) as caught:
+        await provider.search(req())
+    await provider.aclose()
+    assert len(calls) == 3 and caught.value.retryable is True
+    assert caught.value.message.startswith("Could not reach SearXNG (ConnectError")
+    assert "pw-not-real-9" not in caught.value.message
+    assert caught.value.details["provider"] == "searxng"
+
+
+@pytest.mark.anyio
+async def test_501_is_an_upstream_error_that_is_not_retried(provider: SearxngProvider, searx: FakeSearxng) -> None:
+    searx.fail_next(501, 3)
+    with pytest.raises(UpstreamError) as caught:
+        await provider.search(req())
+    assert caught.value.retryable is False and len(searx.search_requests()) == 1
 
 
 @pytest.mark.anyio

@@ -2,15 +2,15 @@
 
 Speaks SearXNG's JSON API (``GET {base}/search?format=json``), translates our request (freshness →
 ``time_range``, safe search → ``safesearch``, page index → ``pageno``) and maps the answer through
-``searxng_map``. It is polite by construction: at most ``rate`` request starts in any ``rate_window``
-seconds, a User-Agent naming this tool, a 10 s timeout, and retries only for 5xx, timeouts and
-connection failures. Misconfigurations are reported as such: an instance without JSON output answers
+``results``. It is polite by construction: at most ``rate`` request starts in any ``rate_window``
+seconds, a User-Agent naming this tool, a 10 s timeout. Retries, transport errors, capped bodies and JSON
+decoding are the ones every upstream client shares (``upstream/``); SearXNG's 429 (a bot limiter that
+counts every try) is not retried. Misconfigurations are reported as such: an instance without JSON output answers
 403, which becomes PROVIDER_MISCONFIGURED naming ``search.formats``.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +18,6 @@ from typing import Any
 
 import anyio
 import httpx2
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.clock import Clock
@@ -27,7 +26,6 @@ from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
     InvalidArgument,
-    NetworkError,
     ParseError,
     ProviderMisconfigured,
     RateLimited,
@@ -39,8 +37,11 @@ from brave_search_mcp.models.errors import (
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.limiter import SlidingWindowLimiter
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
-from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, EnginesUnavailable, page_from_answer
-from brave_search_mcp.upstream.bodies import read_capped
+from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, page_from_answer
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
+from brave_search_mcp.upstream.retry import RETRY_STATUSES, RetryPolicy, parse_retry_after, with_retries
+from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 __all__ = ["SearxngConfig", "SearxngProvider", "build_params"]
 
@@ -48,7 +49,7 @@ CATEGORIES: Mapping[str, str] = {"web": "general", "news": "news", "images": "im
 TIME_RANGES: Mapping[str, str] = {"pd": "day", "pw": "week", "pm": "month", "py": "year"}
 SAFESEARCH: Mapping[str, str] = {"off": "0", "moderate": "1", "strict": "2"}
 JSON_SETTING = "search.formats"
-_RETRY_MIN_LEFT = 0.1  # seconds: no retry starts with less than this left before the deadline
+_NOT_JSON_HINT = "Check that the SearXNG base URL points at SearXNG itself."
 
 
 def _default_user_agent() -> str:
@@ -85,31 +86,13 @@ class SearxngConfig:
         return self.base_url.rstrip("/") + "/search"
 
 
-def _retryable(exc: BaseException) -> bool:
-    """Retry only what a later try can fix: 5xx, timeouts, connection failures (not 4xx, not empty engines)."""
-    if isinstance(exc, EnginesUnavailable):
-        return False  # SearXNG already waited on its engines; the chain falls back instead
-    if isinstance(exc, UpstreamError):
-        return exc.status >= 500
-    return isinstance(exc, UpstreamTimeout | NetworkError)
-
-
-def _retry_after(headers: httpx2.Headers) -> float | None:
-    try:
-        value = float(headers.get("retry-after", ""))
-    except ValueError:
-        return None
-    return value if 0 <= value < 86400 else None
-
-
 def _error_text(body: bytes) -> str:
     """SearXNG's ``{"error": "…"}`` text when the body has it (wording differs by version: shown, not parsed)."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        message = decode_json_object(body, "SearXNG").get("error")
+    except ParseError:
         return ""
-    message = data.get("error") if isinstance(data, dict) else None
-    return message[:200] if isinstance(message, str) else ""
+    return clean_text(message, limit=200) if isinstance(message, str) else ""
 
 
 def _status_error(status: int, headers: httpx2.Headers, body: bytes, base_url: str) -> BraveSearchError:
@@ -142,12 +125,11 @@ def _status_error(status: int, headers: httpx2.Headers, body: bytes, base_url: s
             "SearXNG's limiter answered 429 (too many requests); wait, or turn server.limiter off on a private "
             "instance.",
             status=429,
-            retry_after=_retry_after(headers),
+            retry_after=parse_retry_after(headers.get("retry-after"), headers.get("date")),
             details=details,
         )
-    retryable = status >= 500
     return UpstreamError(
-        f"SearXNG answered HTTP {status}.{suffix}", status=status, retryable=retryable, details=details
+        f"SearXNG answered HTTP {status}.{suffix}", status=status, retryable=status in RETRY_STATUSES, details=details
     )
 
 
@@ -202,6 +184,8 @@ class SearxngProvider:
         self._clock = clock
         self._sleep = sleep
         self._limiter = SlidingWindowLimiter(config.rate, config.rate_window, clock=clock, sleep=sleep)
+        # SearXNG's own engines already waited; its 429 is a bot limiter that counts every try: not retried.
+        self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
         auth = httpx2.BasicAuth(config.username, config.password or "") if config.username else None
         self._client = httpx2.AsyncClient(
             transport=transport,
@@ -234,6 +218,13 @@ class SearxngProvider:
 
     # ------------------------------------------------------------------------------ transport
 
+    def _safe(self, text: str, limit: int) -> str:
+        """Library text made fit for a message: the configured password and header values never slip through."""
+        for secret in (self.config.password, *self.config.headers.values()):
+            if secret:
+                text = text.replace(secret, "[redacted]")
+        return clean_text(text, limit=limit, markup=False)
+
     async def _fetch(self, params: dict[str, str], deadline: float | None) -> tuple[dict[str, Any], int]:
         attempt = 0
 
@@ -243,20 +234,10 @@ class SearxngProvider:
             await self._limiter.acquire(deadline)
             return await self._attempt(params, deadline)
 
-        def should_retry(exc: BaseException) -> bool:
-            if deadline is not None and deadline - self._clock() < _RETRY_MIN_LEFT:
-                return False
-            return _retryable(exc)
-
-        retrying = AsyncRetrying(
-            sleep=self._sleep,
-            stop=stop_after_attempt(self.config.retries + 1),
-            wait=wait_exponential_jitter(multiplier=0.25, max=2.0, jitter=0.25),
-            retry=retry_if_exception(should_retry),
-            reraise=True,
-        )
         try:
-            data: dict[str, Any] = await retrying(one_attempt)
+            data = await with_retries(
+                one_attempt, policy=self._policy, clock=self._clock, sleep=self._sleep, deadline=deadline
+            )
         except BraveSearchError as exc:
             exc.details.setdefault("provider", PROVIDER_NAME)
             exc.details.setdefault("attempts", attempt)
@@ -269,24 +250,10 @@ class SearxngProvider:
             timeout = min(timeout, deadline - self._clock())
             if timeout <= 0:
                 raise UpstreamTimeout("The call's deadline passed before SearXNG could be asked.")
-        try:
-            with anyio.fail_after(timeout):
-                async with self._client.stream("GET", self.config.search_url, params=params, timeout=timeout) as resp:
-                    body = await read_capped(resp, self.config.max_response_bytes, upstream="SearXNG")
-                    status, headers = resp.status_code, resp.headers
-        except (httpx2.TimeoutException, TimeoutError) as exc:
-            raise UpstreamTimeout(f"SearXNG did not answer within {timeout:.3g} s.") from exc
-        except httpx2.TransportError as exc:
-            raise NetworkError(f"SearXNG could not be reached ({type(exc).__name__}).") from exc
-        if not 200 <= status < 300:
-            raise _status_error(status, headers, body, self.config.base_url)
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ParseError(
-                "SearXNG's answer was not JSON; check that the base URL points at SearXNG itself.",
-                details={"provider": PROVIDER_NAME},
-            ) from exc
-        if not isinstance(data, dict):
-            raise ParseError("SearXNG's answer was not a JSON object.", details={"provider": PROVIDER_NAME})
-        return data
+        with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+            async with self._client.stream("GET", self.config.search_url, params=params, timeout=timeout) as resp:
+                if not 200 <= resp.status_code < 300:
+                    body = await read_error_body(resp)
+                    raise _status_error(resp.status_code, resp.headers, body, self.config.base_url)
+                body = await read_capped(resp, self.config.max_response_bytes, upstream="SearXNG")
+        return decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
