@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=3, help="pages that have results (0 = no results)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--unresponsive", action="append", default=[], help="engine reported as timed out")
+    parser.add_argument("--limiter", action="store_true", help="act as an instance with server.limiter: true")
     parser.add_argument("--log-level", default="INFO", help="logging level for stderr")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -28,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     fake.json_enabled = not args.json_disabled
     fake.delay_seconds = args.delay
     fake.unresponsive = [(name, "timeout") for name in args.unresponsive]
+    if args.limiter:
+        fake.enable_limiter()
     try:
         with FakeSearxngServer(fake, port=args.port) as server:
             sys.stderr.write(f"fake searxng: serving on {server.base_url} (Ctrl-C to stop)\n")

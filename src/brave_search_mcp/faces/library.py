@@ -56,7 +56,7 @@ class BraveSearch:
         stack = AsyncExitStack()
         try:
             client = await stack.enter_async_context(open_client(self.settings, transport=self._transport))
-            others = other_providers(self.settings)
+            others = other_providers(self.settings, client.shared.backend if client.shared else None)
             for provider in others.values():
                 stack.push_async_callback(provider.aclose)
         except BaseException:

@@ -70,6 +70,7 @@ class WarningCode(StrEnum):
     OUTPUT_LIMIT_CLAMPED = "OUTPUT_LIMIT_CLAMPED"
     DEBUG_OPTION_IGNORED = "DEBUG_OPTION_IGNORED"
     QUERY_ALTERED = "QUERY_ALTERED"
+    QUERY_ESCAPED = "QUERY_ESCAPED"
     DEDUPLICATED = "DEDUPLICATED"
     OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
@@ -268,6 +269,7 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.OUTPUT_LIMIT_CLAMPED: "max_lines/max_bytes were outside the allowed range and were clamped.",
     WarningCode.DEBUG_OPTION_IGNORED: "Debug controls only apply with debug: true.",
     WarningCode.QUERY_ALTERED: "Brave's spellcheck searched for a corrected query; set spellcheck: false to stop it.",
+    WarningCode.QUERY_ESCAPED: "Words SearXNG reads as its own syntax (!bang, :lang, <N) were quoted to search them.",
     WarningCode.DEDUPLICATED: "Results repeating a URL from an earlier section were dropped.",
     WarningCode.OUTPUT_TRUNCATED: "Whole results were dropped to fit max_lines/max_bytes; raise them or page on.",
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
