@@ -103,6 +103,8 @@ class BraveSearchError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         # Warnings of the request that failed (models.WarningItem); set by the service layer.
         self.warnings: list[Any] = []
+        # The search provider that failed (set by the provider chain); None when none was asked or only Brave is.
+        self.provider: str | None = None
 
     def __init_subclass__(cls, *, code: ErrorCode | None = None, retryable: bool | None = None, **kw: Any) -> None:
         """Each kind states its envelope code and default ``retryable`` in its class line."""

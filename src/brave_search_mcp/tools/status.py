@@ -142,16 +142,18 @@ async def build_status(
             reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
-    elif args.probe_connectivity:
-        probes = await probe_endpoints(service, deadline, progress)
+    if args.probe_connectivity:
+        probes = await service.probe_providers(deadline)  # one request each: SearXNG's costs no engine query
+        if settings.has_key and "brave" in settings.providers:
+            probes = await probe_endpoints(service, deadline, progress) + probes
         report["probe"] = probes
-        failed = [p["search_type"] for p in probes if not p["ok"]]
+        failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = client.admission()
     report["throttle"] = throttle
     report["plan"] = plan_seen(client.counters(), enabled_tools)
-    report["providers"] = service.providers()
+    report["providers"] = await service.providers()
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
     if report["state"].get("degraded"):
         reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
@@ -202,7 +204,10 @@ def render_status_text(report: dict[str, Any]) -> str:
         lines.append("brave limits: not seen yet (no request made)")
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
-        lines.append(f"probe {probe['search_type']}: {outcome} ({probe['duration_ms']} ms)")
+        lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")
+    for name, breaker in report.get("providers", {}).items():
+        if "failures" in breaker:  # a provider chain: each provider's breaker
+            lines.append(f"provider {name}: {breaker['state']}, failures {breaker['failures']}")
     for name, counter in report.get("counters", {}).items():
         lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
     plan = report.get("plan") or {}

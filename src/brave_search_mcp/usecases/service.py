@@ -354,11 +354,15 @@ class SearchService:
             trace_id=trace_id, server_version=__version__,
         )  # fmt: skip
 
-    def providers(self) -> dict[str, Any]:
-        """Per provider, its circuit breaker (status tool); Brave alone has none."""
+    async def providers(self) -> dict[str, Any]:
+        """Per provider, its circuit breaker as the shared store has it (status tool); Brave alone has none."""
         if self._chain is None:
             return {"brave": {"state": "closed", "fallback": False}}
-        return self._chain.snapshot()
+        return await self._chain.status()
+
+    async def probe_providers(self, deadline: float | None) -> list[dict[str, Any]]:
+        """One cheap check of each provider other than Brave that has one (status tool's probe)."""
+        return [] if self._chain is None else await self._chain.probe(deadline=deadline)
 
     @property
     def clock(self) -> Clock:
