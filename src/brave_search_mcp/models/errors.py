@@ -254,6 +254,25 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
 }
 
 
+# Where a code's advice above speaks of Brave, what it says when another provider failed.
+PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
+    "searxng": {
+        ErrorCode.AUTH_FAILED: "SearXNG (or its proxy) refused the credentials; ask the user to check them.",
+        ErrorCode.RATE_LIMITED: "SearXNG's bot limiter refused the request; wait a minute, then retry.",
+        ErrorCode.UPSTREAM_VALIDATION: "SearXNG rejected a parameter or the query (see the message); change it.",
+        ErrorCode.UPSTREAM_ERROR: "SearXNG answered with an error; retry later if retryable is true.",
+        ErrorCode.TIMEOUT: "SearXNG did not answer in time; retry, perhaps with fewer results.",
+        ErrorCode.NETWORK_ERROR: "SearXNG could not be reached; retry later.",
+        ErrorCode.PARSE_ERROR: "SearXNG's answer was not readable JSON; check its base URL. Retrying rarely helps.",
+    }
+}
+
+
+def advice_for(code: ErrorCode, provider: str = "brave") -> str:
+    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own)."""
+    return PROVIDER_ADVICE.get(provider, {}).get(code, ERROR_ADVICE[code])
+
+
 WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.QUERY_TRUNCATED: "The query was cut to Brave's 400 characters / 50 words; shorten it yourself.",
     WarningCode.COUNT_CLAMPED: "max_results was outside the endpoint's range and was clamped.",
