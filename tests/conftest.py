@@ -11,9 +11,12 @@ import pytest
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import PACKAGE_LOGGER
+from brave_search_mcp.providers.searxng.client import SearxngProvider
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
+from testkit.searxng import FakeSearxng
+from testkit.searxng.provider import make_provider
 from testkit.settings import make_settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -68,3 +71,17 @@ async def client(fake: FakeBrave, clock: FakeClock) -> AsyncIterator[BraveClient
 def fake_server() -> Iterator[FakeBraveServer]:
     with FakeBraveServer(rate_per_second=1000) as server:
         yield server
+
+
+@pytest.fixture
+def searx() -> FakeSearxng:
+    """A fake SearXNG instance as measured: 27 results a page, 3 pages."""
+    return FakeSearxng()
+
+
+@pytest.fixture
+async def searxng(searx: FakeSearxng, clock: FakeClock) -> AsyncIterator[SearxngProvider]:
+    """The SearXNG provider over ``searx``, on the fake clock."""
+    provider = make_provider(searx, clock)
+    yield provider
+    await provider.aclose()

@@ -24,11 +24,13 @@ from brave_search_mcp.models.errors import (
     UpstreamValidation,
 )
 from brave_search_mcp.models.inputs import SearchType
-from brave_search_mcp.providers.chain import FallbackChain
+from brave_search_mcp.providers.chain import CONFIG_ERRORS, FallbackChain
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.state.memory import MemoryRecords
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng
+from testkit.searxng.provider import make_provider
 
 REQUEST = SearchRequest(query="hello", search_type="web", count=5, offset=0)
 
@@ -96,7 +98,50 @@ async def test_provider_failure_falls_back_with_a_warning_naming_it(error: Brave
     assert page.provider == "searxng"
     assert [w.code for w in page.warnings] == ["FALLBACK"]
     assert page.warnings[0].message.startswith(f"brave {error.code}: ")
-    assert chain.snapshot()["brave"]["failures"] == 1
+    # a setting that is wrong is not ill health: only waiting could close a breaker, and waiting does not fix it
+    assert chain.snapshot()["brave"]["failures"] == (0 if isinstance(error, CONFIG_ERRORS) else 1)
+
+
+@pytest.mark.anyio
+async def test_a_misconfigured_provider_keeps_saying_so_instead_of_being_paused(clock: FakeClock) -> None:
+    fake = FakeSearxng()
+    fake.json_enabled = False
+    searxng = make_provider(fake, clock)
+    chain = FallbackChain([searxng], threshold=3, clock=clock)
+    for call in range(6):
+        with pytest.raises(ProviderMisconfigured) as caught:
+            await chain.search(SearchRequest(query=f"q{call}", search_type="web", count=5, offset=0))
+        assert caught.value.retryable is False and "search.formats" in caught.value.message
+        assert caught.value.provider == "searxng"
+    assert chain.snapshot()["searxng"]["state"] == "closed"
+    assert len(fake.search_requests()) == 6  # each call asks again: fixing settings.yml shows at once
+    await searxng.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_open_breaker_repeats_the_cause_and_errors_name_their_provider(clock: FakeClock) -> None:
+    chain = FallbackChain([Scripted("searxng", *[timeout] * 9)], clock=clock)
+    for _ in range(3):
+        with pytest.raises(UpstreamTimeout) as failed:
+            await chain.search(REQUEST)
+        assert failed.value.provider == "searxng"
+    with pytest.raises(UpstreamError) as caught:
+        await chain.search(REQUEST)
+    assert caught.value.provider == "searxng"
+    assert "last: TIMEOUT: Brave did not answer in time." in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_status_reads_the_breakers_other_processes_opened(clock: FakeClock) -> None:
+    records = MemoryRecords(clock=clock)
+    first = FallbackChain([Scripted("searxng", *[timeout] * 3), Scripted("brave")], clock=clock, records=records)
+    for _ in range(3):
+        await first.search(REQUEST)
+    second = FallbackChain([Scripted("searxng"), Scripted("brave")], clock=clock, records=records)
+    assert second.snapshot()["searxng"]["state"] == "closed"  # what this process saw by itself: nothing
+    shared = await second.status()
+    assert (shared["searxng"]["state"], shared["searxng"]["failures"]) == ("open", 3)
+    assert shared["searxng"]["last_error"].startswith("TIMEOUT")
 
 
 @pytest.mark.parametrize(

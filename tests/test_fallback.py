@@ -18,7 +18,6 @@ from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.compose import build_tools, other_providers
 from brave_search_mcp.config import Settings
 from brave_search_mcp.faces.mcp_server import build_server
-from brave_search_mcp.providers.cache import CachedProvider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.tools.boundary import ToolBoundary
 from testkit.brave.brave import FakeBrave
@@ -42,7 +41,7 @@ def _boundary(
     provider = SearxngProvider(
         SearxngConfig("http://searxng.test"), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
     )
-    others = {"searxng": CachedProvider(provider, max_entries=16, ttl=60, clock=clock)}
+    others = {"searxng": provider}
     return build_tools(settings, client, clock=clock, sleep=clock.sleep, others=others)
 
 
@@ -142,9 +141,8 @@ async def test_a_breaker_opened_in_one_process_is_seen_by_another(tmp_path: Path
         providers="brave,searxng", searxng_url="http://searxng.test", retries=0, state=f"sqlite://{tmp_path / 's.db'}"
     )
 
-    def others() -> dict[str, CachedProvider]:
-        provider = SearxngProvider(SearxngConfig("http://searxng.test"), transport=searxng.mock_transport())
-        return {"searxng": CachedProvider(provider, max_entries=16, ttl=60)}
+    def others() -> dict[str, SearxngProvider]:
+        return {"searxng": SearxngProvider(SearxngConfig("http://searxng.test"), transport=searxng.mock_transport())}
 
     async with open_client(settings, transport=brave.mock_transport()) as first:
         tools = build_tools(settings, first, others=others())

@@ -335,3 +335,41 @@ async def test_cancelling_during_backoff_stops_at_once_without_more_requests() -
     assert up.count == 1
     # The caller went away: that is not an error of the call.
     assert client.counters()["web"].errors == 0
+
+
+# -- the one policy's knobs other upstreams use ------------------------------------------------------
+
+
+def test_policy_never_starts_a_try_once_the_deadline_has_passed() -> None:
+    from brave_search_mcp.upstream.retry import RetryPolicy
+
+    policy = RetryPolicy(retries=3)
+    failure = errors.UpstreamTimeout("slow")
+    assert policy.should_retry(failure, now=10.0, deadline=10.5) is True
+    assert policy.should_retry(failure, now=10.5, deadline=10.5) is False
+    assert policy.should_retry(failure, now=11.0, deadline=None) is True
+
+
+def test_policy_can_leave_a_bot_limiters_429_alone() -> None:
+    from brave_search_mcp.upstream.retry import RetryPolicy
+
+    limited = errors.RateLimited("limiter", status=429)
+    assert RetryPolicy(retries=2).should_retry(limited, now=0.0, deadline=None) is True
+    assert RetryPolicy(retries=2, retry_rate_limited=False).should_retry(limited, now=0.0, deadline=None) is False
+    server = errors.UpstreamError("boom", status=503)
+    assert RetryPolicy(retries=2, retry_rate_limited=False).should_retry(server, now=0.0, deadline=None) is True
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [(b"", "answered with an empty body"), (b"<html>", "was not valid JSON"), (b"[1]", "JSON but not an object")],
+)
+def test_decoding_names_the_upstream_and_its_hint(body: bytes, says: str) -> None:
+    from brave_search_mcp.upstream.bodies import decode_json_object
+
+    with pytest.raises(errors.ParseError) as brave:
+        decode_json_object(body)
+    with pytest.raises(errors.ParseError) as other:
+        decode_json_object(body, "SearXNG", "Check the base URL.")
+    assert brave.value.message.startswith("Brave") and says in brave.value.message
+    assert other.value.message.startswith("SearXNG") and other.value.message.endswith("Check the base URL.")

@@ -13,7 +13,6 @@ from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
-from brave_search_mcp.providers.cache import CachedProvider
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.reader.reading import UrlReader
@@ -31,15 +30,18 @@ from brave_search_mcp.usecases.web_search import provider_chain
 UpstreamClient = BraveClient
 
 
-def other_providers(settings: Settings) -> dict[str, Provider]:
-    """The non-Brave providers the settings name, each behind its own cache (so Brave's recovery shows at once)."""
+def other_providers(settings: Settings, state: StateBackend | None = None) -> dict[str, Provider]:
+    """The non-Brave providers the settings name; SearXNG caches the instance's pages in ``state`` (shared by
+    every process of the user) when given, else in this process."""
     if "searxng" not in settings.providers or not settings.searxng_url:
         return {}
     headers = {name.strip(): value.strip() for name, _, value in (h.partition(":") for h in settings.searxng_headers)}
     password = settings.searxng_password.get_secret_value() if settings.searxng_password is not None else None
-    config = SearxngConfig(settings.searxng_url, username=settings.searxng_username, password=password, headers=headers)
-    provider = SearxngProvider(config)
-    return {"searxng": CachedProvider(provider, max_entries=settings.cache_size, ttl=settings.cache_ttl_seconds)}
+    config = SearxngConfig(
+        settings.searxng_url, username=settings.searxng_username, password=password, headers=headers,
+        cache_ttl=settings.cache_ttl_seconds, cache_size=max(1, settings.cache_size),
+    )  # fmt: skip
+    return {"searxng": SearxngProvider(config, cache=state.cache if state is not None else None)}
 
 
 @asynccontextmanager
@@ -124,13 +126,24 @@ async def open_tools(
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> AsyncIterator[ToolBoundary]:
     """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
-    others = other_providers(settings)
-    try:
-        if client is not None:
+    if client is not None:
+        async with _with_others(settings, client.shared.backend if client.shared else None) as others:
             yield build_tools(settings, client, others=others)
-            return
-        async with open_backend(settings) as backend, open_client(settings, transport=transport, backend=backend) as c:
-            yield build_tools(settings, c, others=others, backend=backend)
+        return
+    async with (
+        open_backend(settings) as backend,
+        open_client(settings, transport=transport, backend=backend) as owned,
+        _with_others(settings, backend) as others,
+    ):
+        yield build_tools(settings, owned, others=others, backend=backend)
+
+
+@asynccontextmanager
+async def _with_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
+    """The other providers, caching on ``state`` (shared by every process on it), closed when the block ends."""
+    others = other_providers(settings, state)
+    try:
+        yield others
     finally:
         for provider in others.values():
             await provider.aclose()

@@ -2,5 +2,6 @@
 
 from .fake import ENGINES, FakeSearxng, RecordedRequest, Reply
 from .http_server import FakeSearxngServer
+from .limiter import BotLimiter
 
-__all__ = ["ENGINES", "FakeSearxng", "FakeSearxngServer", "RecordedRequest", "Reply"]
+__all__ = ["ENGINES", "BotLimiter", "FakeSearxng", "FakeSearxngServer", "RecordedRequest", "Reply"]

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=3, help="pages that have results (0 = no results)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--unresponsive", action="append", default=[], help="engine reported as timed out")
+    parser.add_argument("--limiter", action="store_true", help="act as an instance with server.limiter: true")
     parser.add_argument("--log-level", default="INFO", help="logging level for stderr")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     fake.json_enabled = not args.json_disabled
     fake.delay_seconds = args.delay
     fake.unresponsive = [(name, "timeout") for name in args.unresponsive]
+    if args.limiter:
+        fake.enable_limiter()
     # Ctrl-C stops the server even when started from nohup or a background job, which leave SIGINT ignored
     # (and Python then installs no KeyboardInterrupt handler of its own).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,53 +1,60 @@
 """A deterministic stand-in for SearXNG's JSON API, so the SearXNG provider is tested offline.
 
-It speaks the API as observed on real instances (shared reference searxng.md): 400 ``{"error": …}``
-for a missing query or a bad ``safesearch``/``pageno``, 403 with an HTML body when JSON output is off,
-categories general/news/images, ``pageno`` paging, ``time_range`` (fewer results, as engines without
-time-range support are skipped), merged results with ``engines``/``positions``/``score``, and
-``answers``/``infoboxes``/``suggestions``/``unresponsive_engines``. Behaviour is set by explicit
-attributes and methods (``json_enabled``, ``fail_next``, ``unresponsive``, ``all_engines_fail``,
-``delay_seconds``…), never by words in the query. Every request is recorded for assertions.
+It behaves like a real instance as measured (shared reference searxng.md; team notes searxng-real.md):
+GET and form POST on ``/search`` (form values win; ``/`` with a query redirects 308 to ``/search``); 400
+``{"error": …}`` for a missing or empty ``q``, a bad ``pageno``/``safesearch``/``language``/``time_range``
+(but a blank ``q`` is searched, ``safesearch=01`` is 1, ``time_range=None`` is none); 403 HTML for
+``format=json`` with JSON output off and for ``csv``/``rss``; any other format gets the HTML page. The query
+syntax of ``syntax.py`` (``!!bang`` → 302 off the instance, ``!engine``/``!category``, ``:lang``, ``<N``;
+the answer's ``query`` is the cleaned text); several categories merged; pages of the instance's own size
+with equal-score pairs whose order flips between identical requests; videos; and, when told to, the bot
+limiter of ``limiter.py``. Behaviour is set by explicit attributes and methods (``json_enabled``,
+``fail_next``, ``unresponsive``, ``all_engines_fail``, ``limiter``…), never by words in the query. Every
+request is recorded, with what the engines were asked.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import re
 import threading
+import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import httpx2
 
+from .limiter import BotLimiter
+from .results import page_of
+from .syntax import ENGINES, TIME_RANGES, ParsedQuery, invalid_parameter, parse_query
+
 __all__ = ["ENGINES", "FakeSearxng", "RecordedRequest", "Reply"]
 
-ENGINES: Mapping[str, tuple[str, ...]] = {
-    "general": ("duckduckgo", "bing", "yacy"),
-    "news": ("bing news", "yahoo news"),
-    "images": ("bing images", "flickr"),
-}
-_TIME_RANGES = ("day", "week", "month", "year")
-_NEWS_EPOCH = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
 _FORBIDDEN_HTML = (
-    b"<!DOCTYPE html><html><head><title>403 Forbidden</title></head>"
-    b"<body><h1>Forbidden</h1><p>You don't have the permission to access the requested resource.</p></body></html>"
+    b"<!doctype html> <html lang=en> <title>403 Forbidden</title> <h1>Forbidden</h1> <p>You don&#39;t have the "
+    b"permission to access the requested resource. It is either read-protected or not readable by the server.</p>"
 )
 
 
 @dataclass
 class RecordedRequest:
-    """One request as the fake saw it: method, path, query parameters (last value wins) and lower-cased headers."""
+    """One request as the fake saw it: its parameters (form over URL, first value wins), lower-cased headers,
+    and for an answered search what the engines were asked (query, categories, language, safe search)."""
 
     method: str
     path: str
     params: dict[str, str]
     headers: dict[str, str]
     status: int = 0
+    url_params: dict[str, str] = field(default_factory=dict)
+    engine_query: str | None = None
+    engine_categories: list[str] = field(default_factory=list)
+    engine_language: str | None = None
+    engine_safesearch: int | None = None
 
 
 @dataclass
@@ -68,22 +75,34 @@ def _html(status: int, body: bytes, delay: float = 0.0) -> Reply:
     return Reply(status, body, [("Content-Type", "text/html; charset=utf-8")], delay)
 
 
-def _slug(query: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", query.lower()).strip("-")[:40] or "q"
+def _redirect(status: int, location: str, delay: float = 0.0) -> Reply:
+    reply = _html(status, b"<!doctype html> <title>Redirecting...</title> <h1>Redirecting...</h1>", delay)
+    reply.headers.append(("Location", location))
+    return reply
+
+
+def _first_wins(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        out.setdefault(key, value)
+    return out
 
 
 class FakeSearxng:
     """SearXNG's ``/search`` endpoint as pure logic: ``handle()`` turns a request into a ``Reply``."""
 
-    def __init__(self, *, results_per_page: int = 10, pages: int = 3, auth: tuple[str, str] | None = None) -> None:
-        self.results_per_page = results_per_page
+    def __init__(self, *, results_per_page: int = 27, pages: int = 3, auth: tuple[str, str] | None = None) -> None:
+        self.results_per_page = results_per_page  # the instance's own page size (27 on the measured one)
         self.pages = pages  # pages that have results; later pages are empty (0 = nothing ever found)
         self.auth = auth  # (user, password) a proxy in front of the instance demands, or None
         self.json_enabled = True  # settings.yml search.formats includes json
+        self.default_safesearch = 0  # settings.yml search.safe_search: what applies when none is sent
+        self.unstable_order = True  # equal-score results come back in another order on every other search
         self.unresponsive: list[tuple[str, str]] = []  # engines reported as failed next to the results
         self.all_engines_fail = False  # every engine fails: 200, no results, all engines unresponsive
         self.delay_seconds = 0.0  # wait before answering (the real server waits on real time)
         self.legacy = False  # an older build: number_of_results sent, answers as plain strings
+        self.limiter: BotLimiter | None = None  # set (see enable_limiter) to act as a limiter-enabled instance
         self.answers: list[Any] = []
         self.infoboxes: list[dict[str, Any]] = []
         self.suggestions: list[str] = []
@@ -91,6 +110,7 @@ class FakeSearxng:
         self.extra_results: list[Any] = []  # put first on page 1, exactly as given
         self.requests: list[RecordedRequest] = []
         self._failures: deque[int] = deque()
+        self._searches = 0
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ controls
@@ -100,16 +120,34 @@ class FakeSearxng:
         with self._lock:
             self._failures.extend([status] * times)
 
+    def enable_limiter(self, *, public_instance: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+        """Act as an instance with ``server.limiter: true`` (or ``public_instance: true``: link-token mode)."""
+        self.limiter = BotLimiter(public_instance=public_instance, clock=clock)
+
     def search_requests(self) -> list[RecordedRequest]:
         """Recorded requests to ``/search`` only."""
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/search")]
 
+    def pages_asked(self) -> list[int]:
+        """The ``pageno`` of every search the engines ran, in order (a cached page is not asked again)."""
+        return [int(r.params.get("pageno", "1")) for r in self.search_requests() if r.engine_query is not None]
+
     # ------------------------------------------------------------------ the API
 
-    def handle(self, method: str, path: str, params: list[tuple[str, str]], headers: Mapping[str, str]) -> Reply:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        params: Sequence[tuple[str, str]],
+        headers: Mapping[str, str],
+        form: Sequence[tuple[str, str]] = (),
+    ) -> Reply:
         """Answer one request the way a SearXNG instance configured like this fake would."""
-        record = RecordedRequest(method.upper(), path, dict(params), {k.lower(): v for k, v in headers.items()})
+        url_params = _first_wins(params)
+        merged = {**url_params, **_first_wins(form)}
+        lowered = {k.lower(): v for k, v in headers.items()}
+        record = RecordedRequest(method.upper(), path, merged, lowered, url_params=url_params)
         with self._lock:
             self.requests.append(record)
             reply = self._dispatch(record)
@@ -118,10 +156,17 @@ class FakeSearxng:
 
     def _dispatch(self, req: RecordedRequest) -> Reply:
         delay = self.delay_seconds
+        if req.path == "/healthz":
+            return Reply(200, b"OK", [("Content-Type", "text/plain; charset=utf-8")], delay)
+        if req.path in ("", "/") and "q" in req.params:
+            query = "" if req.method == "POST" else "?" + urlencode(req.url_params)
+            return _redirect(308, "/search" + query, delay)
         if not req.path.endswith("/search"):
             return _html(404, b"<html><body><h1>Not Found</h1></body></html>", delay)
-        if req.method != "GET":
-            return _html(405, b"<html><body><h1>Method Not Allowed</h1></body></html>", delay)
+        if req.method not in ("GET", "POST", "HEAD"):
+            reply = _html(405, b"<html><body><h1>Method Not Allowed</h1></body></html>", delay)
+            reply.headers.append(("Allow", "HEAD, GET, OPTIONS, POST"))
+            return reply
         if self.auth is not None and req.headers.get("authorization") != self._basic(*self.auth):
             reply = _html(401, b"<html><body>Unauthorized</body></html>", delay)
             reply.headers.append(("WWW-Authenticate", 'Basic realm="searxng"'))
@@ -129,113 +174,112 @@ class FakeSearxng:
         if self._failures:
             status = self._failures.popleft()
             return _html(status, f"<html><body><h1>Error {status}</h1></body></html>".encode(), delay)
-        if req.params.get("format") != "json":
+        if self.limiter is not None:
+            refused = self.limiter.check(req.headers, req.url_params)
+            if refused is not None:
+                host = req.headers.get("host", "localhost")
+                return (
+                    _redirect(302, f"http://{host}/", delay)
+                    if refused[0] == 302
+                    else _html(429, b"Too Many Requests", delay)
+                )
+        return self._search(req, delay)
+
+    def _search(self, req: RecordedRequest, delay: float) -> Reply:
+        fmt = req.params.get("format", "html")
+        if fmt in ("csv", "rss") or (fmt == "json" and not self.json_enabled):
+            return _html(403, _FORBIDDEN_HTML, delay)  # not in search.formats: checked before anything else
+        if fmt != "json":
             return _html(200, b"<html><body>results page</body></html>", delay)
-        if not self.json_enabled:
-            return _html(403, _FORBIDDEN_HTML, delay)
-        problem = self._invalid(req.params)
+        if not req.params.get("q"):
+            return _json(400, {"error": "No query"}, delay)
+        problem = invalid_parameter(req.params)
         if problem:
             return _json(400, {"error": problem}, delay)
-        return _json(200, self._answer(req.params), delay)
+        parsed = parse_query(req.params["q"])
+        location = parsed.redirect()
+        if location is not None:
+            return _redirect(302, location, delay)  # an external bang: even with format=json
+        return _json(200, self._answer(req, parsed), delay)
 
     @staticmethod
     def _basic(user: str, password: str) -> str:
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
-    @staticmethod
-    def _invalid(params: Mapping[str, str]) -> str | None:
-        if not params.get("q", "").strip():
-            return "No query"
-        safesearch = params.get("safesearch")
-        if safesearch is not None and safesearch not in ("0", "1", "2"):
-            return f"Invalid value {safesearch} for parameter safesearch"
-        pageno = params.get("pageno")
-        if pageno is not None and (not pageno.isdigit() or int(pageno) < 1):
-            return f"Invalid value {pageno} for parameter pageno"
-        time_range = params.get("time_range")
-        if time_range and time_range not in _TIME_RANGES:
-            return f"Invalid value {time_range} for parameter time_range"
-        return None
+    def _language(self, req: RecordedRequest, parsed: ParsedQuery) -> str:
+        """``:xx`` in the query, else ``language=``, else the ``Accept-Language`` header, else all."""
+        if parsed.languages:
+            return parsed.languages[-1]
+        language = req.params.get("language", "auto")
+        if language != "auto":
+            return language
+        header = req.headers.get("accept-language", "").split(",")[0].split(";")[0].strip()
+        return header if header and parse_query(":" + header).languages else "all"
 
-    def _answer(self, params: Mapping[str, str]) -> dict[str, Any]:
-        query = params["q"]
+    def _answer(self, req: RecordedRequest, parsed: ParsedQuery) -> dict[str, Any]:
+        params = req.params
         asked = [c.strip() for c in params.get("categories", "general").split(",")]
-        category = next((c for c in asked if c in ENGINES), "general")  # unknown names are ignored
-        engines = ENGINES[category]
+        categories = [c for c in asked if c in ENGINES] or ["general"]  # unknown names are ignored
+        if parsed.categories or parsed.engines:  # a !category / !engine token overrides categories=
+            chosen = [*parsed.categories, *(c for c, names in ENGINES.items() for e in parsed.engines if e in names)]
+            categories = list(dict.fromkeys(chosen))
         page = int(params.get("pageno", "1"))
+        req.engine_query, req.engine_categories = parsed.query, categories
+        req.engine_language = self._language(req, parsed)
+        req.engine_safesearch = int(params.get("safesearch", self.default_safesearch))
+        self._searches += 1
         unresponsive = [list(pair) for pair in self.unresponsive]
+        results: list[Any] = []
         if self.all_engines_fail:
-            results: list[dict[str, Any]] = []
-            unresponsive = [[engine, "timeout"] for engine in engines]
-        else:
+            unresponsive = [[engine, "timeout"] for c in categories for engine in ENGINES[c]]
+        elif page <= self.pages:
             per_page = self.results_per_page
-            if params.get("time_range"):
+            if params.get("time_range") in TIME_RANGES:
                 per_page = max(1, per_page // 2)  # engines without time-range support are skipped
-            results = [] if page > self.pages else self._page(query, category, page, per_page)
-            if page == 1:
-                results = [*self.extra_results, *results]
+            only = parsed.engines[0] if len(parsed.engines) == 1 else None
+            swap = self.unstable_order and self._searches % 2 == 0
+            for category in categories:
+                results += page_of(parsed.query, category, page, per_page, only_engine=only, swap_ties=swap)
+        if page == 1 and not self.all_engines_fail:
+            results = [*self.extra_results, *results]
         answers: list[Any] = [a if not self.legacy else a.get("answer", "") for a in self.answers]
         body: dict[str, Any] = {
-            "query": query,
+            "query": parsed.query,
             "results": results,
             "answers": answers,
             "corrections": list(self.corrections),
             "infoboxes": list(self.infoboxes),
             "suggestions": list(self.suggestions),
-            "unresponsive_engines": unresponsive,
+            "unresponsive_engines": sorted(unresponsive),
         }
         if self.legacy:
             body["number_of_results"] = 0
         return body
 
-    @staticmethod
-    def _page(query: str, category: str, page: int, per_page: int) -> list[dict[str, Any]]:
-        engines = ENGINES[category]
-        slug = _slug(query)
-        out: list[dict[str, Any]] = []
-        for i in range(per_page):
-            n = (page - 1) * per_page + i  # global index, so pages never repeat a URL
-            found_by = [engines[n % len(engines)], *([engines[(n + 1) % len(engines)]] if n % 3 == 0 else [])]
-            item: dict[str, Any] = {
-                "url": f"https://site{n % 7}.example.org/{slug}/{n + 1}",
-                "title": f"{query} – result {n + 1}",
-                "content": f"About <b>{query}</b> &amp; more (result {n + 1}).",
-                "engine": found_by[0],
-                "engines": found_by,
-                "positions": [i + 1] * len(found_by),
-                "score": round(len(found_by) / (n + 1), 4),
-                "category": category,
-                "template": "default.html",
-                "img_src": "",
-                "thumbnail": "",
-                "priority": "",
-                "publishedDate": None,
-            }
-            if category == "news":
-                item["url"] = f"https://news{n % 3}.example.com/{slug}/{n + 1}"
-                item["publishedDate"] = (_NEWS_EPOCH - timedelta(hours=n)).isoformat()
-            elif category == "images":
-                item.update(
-                    template="images.html",
-                    img_src=f"https://img.example.net/{slug}/{n + 1}.jpg",
-                    thumbnail_src=f"https://img.example.net/{slug}/{n + 1}.thumb.jpg",
-                    resolution="800x600",
-                    img_format="jpeg",
-                )
-            out.append(item)
-        return out
-
     # ------------------------------------------------------------------ as an httpx2 transport
 
+    def reply_to(self, request: httpx2.Request) -> Reply:
+        """Answer an httpx2 request (a form body is read as POST fields)."""
+        form = parse_qsl(request.content.decode("latin-1"), keep_blank_values=True) if request.content else []
+        params = list(request.url.params.multi_items())
+        return self.handle(request.method, request.url.path, params, dict(request.headers), form)
+
     def mock_transport(self) -> httpx2.MockTransport:
-        """An httpx2 transport backed by this fake, for unit tests without sockets."""
+        """An httpx2 transport backed by this fake, for unit tests without sockets (async clients)."""
 
         async def handler(request: httpx2.Request) -> httpx2.Response:
-            reply = self.handle(
-                request.method, request.url.path, list(request.url.params.multi_items()), dict(request.headers)
-            )
+            reply = self.reply_to(request)
             if reply.delay > 0:
                 await anyio.sleep(reply.delay)
+            return httpx2.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
+
+        return httpx2.MockTransport(handler)
+
+    def sync_transport(self) -> httpx2.MockTransport:
+        """The same for a synchronous ``httpx2.Client`` (no delays)."""
+
+        def handler(request: httpx2.Request) -> httpx2.Response:
+            reply = self.reply_to(request)
             return httpx2.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
 
         return httpx2.MockTransport(handler)

@@ -43,11 +43,15 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
-        """Serve GET (the provider's method)."""
+        """Serve GET (what most clients send)."""
         self._dispatch()
 
     def do_POST(self) -> None:
-        """Serve POST (405 from the fake: the provider never posts)."""
+        """Serve POST (a form on ``/search``, as the provider sends)."""
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        """Serve PUT (405, as SearXNG answers it)."""
         self._dispatch()
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -57,10 +61,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         split = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
-        if length > 0:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length > 0 else b""
+        form = parse_qsl(body.decode("latin-1"), keep_blank_values=True)
         params = parse_qsl(split.query, keep_blank_values=True)
-        reply = self.server.fake.handle(self.command, split.path, params, dict(self.headers.items()))
+        reply = self.server.fake.handle(self.command, split.path, params, dict(self.headers.items()), form)
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:

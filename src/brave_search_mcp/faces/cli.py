@@ -148,6 +148,10 @@ def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 def startup_line(settings: Settings) -> str:
     """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
     key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
+    if "brave" not in settings.providers:
+        key = "no Brave key needed"
+    if tuple(settings.providers) != ("brave",):
+        key += f" · providers: {', '.join(settings.providers)}"
     where = "stdio" if settings.transport == "stdio" else f"http://{settings.http_host}:{settings.http_port}/mcp"
     tools = ", ".join(tool.name for tool in enabled_tools(settings))
     return f"brave-search-mcp {__version__} · {where} · {key} · tools: {tools}"

@@ -58,7 +58,7 @@ class BraveSearch:
             client = await stack.enter_async_context(
                 open_client(self.settings, transport=self._transport, backend=backend)
             )
-            others = other_providers(self.settings)
+            others = other_providers(self.settings, backend)
             for provider in others.values():
                 stack.push_async_callback(provider.aclose)
             self._tools = build_tools(self.settings, client, others=others, backend=backend)

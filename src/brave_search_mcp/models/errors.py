@@ -79,6 +79,7 @@ class WarningCode(StrEnum):
     OUTPUT_LIMIT_CLAMPED = "OUTPUT_LIMIT_CLAMPED"
     DEBUG_OPTION_IGNORED = "DEBUG_OPTION_IGNORED"
     QUERY_ALTERED = "QUERY_ALTERED"
+    QUERY_ESCAPED = "QUERY_ESCAPED"
     DEDUPLICATED = "DEDUPLICATED"
     OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
@@ -112,6 +113,8 @@ class BraveSearchError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         # Warnings of the request that failed (models.WarningItem); set by the service layer.
         self.warnings: list[Any] = []
+        # The search provider that failed (set by the provider chain); None when none was asked or only Brave is.
+        self.provider: str | None = None
 
     def __init_subclass__(cls, *, code: ErrorCode | None = None, retryable: bool | None = None, **kw: Any) -> None:
         """Each kind states its envelope code and default ``retryable`` in its class line."""
@@ -295,6 +298,25 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
 }
 
 
+# Where a code's advice above speaks of Brave, what it says when another provider failed.
+PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
+    "searxng": {
+        ErrorCode.AUTH_FAILED: "SearXNG (or its proxy) refused the credentials; ask the user to check them.",
+        ErrorCode.RATE_LIMITED: "SearXNG's bot limiter refused the request; wait a minute, then retry.",
+        ErrorCode.UPSTREAM_VALIDATION: "SearXNG rejected a parameter or the query (see the message); change it.",
+        ErrorCode.UPSTREAM_ERROR: "SearXNG answered with an error; retry later if retryable is true.",
+        ErrorCode.TIMEOUT: "SearXNG did not answer in time; retry, perhaps with fewer results.",
+        ErrorCode.NETWORK_ERROR: "SearXNG could not be reached; retry later.",
+        ErrorCode.PARSE_ERROR: "SearXNG's answer was not readable JSON; check its base URL. Retrying rarely helps.",
+    }
+}
+
+
+def advice_for(code: ErrorCode, provider: str = "brave") -> str:
+    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own)."""
+    return PROVIDER_ADVICE.get(provider, {}).get(code, ERROR_ADVICE[code])
+
+
 WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.QUERY_TRUNCATED: "The query was cut to Brave's 400 characters / 50 words; shorten it yourself.",
     WarningCode.COUNT_CLAMPED: "max_results was outside the endpoint's range and was clamped.",
@@ -312,6 +334,7 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.OUTPUT_LIMIT_CLAMPED: "max_lines/max_bytes were outside the allowed range and were clamped.",
     WarningCode.DEBUG_OPTION_IGNORED: "Debug controls only apply with debug: true.",
     WarningCode.QUERY_ALTERED: "Brave's spellcheck searched for a corrected query; set spellcheck: false to stop it.",
+    WarningCode.QUERY_ESCAPED: "Words SearXNG reads as its own syntax (!bang, :lang, <N) were quoted to search them.",
     WarningCode.DEDUPLICATED: "Results repeating a URL from an earlier section were dropped.",
     WarningCode.OUTPUT_TRUNCATED: "Whole results were dropped to fit max_lines/max_bytes; raise them or page on.",
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",

@@ -5,6 +5,11 @@ misconfiguration, unreadable answer) moves the call to the next provider and lea
 warning naming who failed and why. Problems with the *request* (bad input, upstream validation) and
 an honest "nothing found" propagate at once: another provider would not fix them, and they say
 nothing bad about the provider's health, so they never count against its circuit breaker.
+
+A provider that cannot work *as configured* (no key, a rejected key, not in the plan, SearXNG without
+JSON output) falls back too, but never trips its breaker: waiting would not fix it, and an open breaker
+would hide the cause behind a retryable "paused" error. Every error the chain raises names its provider
+(``error.provider``), so the envelope says who failed.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from brave_search_mcp.state.base import RecordStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "FallbackChain"]
+__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "FallbackChain"]
 
 # Failures of the provider, not of the request: the next provider may well succeed.
 FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
@@ -61,6 +66,8 @@ FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
 )
 # Failures of the request, or a true empty answer: no fallback, no breaker count.
 NO_FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (InvalidArgument, UpstreamValidation, NoResults)
+# Failures of the provider's configuration: fall back, but no breaker count (only a fix of the setting helps).
+CONFIG_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed, NotInPlan)
 _REASON_LIMIT = 160
 
 
@@ -111,8 +118,24 @@ class FallbackChain:
         }
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Per provider name, its breaker state for the status tool."""
+        """Per provider name, its breaker state as this process last saw it."""
         return {name: breaker.snapshot() for name, breaker in self.breakers.items()}
+
+    async def status(self) -> dict[str, dict[str, Any]]:
+        """Per provider name, its breaker state for the status tool: what the shared store says, when there is one
+        (a new process must not report closed while another one's failures keep the provider paused)."""
+        if self._records is not None:
+            await self._adopt_shared()
+        return self.snapshot()
+
+    async def probe(self, *, deadline: float | None = None) -> list[dict[str, Any]]:
+        """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere)."""
+        found: list[dict[str, Any]] = []
+        for provider in self.providers:
+            check = getattr(provider, "probe", None)
+            if check is not None:
+                found.append(await check(deadline=deadline))
+        return found
 
     async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
         """The first provider that answers; FALLBACK warnings name every provider that failed or was skipped.
@@ -161,7 +184,8 @@ class FallbackChain:
             breaker = self.breakers[provider.name]
             if not breaker.allow():
                 wait = breaker.retry_in()
-                reason = f"paused after {breaker.failures} failed calls; retried in {wait:.0f} s"
+                last = f" (last: {breaker.last_error})" if breaker.last_error else ""
+                reason = f"paused after {breaker.failures} failed calls{last}; retried in {wait:.0f} s"
                 misses.append(_Miss(provider.name, "CIRCUIT_OPEN", reason))
                 continue
             try:
@@ -171,11 +195,13 @@ class FallbackChain:
                     breaker.release()
                 else:
                     breaker.record_success()  # the provider answered sensibly: it is healthy
+                exc.provider = exc.provider or provider.name
                 exc.warnings.extend(m.warning() for m in misses)
                 raise
             except FALLBACK_ERRORS as exc:
-                if exc.details.get("client_side"):
-                    breaker.release()  # our own throttle said "not now": the provider is not unhealthy
+                exc.provider = exc.provider or provider.name
+                if exc.details.get("client_side") or isinstance(exc, CONFIG_ERRORS):
+                    breaker.release()  # our own throttle said "not now", or a setting is wrong: not unhealthy
                 else:
                     breaker.record_failure(f"{exc.code}: {_short(exc.message)}")
                 misses.append(_Miss(provider.name, exc.code, _short(exc.message), exc))
@@ -196,17 +222,21 @@ class FallbackChain:
             first = failed[0].error
             assert first is not None
             error = first.for_call([], providers=listing)
+            error.provider = failed[0].provider
             others = [f"{m.provider} {m.code}" for m in misses if m is not failed[0]]
             if others:
                 error.message = f"{first.message} Other providers: {'; '.join(others)}."
                 error.args = (error.message,)
             return error
         retry_in = min(self.breakers[m.provider].retry_in() for m in misses)
-        return UpstreamError(
-            f"Every search provider for {request.search_type} search is paused after repeated failures; "
+        causes = "; ".join(f"{m.provider} {m.reason}" for m in misses)  # each with its breaker's last error
+        error = UpstreamError(
+            f"Every search provider for {request.search_type} search is paused after repeated failures ({causes}); "
             f"retry in {retry_in:.0f} s.",
             status=503,
             retryable=True,
             retry_after=round(retry_in, 3),
             details={"providers": listing},
         )
+        error.provider = misses[0].provider
+        return error

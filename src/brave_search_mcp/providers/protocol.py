@@ -20,11 +20,12 @@ class SearchRequest:
     query: str
     search_type: SearchType
     count: int
-    offset: int  # Brave-style page index (0-based), not a result index
+    offset: int  # Brave-style page index (0-based): skip offset * count results; asked for images too
     country: str | None = None
-    language: str | None = None
-    safe_search: SafeSearch | None = None
+    language: str | None = None  # a Brave search_lang code (providers map it to their own)
+    safe_search: SafeSearch | None = None  # as the caller asked; None = the provider applies Brave's default
     freshness: str | None = None  # pd/pw/pm/py or "YYYY-MM-DDtoYYYY-MM-DD"
+    brave_options: tuple[str, ...] = ()  # Brave-only options the caller set: other providers say they were not sent
     native: Any = field(default=None, compare=False)  # the Brave params layer's own prepared form, for Brave
 
 
@@ -38,6 +39,8 @@ class ProviderPage:
     more_available: bool | None = None
     cached: bool = False
     attempts: int = 1
+    # codes of the request's own warnings (Brave's rules) that do not hold for this provider's answer
+    superseded: frozenset[str] = frozenset()
     native: Any = None  # what the provider's own client returned (Brave: parsed answer + response), for the envelope
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES
 from brave_search_mcp.models.envelopes import ErrorEnvelope, Result, Section, WarningItem
-from brave_search_mcp.models.errors import ERROR_ADVICE, ErrorCode, WarningCode
+from brave_search_mcp.models.errors import ErrorCode, WarningCode, advice_for
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.models.summary import SummaryEnvelope
 from brave_search_mcp.render.text import clean_text, cut, number_text, one_line, site_of
@@ -32,6 +32,17 @@ _NOUNS: dict[str, tuple[str, str]] = {
 }
 
 
+# Section keys that are plural nouns, as one of them is said ("1 answer", not "1 answers").
+_ONE: dict[str, str] = {
+    "answers": "answer",
+    "suggestions": "suggestion",
+    "videos": "video",
+    "images": "image",
+    "discussions": "discussion",
+    "locations": "location",
+}
+
+
 def _text(value: Any, limit: int) -> str:
     return clean_text(number_text(value), limit=limit)
 
@@ -44,7 +55,7 @@ def _summary_text(
 ) -> str:
     if len(counts) > 1:
         head = f'{total} result{"" if total == 1 else "s"} for "{query}": ' + ", ".join(
-            f"{n} {key}" for key, n in counts
+            f"{n} {_ONE.get(key, key) if n == 1 else key}" for key, n in counts
         )
     else:
         key = counts[0][0] if counts else search_type
@@ -70,6 +81,12 @@ def _views(views: int) -> str:
     return f"{views:,} view{'' if views == 1 else 's'}"
 
 
+def _day(published: str | None) -> str | None:
+    """The day of an ISO-8601 publication time (``2025-03-14T09:30:00+00:00`` → ``2025-03-14``)."""
+    day = (published or "")[:10]
+    return day if len(day) == 10 and day[4] == "-" and day[7] == "-" else None
+
+
 def _render_result(result: Result, number: int) -> list[str]:
     """The lines of one result; called once per result so truncation stays linear."""
     head = [result.title]
@@ -87,12 +104,14 @@ def _render_result(result: Result, number: int) -> list[str]:
         head.append(result.forum)
     if result.answers is not None:
         head.append(f"{result.answers} answer{'' if result.answers == 1 else 's'}")
-    if result.age:
-        head.append(result.age)
+    age = result.age or _day(result.published_date)  # SearXNG gives a date where Brave gives an age
+    if age:
+        head.append(age)
     if result.site and result.site != site_of(result.url):  # the URL line already names its host
         head.append(result.site)
     lines = [f"{number}. " + " · ".join(head)]
-    lines.append(result.url + (f" | image: {result.image_url}" if result.image_url else ""))
+    if result.url or result.image_url:  # an answer or a suggested search has no page
+        lines.append(result.url + (f" | image: {result.image_url}" if result.image_url else ""))
     detail = [part for part in (result.snippet, result.address, result.phone, result.rating) if part]
     if detail:
         lines.append(" · ".join(detail))
@@ -294,7 +313,7 @@ def render_error_text(envelope: ErrorEnvelope) -> str:
     """One readable paragraph: code, message, what to do."""
     error = envelope.error
     try:
-        advice = ERROR_ADVICE[ErrorCode(error.code)]
+        advice = advice_for(ErrorCode(error.code), envelope.meta.provider)
     except ValueError:
         advice = ""
     message = _text(error.message, 600) or "no message"

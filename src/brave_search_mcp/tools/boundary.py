@@ -110,11 +110,12 @@ def validate_arguments(model: type[ArgsT], arguments: Mapping[str, Any]) -> Args
         raise invalid_argument_from(exc) from None
 
 
-def error_outcome(tool: str, exc: BraveSearchError, trace_id: str) -> ToolOutcome:
-    """The isError envelope and its one-paragraph text for a typed failure."""
+def error_outcome(tool: str, exc: BraveSearchError, trace_id: str, provider: str = "brave") -> ToolOutcome:
+    """The isError envelope and its one-paragraph text for a typed failure; ``meta.provider`` names the provider
+    that failed, else ``provider`` (the first configured one)."""
     envelope = ErrorEnvelope(
         error=ErrorBody(code=exc.code.value, message=exc.message, retryable=exc.retryable, details=exc.details),
-        meta=ErrorMeta(server_version=__version__, trace_id=trace_id, tool=tool),
+        meta=ErrorMeta(provider=exc.provider or provider, server_version=__version__, trace_id=trace_id, tool=tool),
         warnings=list(exc.warnings),
     )
     return ToolOutcome(tool, envelope.dump(), render_error_text(envelope), True, trace_id)
@@ -180,7 +181,7 @@ class ToolBoundary:
         self, name: str, arguments: Mapping[str, Any] | None, *, progress: Progress | None = None
     ) -> ToolOutcome:
         """Run one tool call to an envelope; never raises except on cancellation by the caller."""
-        clock = self.ports.clock
+        clock, settings = self.ports.clock, self.ports.settings
         trace_id = new_trace_id()
         started = clock()
         facts = CallFacts()
@@ -192,13 +193,13 @@ class ToolBoundary:
             structured = out.dump() if isinstance(out, Envelope) else out
             outcome = ToolOutcome(name, structured, text, False, trace_id)
         except BraveSearchError as exc:
-            outcome = error_outcome(name, exc, trace_id)
+            outcome = error_outcome(name, exc, trace_id, facts.provider or settings.providers[0])
             code = exc.code.value
             facts.upstream_status = facts.upstream_status or exc.details.get("status")
         except Exception:
             logger.exception("internal error in %s", name, extra={"trace_id": trace_id, "tool": name})
             error = InternalError(f"Internal error in {name}; the server log has trace_id {trace_id}.")
-            outcome = error_outcome(name, error, trace_id)
+            outcome = error_outcome(name, error, trace_id, facts.provider or settings.providers[0])
             code = error.code.value
         logger.info(
             "tool call",

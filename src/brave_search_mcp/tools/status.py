@@ -143,16 +143,20 @@ async def build_status(
             reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
-    elif args.probe_connectivity:
-        probes = await probe_endpoints(ports, deadline, progress)
+    if args.probe_connectivity:
+        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
+        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
+        if settings.has_key and "brave" in settings.providers:
+            probes = await probe_endpoints(ports, deadline, progress) + probes
         report["probe"] = probes
-        failed = [p["search_type"] for p in probes if not p["ok"]]
+        failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = client.admission()
     report["throttle"] = throttle
     report["plan"] = plan_seen(client.counters(), tools)
-    report["providers"] = ports.chain.snapshot() if ports.chain else {"brave": {"state": "closed", "fallback": False}}
+    brave_alone = {"brave": {"state": "closed", "fallback": False}}
+    report["providers"] = await ports.chain.status() if ports.chain else brave_alone
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
     if report["state"].get("degraded"):
         reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
@@ -203,7 +207,10 @@ def render_status_text(report: dict[str, Any]) -> str:
         lines.append("brave limits: not seen yet (no request made)")
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
-        lines.append(f"probe {probe['search_type']}: {outcome} ({probe['duration_ms']} ms)")
+        lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")
+    for name, breaker in report.get("providers", {}).items():
+        if "failures" in breaker:  # a provider chain: each provider's breaker
+            lines.append(f"provider {name}: {breaker['state']}, failures {breaker['failures']}")
     for name, counter in report.get("counters", {}).items():
         lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
     plan = report.get("plan") or {}

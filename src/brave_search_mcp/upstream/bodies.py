@@ -55,20 +55,21 @@ async def read_error_body(response: httpx2.Response) -> bytes:
     return bytes(buffer[:ERROR_BODY_CAP_BYTES])
 
 
-def decode_json_object(body: bytes) -> dict[str, Any]:
-    """Parse a success body; anything but a JSON object is a ``ParseError``."""
+def decode_json_object(body: bytes, upstream: str = "Brave", hint: str = "") -> dict[str, Any]:
+    """Parse a success body; anything but a JSON object is a ``ParseError`` naming ``upstream`` (plus ``hint``)."""
+    after = f" {hint}" if hint else ""
     if not body.strip():
-        raise errors.ParseError("Brave answered with an empty body.", details={"body_bytes": len(body)})
+        raise errors.ParseError(f"{upstream} answered with an empty body.{after}", details={"body_bytes": len(body)})
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):
         raise errors.ParseError(
-            "Brave's answer was not valid JSON (perhaps a proxy page or a cut-off body).",
+            f"{upstream}'s answer was not valid JSON (perhaps a proxy page or a cut-off body).{after}",
             details={"body_bytes": len(body)},
         ) from None
     if not isinstance(document, dict):
         raise errors.ParseError(
-            f"Brave's answer was JSON but not an object (got {type(document).__name__}).",
+            f"{upstream}'s answer was JSON but not an object (got {type(document).__name__}).{after}",
             details={"body_bytes": len(body)},
         )
     return document

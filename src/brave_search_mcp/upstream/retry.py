@@ -77,11 +77,17 @@ class RetryPolicy:
     base_seconds: float = 0.25
     max_seconds: float = 5.0
     max_server_wait: float = MAX_SERVER_WAIT_SECONDS
+    # False for an upstream whose 429 is a bot limiter counting every try (SearXNG): retrying only digs deeper
+    retry_rate_limited: bool = True
 
     def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
         """Only what a later try can fix, and only when the wait the upstream demands fits before the deadline."""
         if not is_retryable(exc) or isinstance(exc, errors.RefusedBeforeSending):  # a refusal here ends the call
             return False
+        if isinstance(exc, errors.RateLimited) and not self.retry_rate_limited:
+            return False
+        if deadline is not None and now >= deadline:
+            return False  # no try starts once the call's time is up
         wait = server_wait(exc)
         limit = self.max_server_wait if deadline is None else min(self.max_server_wait, deadline - now)
         return wait is None or wait <= limit

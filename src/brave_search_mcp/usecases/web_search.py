@@ -24,7 +24,8 @@ from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.models.search import DebugData, SearchEnvelope, SearchMeta
 from brave_search_mcp.providers.brave import BraveProvider
 from brave_search_mcp.providers.chain import FallbackChain
-from brave_search_mcp.providers.protocol import Provider, SearchRequest
+from brave_search_mcp.providers.protocol import Provider
+from brave_search_mcp.providers.request import search_request
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.render.compact import fit_to_limits, summary_line
 from brave_search_mcp.usecases.contract import Call, CallFacts, CliShape, Ports, ToolSpec
@@ -41,6 +42,7 @@ class _Served:
     response: BraveResponse | None
     cached_other: bool = False
     attempts_other: int = 0
+    superseded: frozenset[str] = frozenset()  # codes of Brave's request warnings that do not hold for this answer
 
     @property
     def cached(self) -> bool:
@@ -53,23 +55,6 @@ class _Served:
     @property
     def body_id(self) -> int:  # 0: never memoised (another provider's page is cached by that provider)
         return self.response.body_id if self.response is not None else 0
-
-
-def _request(prepared: PreparedSearch) -> SearchRequest:
-    """The provider-neutral request, from what the params layer validated (Brave gets its own prepared form)."""
-    sent = dict(prepared.params)
-    safe = sent.get("safesearch")
-    return SearchRequest(
-        query=prepared.query,
-        search_type=prepared.search_type,
-        count=prepared.requested,
-        offset=prepared.offset,
-        country=sent.get("country"),
-        language=sent.get("search_lang"),
-        safe_search=safe if safe in ("off", "moderate", "strict") else None,  # type: ignore[arg-type]
-        freshness=sent.get("freshness"),
-        native=prepared,
-    )
 
 
 async def brave_fetch(
@@ -91,17 +76,18 @@ async def brave_fetch(
     return parsed, response
 
 
-async def _serve(ports: Ports, prepared: PreparedSearch, facts: CallFacts) -> _Served:
+async def _serve(ports: Ports, prepared: PreparedSearch, args: WebSearchArgs, facts: CallFacts) -> _Served:
     """Brave alone, or the provider chain with its fallbacks; which one answered, and how."""
     if ports.chain is None:
         parsed, response = await brave_fetch(ports, prepared, facts.deadline)
         return _Served(parsed, "brave", [], response)
-    page = await ports.chain.search(_request(prepared), deadline=facts.deadline)
+    page = await ports.chain.search(search_request(prepared, args), deadline=facts.deadline)
     if page.provider == "brave":
         parsed, response = page.native
-        return _Served(parsed, "brave", page.warnings[len(parsed.warnings) :], response)
+        # the chain put its FALLBACK warnings before Brave's own, which the caller adds from ``parsed``
+        return _Served(parsed, "brave", page.warnings[: len(page.warnings) - len(parsed.warnings)], response)
     parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
-    return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts)
+    return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts, page.superseded)
 
 
 async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnvelope, str]:
@@ -112,10 +98,12 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     facts.search_type = prepared.search_type
     warnings = list(prepared.warnings)
     try:
-        served = await _serve(ports, prepared, facts)
+        served = await _serve(ports, prepared, args, facts)
     except BraveSearchError as exc:
         raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
     parsed, response = served.parsed, served.response
+    warnings = [w for w in warnings if w.code not in served.superseded]
+    facts.provider = served.provider
     facts.cached, facts.attempts = served.cached, served.attempts
     facts.upstream_status = response.status if response is not None else None
     parse_key = ParseKey(served.body_id, prepared.search_type, prepared.text_decorations)
@@ -128,9 +116,10 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
             f'No {label} results found for "{prepared.query}".',
             details={"query": prepared.query, "search_type": prepared.search_type},
         )
+        error.provider = served.provider
         raise error.for_call(warnings)
     if prepared.summary and not parsed.summarizer_key:
-        warnings.append(_warning(WarningCode.SUMMARY_NOT_AVAILABLE, "Brave returned no summarizer key."))
+        warnings.append(_warning(WarningCode.SUMMARY_NOT_AVAILABLE, _no_summary(served.provider)))
     has_more = parsed.more_available if parsed.more_available is not None else returned >= prepared.requested
     meta = SearchMeta(
         query=prepared.query,
@@ -224,6 +213,12 @@ def provider_chain(ports: Ports, others: Mapping[str, Provider]) -> FallbackChai
 
 def _warning(code: WarningCode, message: str) -> WarningItem:
     return WarningItem(code=code.value, message=message)
+
+
+def _no_summary(provider: str) -> str:
+    if provider == "brave":
+        return "Brave returned no summarizer key."
+    return f"{provider} answered this search; summaries come only from Brave (no summarizer key)."
 
 
 SPEC = ToolSpec(

@@ -1,54 +1,65 @@
 """The SearXNG provider: a self-hosted metasearch engine as a second source when Brave fails or is not wanted.
 
-Speaks SearXNG's JSON API (``GET {base}/search?format=json``), translates our request (freshness →
-``time_range``, safe search → ``safesearch``, page index → ``pageno``) and maps the answer through
-``searxng_map``. It is polite by construction: at most ``rate`` request starts in any ``rate_window``
-seconds, a User-Agent naming this tool, a 10 s timeout, and retries only for 5xx, timeouts and
-connection failures. Misconfigurations are reported as such: an instance without JSON output answers
-403, which becomes PROVIDER_MISCONFIGURED naming ``search.formats``.
+Speaks SearXNG's JSON API as real instances answer it (team notes, searxng-real.md): a form ``POST
+{base}/search`` (a GET with ``format=json`` in the URL counts against the bot limiter's 4 API requests
+an hour; the form does not), with headers the limiter lets through (``Accept`` admitting text/html,
+``Accept-Language``, gzip), redirects never followed. ``params`` translates the request, ``results`` maps
+the answers, ``statuses`` names what a status means. Retries, transport errors, capped bodies and JSON
+decoding are the ones every upstream client shares (``upstream/``); SearXNG's 429 (a bot limiter that
+counts every try) is not retried. At most ``rate`` request starts in any ``rate_window`` seconds.
+
+Paging: an instance answers pages of its own size (27 merged results on the measured one), not ``count``.
+Our page ``offset`` (Brave's meaning: skip ``offset * count`` results) is a window of the instance's list,
+read page by page. Each instance page is cached (in the shared state when there is one, so every process
+of the user reuses it): besides saving requests, that keeps paging consistent, because a real instance
+returns equal-score results in a different order on identical requests — refetching page 1 for our
+offset 1 could repeat one result and skip another.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 import httpx2
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
-    AuthFailed,
     BraveSearchError,
     InvalidArgument,
-    NetworkError,
+    NoResults,
     ParseError,
     ProviderMisconfigured,
-    RateLimited,
-    UpstreamError,
     UpstreamTimeout,
-    UpstreamValidation,
     WarningCode,
 )
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.limiter import SlidingWindowLimiter
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
-from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, EnginesUnavailable, page_from_answer
-from brave_search_mcp.upstream.bodies import read_capped
+from brave_search_mcp.providers.searxng.params import CATEGORIES, search_form
+from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, Window, page_failure, window_page
+from brave_search_mcp.providers.searxng.statuses import probe_outcome, redirect_error, status_error
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.state.base import SharedCache
+from brave_search_mcp.state.memory import MemoryCache
+from brave_search_mcp.state.response_cache import FRESHNESS_TTL_SECONDS, make_key
+from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
+from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
+from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
-__all__ = ["SearxngConfig", "SearxngProvider", "build_params"]
+__all__ = ["SearxngConfig", "SearxngProvider"]
 
-CATEGORIES: Mapping[str, str] = {"web": "general", "news": "news", "images": "images"}
-TIME_RANGES: Mapping[str, str] = {"pd": "day", "pw": "week", "pm": "month", "py": "year"}
-SAFESEARCH: Mapping[str, str] = {"off": "0", "moderate": "1", "strict": "2"}
-JSON_SETTING = "search.formats"
-_RETRY_MIN_LEFT = 0.1  # seconds: no retry starts with less than this left before the deadline
+_NOT_JSON_HINT = "Check that the SearXNG base URL points at SearXNG itself."
+# Brave's rules the request's own warnings state that SearXNG does not share: it pages images, knows moderate.
+_NOT_SEARXNG_RULES = frozenset({WarningCode.OFFSET_IGNORED.value, WarningCode.SAFE_SEARCH_ADJUSTED.value})
+# What a bot limiter wants to see (searx/botdetection): text/html accepted, a language, compression.
+_ACCEPT = "application/json, text/html;q=0.1"
 
 
 def _default_user_agent() -> str:
@@ -69,6 +80,9 @@ class SearxngConfig:
     retries: int = 2
     max_response_bytes: int = 4 * 1024 * 1024
     user_agent: str = field(default_factory=_default_user_agent)
+    cache_ttl: float = 300.0  # seconds an instance page is reused (0 = never cached)
+    cache_size: int = 256  # instance pages kept when no shared state is handed in
+    max_pages: int = 10  # instance pages one search may read to reach a far offset
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -76,8 +90,8 @@ class SearxngConfig:
                 "The SearXNG base URL must start with http:// or https:// (e.g. http://localhost:8080).",
                 details={"provider": PROVIDER_NAME, "setting": "base_url"},
             )
-        if self.timeout <= 0 or self.retries < 0 or self.max_response_bytes <= 0:
-            raise ValueError("timeout and max_response_bytes must be positive, retries non-negative")
+        if self.timeout <= 0 or self.retries < 0 or self.max_response_bytes <= 0 or self.max_pages < 1:
+            raise ValueError("timeout, max_response_bytes and max_pages must be positive, retries non-negative")
 
     @property
     def search_url(self) -> str:
@@ -85,108 +99,23 @@ class SearxngConfig:
         return self.base_url.rstrip("/") + "/search"
 
 
-def _retryable(exc: BaseException) -> bool:
-    """Retry only what a later try can fix: 5xx, timeouts, connection failures (not 4xx, not empty engines)."""
-    if isinstance(exc, EnginesUnavailable):
-        return False  # SearXNG already waited on its engines; the chain falls back instead
-    if isinstance(exc, UpstreamError):
-        return exc.status >= 500
-    return isinstance(exc, UpstreamTimeout | NetworkError)
+@dataclass
+class _Read:
+    """How the instance pages of one search were got: requests sent, and whether every page was cached."""
+
+    attempts: int = 0
+    cached: bool = True
 
 
-def _retry_after(headers: httpx2.Headers) -> float | None:
-    try:
-        value = float(headers.get("retry-after", ""))
-    except ValueError:
-        return None
-    return value if 0 <= value < 86400 else None
-
-
-def _error_text(body: bytes) -> str:
-    """SearXNG's ``{"error": "…"}`` text when the body has it (wording differs by version: shown, not parsed)."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return ""
-    message = data.get("error") if isinstance(data, dict) else None
-    return message[:200] if isinstance(message, str) else ""
-
-
-def _status_error(status: int, headers: httpx2.Headers, body: bytes, base_url: str) -> BraveSearchError:
-    """Map a non-2xx answer by its status (never by its wording, which changes between versions)."""
-    said = _error_text(body)
-    details: dict[str, Any] = {"provider": PROVIDER_NAME}
-    suffix = f" SearXNG said: {said}" if said else ""
-    if status == 400:
-        return UpstreamValidation(f"SearXNG rejected a parameter (HTTP 400).{suffix}", status=400, details=details)
-    if status == 401:
-        return AuthFailed(
-            "SearXNG (or a proxy in front of it) wants credentials: set the SearXNG username and password.",
-            status=401,
-            details=details,
-        )
-    if status == 403:
-        return ProviderMisconfigured(
-            f"SearXNG refused JSON output (HTTP 403): add json to {JSON_SETTING} in the instance's settings.yml "
-            "(search: {formats: [html, json]}) and restart it. On a private instance whose bot limiter is on, "
-            "also set server.limiter: false.",
-            details={**details, "status": 403, "setting": JSON_SETTING},
-        )
-    if status == 404:
-        return ProviderMisconfigured(
-            f"No SearXNG search endpoint at {base_url.rstrip('/')}/search (HTTP 404): check the SearXNG base URL.",
-            details={**details, "status": 404, "setting": "base_url"},
-        )
-    if status == 429:
-        return RateLimited(
-            "SearXNG's limiter answered 429 (too many requests); wait, or turn server.limiter off on a private "
-            "instance.",
-            status=429,
-            retry_after=_retry_after(headers),
-            details=details,
-        )
-    retryable = status >= 500
-    return UpstreamError(
-        f"SearXNG answered HTTP {status}.{suffix}", status=status, retryable=retryable, details=details
+def _later_page_failed(pageno: int, exc: BraveSearchError) -> WarningItem:
+    return WarningItem(
+        code=WarningCode.ENGINES_UNRESPONSIVE,
+        message=f"SearXNG's page {pageno} failed ({exc.code.value}); the results shown come from the pages before it.",
     )
 
 
-def build_params(request: SearchRequest) -> tuple[dict[str, str], list[WarningItem]]:
-    """Our request → SearXNG query parameters, with a warning for anything SearXNG cannot express."""
-    warnings: list[WarningItem] = []
-    params = {"q": request.query, "format": "json", "categories": CATEGORIES[request.search_type]}
-    params["pageno"] = str(request.offset + 1)
-    country = (request.country or "").strip()
-    if request.language:
-        language = request.language.strip()
-        if "-" not in language and len(country) == 2 and country.upper() != "ALL":
-            language = f"{language}-{country.upper()}"
-        params["language"] = language
-    elif country and country.upper() != "ALL":
-        warnings.append(
-            WarningItem(
-                code=WarningCode.PARAM_IGNORED,
-                message="SearXNG filters by language, not country; country was not sent (give a language).",
-            )
-        )
-    if request.safe_search:
-        params["safesearch"] = SAFESEARCH[request.safe_search]
-    if request.freshness:
-        time_range = TIME_RANGES.get(request.freshness)
-        if time_range:
-            params["time_range"] = time_range
-        else:
-            warnings.append(
-                WarningItem(
-                    code=WarningCode.PARAM_IGNORED,
-                    message="SearXNG has no custom date ranges; searched without a time limit (use pd, pw, pm or py).",
-                )
-            )
-    return params, warnings
-
-
 class SearxngProvider:
-    """Searches one SearXNG instance; implements ``Provider`` for web, news and images."""
+    """Searches one SearXNG instance; implements ``Provider`` for web, news, images and videos."""
 
     name = PROVIDER_NAME
 
@@ -197,23 +126,33 @@ class SearxngProvider:
         transport: httpx2.AsyncBaseTransport | None = None,
         clock: Clock = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        cache: SharedCache | None = None,
     ) -> None:
         self.config = config
         self._clock = clock
         self._sleep = sleep
         self._limiter = SlidingWindowLimiter(config.rate, config.rate_window, clock=clock, sleep=sleep)
+        self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
+        self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
+        instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
+        self._cache_prefix = "searxng:" + hashlib.sha256(instance.encode()).hexdigest()[:16]
         auth = httpx2.BasicAuth(config.username, config.password or "") if config.username else None
         self._client = httpx2.AsyncClient(
             transport=transport,
             auth=auth,
             timeout=config.timeout,
-            follow_redirects=True,
-            max_redirects=3,
-            headers={"User-Agent": config.user_agent, "Accept": "application/json", **dict(config.headers)},
+            follow_redirects=False,  # an external !!bang answers 302 to another site: never go there
+            headers={
+                "User-Agent": config.user_agent,
+                "Accept": _ACCEPT,
+                "Accept-Language": "en",  # also keeps SearXNG's engine-failure reasons in English
+                "Accept-Encoding": "gzip, deflate",
+                **dict(config.headers),
+            },
         )
 
     def supports(self, search_type: SearchType) -> bool:
-        """SearXNG serves web (``general``), news and images here; videos are left to Brave."""
+        """SearXNG serves web (``general``), news, images and videos."""
         return search_type in CATEGORIES
 
     async def aclose(self) -> None:
@@ -221,72 +160,140 @@ class SearxngProvider:
         await self._client.aclose()
 
     async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
-        """Run one search against the instance; raise a BraveSearchError the chain can judge."""
+        """Our page of the instance's list, read through its cached pages; raise a BraveSearchError."""
         if not self.supports(request.search_type):
             raise InvalidArgument(
                 f"The SearXNG provider does not serve {request.search_type} search.", field="search_type"
             )
-        params, warnings = build_params(request)
-        data, attempts = await self._fetch(params, deadline)
-        page = page_from_answer(data, request, warnings)
-        page.attempts = attempts
-        return page
+        form, warnings = search_form(request)
+        window, read = Window(request.offset, request.count), _Read()
+        for pageno in range(1, self.config.max_pages + 1):
+            try:
+                data = await self._page(form, pageno, deadline, read)
+            except BraveSearchError as exc:
+                if len(window.results) <= window.start:
+                    raise
+                warnings.append(_later_page_failed(pageno, exc))
+                break  # our page began on earlier instance pages: show what they hold
+            window.add(data, request.search_type)
+            if window.full or window.exhausted:
+                break
+        else:
+            if not window.full:
+                warnings.append(self._pages_capped(window))
+                if len(window.results) <= window.start:
+                    raise NoResults(
+                        f"SearXNG: offset {request.offset} starts at result {window.start + 1}, past the "
+                        f"{len(window.results)} results of the instance's first {self.config.max_pages} pages (the "
+                        "most one search reads).",
+                        details={"provider": PROVIDER_NAME},
+                    )
+        page = window_page(window, request, warnings)
+        return replace(page, cached=read.cached, attempts=read.attempts, superseded=_NOT_SEARXNG_RULES)
 
-    # ------------------------------------------------------------------------------ transport
-
-    async def _fetch(self, params: dict[str, str], deadline: float | None) -> tuple[dict[str, Any], int]:
-        attempt = 0
-
-        async def one_attempt() -> dict[str, Any]:
-            nonlocal attempt
-            attempt += 1
-            await self._limiter.acquire(deadline)
-            return await self._attempt(params, deadline)
-
-        def should_retry(exc: BaseException) -> bool:
-            if deadline is not None and deadline - self._clock() < _RETRY_MIN_LEFT:
-                return False
-            return _retryable(exc)
-
-        retrying = AsyncRetrying(
-            sleep=self._sleep,
-            stop=stop_after_attempt(self.config.retries + 1),
-            wait=wait_exponential_jitter(multiplier=0.25, max=2.0, jitter=0.25),
-            retry=retry_if_exception(should_retry),
-            reraise=True,
+    def _pages_capped(self, window: Window) -> WarningItem:
+        """Far offsets can need more instance pages than one search may read."""
+        return WarningItem(
+            code=WarningCode.OFFSET_CAPPED,
+            message=f"SearXNG: read the instance's first {self.config.max_pages} pages ({len(window.results)} "
+            "results), the most one search reads; results beyond them were not reached.",
         )
-        try:
-            data: dict[str, Any] = await retrying(one_attempt)
-        except BraveSearchError as exc:
-            exc.details.setdefault("provider", PROVIDER_NAME)
-            exc.details.setdefault("attempts", attempt)
-            raise
-        return data, attempt
 
-    async def _attempt(self, params: dict[str, str], deadline: float | None) -> dict[str, Any]:
+    async def probe(self, *, deadline: float | None = None) -> dict[str, Any]:
+        """Is there a SearXNG with JSON output at the base URL? One form POST with only ``format=json``: it
+        queries no engine, and the instance answers 400 "No query" with JSON on, 403 with JSON off."""
+        started = time.perf_counter()
+        entry: dict[str, Any] = {"provider": PROVIDER_NAME, "endpoint": "/search"}
+        try:
+            await self._limiter.acquire(deadline)
+            timeout = self._attempt_timeout(deadline)
+            with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+                response = await self._client.post(self.config.search_url, data={"format": "json"})
+        except BraveSearchError as exc:
+            entry.update(ok=False, code=exc.code.value, message=exc.message)
+        else:
+            ctype = response.headers.get("content-type", "")
+            location = response.headers.get("location", "")
+            entry.update(probe_outcome(response.status_code, ctype, location, self.config.search_url))
+            entry["http_status"] = response.status_code
+        entry["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return entry
+
+    # ------------------------------------------------------------------------------ one instance page
+
+    async def _page(self, form: dict[str, str], pageno: int, deadline: float | None, read: _Read) -> dict[str, Any]:
+        """One instance page, from the cache when it holds it (errors and failed pages are never cached)."""
+        fields = {**form, "pageno": str(pageno)}
+        mine: list[dict[str, Any]] = []
+
+        async def fetch() -> bytes:
+            body, attempts = await self._fetch(fields, deadline)
+            read.attempts += attempts
+            read.cached = False
+            data = decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
+            failure = page_failure(data)
+            if failure is not None:
+                raise failure
+            mine.append(data)
+            return body
+
+        ttl = self.config.cache_ttl if "time_range" not in fields else min(self.config.cache_ttl, FRESHNESS_TTL_SECONDS)
+        if ttl <= 0:
+            await fetch()
+            return mine[0]
+        key = make_key(f"{self._cache_prefix}/search", list(fields.items()))
+        body, _hit = await self._cache.get_or_fetch(key, fetch, ttl)
+        return mine[0] if mine else decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
+
+    def _safe(self, text: str, limit: int) -> str:
+        """Library text made fit for a message: the configured password and header values never slip through."""
+        for secret in (self.config.password, *self.config.headers.values()):
+            if secret:
+                text = text.replace(secret, "[redacted]")
+        return clean_text(text, limit=limit, markup=False)
+
+    def _attempt_timeout(self, deadline: float | None) -> float:
         timeout = self.config.timeout
         if deadline is not None:
             timeout = min(timeout, deadline - self._clock())
             if timeout <= 0:
                 raise UpstreamTimeout("The call's deadline passed before SearXNG could be asked.")
+        return timeout
+
+    async def _fetch(self, fields: dict[str, str], deadline: float | None) -> tuple[bytes, int]:
+        attempt = 0
+
+        async def one_attempt() -> bytes:
+            nonlocal attempt
+            attempt += 1
+            await self._limiter.acquire(deadline)
+            return await self._attempt(fields, deadline)
+
         try:
-            with anyio.fail_after(timeout):
-                async with self._client.stream("GET", self.config.search_url, params=params, timeout=timeout) as resp:
-                    body = await read_capped(resp, self.config.max_response_bytes, upstream="SearXNG")
-                    status, headers = resp.status_code, resp.headers
-        except (httpx2.TimeoutException, TimeoutError) as exc:
-            raise UpstreamTimeout(f"SearXNG did not answer within {timeout:.3g} s.") from exc
-        except httpx2.TransportError as exc:
-            raise NetworkError(f"SearXNG could not be reached ({type(exc).__name__}).") from exc
-        if not 200 <= status < 300:
-            raise _status_error(status, headers, body, self.config.base_url)
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+            body = await with_retries(
+                one_attempt, policy=self._policy, clock=self._clock, sleep=self._sleep, deadline=deadline
+            )
+        except BraveSearchError as exc:
+            exc.details.setdefault("provider", PROVIDER_NAME)
+            exc.details.setdefault("attempts", attempt)
+            raise
+        return body, attempt
+
+    async def _attempt(self, fields: dict[str, str], deadline: float | None) -> bytes:
+        timeout = self._attempt_timeout(deadline)
+        url = self.config.search_url
+        with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+            async with self._client.stream("POST", url, data=fields, timeout=timeout) as resp:
+                status = resp.status_code
+                if 300 <= status < 400:
+                    raise redirect_error(status, resp.headers.get("location", ""), url)
+                if not 200 <= status < 300:
+                    raise status_error(status, resp.headers, await read_error_body(resp), self.config.base_url)
+                ctype = resp.headers.get("content-type", "")
+                body = await read_capped(resp, self.config.max_response_bytes, upstream="SearXNG")
+        if "json" not in ctype.lower():  # a login page, the HTML results page, a proxy: not the API
+            shown = clean_text(ctype, limit=60) or "no content type"
             raise ParseError(
-                "SearXNG's answer was not JSON; check that the base URL points at SearXNG itself.",
-                details={"provider": PROVIDER_NAME},
-            ) from exc
-        if not isinstance(data, dict):
-            raise ParseError("SearXNG's answer was not a JSON object.", details={"provider": PROVIDER_NAME})
-        return data
+                f"SearXNG answered {shown}, not JSON. {_NOT_JSON_HINT}", details={"provider": PROVIDER_NAME}
+            )
+        return body

@@ -1,14 +1,17 @@
-"""SearXNG's JSON answer → our sections (pure), kept apart from the HTTP client so each stays readable.
+"""SearXNG's JSON answers → our sections (pure), kept apart from the HTTP client so each stays readable.
 
 SearXNG already merges and ranks results from its engines; we keep that order, drop what is not a
-usable http(s) URL, de-duplicate by normalized URL, and clean every string through the project's one
-sanitizer. ``answers``, ``infoboxes`` and ``suggestions``/``corrections`` become their own sections.
+usable http(s) URL, de-duplicate by normalized URL (across the instance's pages too: real engines' pages
+overlap), and clean every string through the project's one sanitizer. A page of ours is a window of the
+instance's list, which comes in pages of the instance's own size (``window``). ``answers``, ``infoboxes``
+and ``suggestions``/``corrections`` of the first page become their own sections on the first page.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +20,7 @@ from brave_search_mcp.models.errors import NoResults, UpstreamError, WarningCode
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.render import text
 
-__all__ = ["PROVIDER_NAME", "EnginesUnavailable", "page_from_answer"]
+__all__ = ["PROVIDER_NAME", "EnginesUnavailable", "Window", "page_failure", "window_page"]
 
 PROVIDER_NAME = "searxng"
 TITLE_LIMIT = 200
@@ -27,7 +30,13 @@ FIELD_LIMIT = 200
 MAX_ATTRIBUTES = 8
 MAX_SUGGESTIONS = 10
 MAX_ENGINES = 12
-_LABELS: Mapping[str, str] = {"web": "Web results", "news": "News results", "images": "Image results"}
+_LABELS: Mapping[str, str] = {
+    "web": "Web results",
+    "news": "News results",
+    "images": "Image results",
+    "videos": "Video results",
+}
+_MAGNITUDES: Mapping[str, int] = {"K": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 
 
 class EnginesUnavailable(UpstreamError):
@@ -71,10 +80,48 @@ def _resolution(value: Any) -> tuple[int | None, int | None]:
     return int(parts[0]), int(parts[1])
 
 
+def _duration(value: Any) -> str | None:
+    """SearXNG's ``length``: text such as ``"3:20"`` (most engines), or seconds as a number (a timedelta)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float) and math.isfinite(value) and 0 <= value < 10**7:
+        minutes, seconds = divmod(round(value), 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    if isinstance(value, str):
+        return text.clean_text(value, limit=20) or None
+    return None
+
+
+def _views(value: Any) -> int | None:
+    """A view count: a number, digits, or SearXNG's humanized ``"1.5K"`` / ``"2M"``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value) if math.isfinite(value) and value >= 0 else None
+    if not isinstance(value, str) or len(value) > 20:
+        return None
+    raw = value.strip().replace(",", "").upper()
+    factor = _MAGNITUDES.get(raw[-1:], 1)
+    number = raw[:-1] if factor > 1 else raw
+    try:
+        count = float(number) * factor
+    except ValueError:
+        return None
+    return int(count) if math.isfinite(count) and count >= 0 else None
+
+
+def _video(result: Result, item: Mapping[str, Any]) -> None:
+    result.duration = _duration(item.get("length"))
+    result.views = _views(item.get("views"))
+    result.creator = text.clean_text(item.get("author"), limit=FIELD_LIMIT) or None
+    result.publisher = text.clean_text(item.get("metadata"), limit=FIELD_LIMIT) or None
+
+
 def _result(item: Any, search_type: str) -> Result | None:
     if not isinstance(item, Mapping):
         return None
-    url = text.http_url(item.get("url"))
+    url = text.http_url(item.get("url")) or (text.http_url(item.get("iframe_src")) if search_type == "videos" else None)
     if url is None:
         return None
     source = text.site_of(url) or None
@@ -95,6 +142,8 @@ def _result(item: Any, search_type: str) -> Result | None:
             return None  # an image result without an image is not worth showing
         result.width, result.height = _resolution(item.get("resolution"))
     else:
+        if search_type == "videos":
+            _video(result, item)
         thumbnail = thumbnail or text.http_url(item.get("img_src"))
     result.thumbnail = thumbnail
     return result
@@ -169,74 +218,105 @@ def _unresponsive(raw: Any) -> list[str]:
     return out
 
 
-def _main_results(raw: Any, request: SearchRequest) -> tuple[list[Result], int]:
-    """Mapped, de-duplicated results in SearXNG's order, and how many duplicates were dropped."""
-    seen: set[str] = set()
-    kept: list[Result] = []
-    dropped = 0
-    for item in raw if isinstance(raw, list) else []:
-        result = _result(item, request.search_type)
-        if result is None:
-            continue
-        key = text.dedup_key(result.url)
-        if key in seen:
-            dropped += 1
-            continue
-        seen.add(key)
-        kept.append(result)
-    return kept, dropped
+@dataclass
+class Window:
+    """The instance's merged list as far as it was read: results in its order (de-duplicated across pages)."""
+
+    offset: int
+    count: int
+    results: list[Result] = field(default_factory=list)
+    dropped: int = 0
+    failed_engines: list[str] = field(default_factory=list)
+    first: Mapping[str, Any] | None = None  # page 1's answer: answers, infoboxes and suggestions live there
+    exhausted: bool = False  # a page came back empty: the instance has nothing more
+    _seen: set[str] = field(default_factory=set)
+
+    @property
+    def start(self) -> int:
+        """Index of the first result of our page: Brave's offset is a page index of ``count`` results."""
+        return self.offset * self.count
+
+    @property
+    def full(self) -> bool:
+        """Whether every result of our page has been read."""
+        return len(self.results) >= self.start + self.count
+
+    def add(self, data: Mapping[str, Any], search_type: str) -> None:
+        """Append one instance page; an empty page means the end of the instance's list."""
+        if self.first is None:
+            self.first = data
+        raw = data.get("results")
+        self.exhausted = not (isinstance(raw, list) and raw)
+        failed = _unresponsive(data.get("unresponsive_engines"))
+        self.failed_engines.extend(name for name in failed if name not in self.failed_engines)
+        for item in raw if isinstance(raw, list) else []:
+            result = _result(item, search_type)
+            if result is None:
+                continue
+            key = text.dedup_key(result.url)
+            if key in self._seen:
+                self.dropped += 1
+                continue
+            self._seen.add(key)
+            self.results.append(result)
 
 
-def page_from_answer(data: Mapping[str, Any], request: SearchRequest, warnings: list[WarningItem]) -> ProviderPage:
-    """Map one SearXNG JSON answer; raise NoResults or EnginesUnavailable when there is nothing to show."""
-    found, dropped = _main_results(data.get("results"), request)
-    failed_engines = _unresponsive(data.get("unresponsive_engines"))
-    answers, infoboxes, suggestions = (
-        _answers(data.get("answers")),
-        _infoboxes(data.get("infoboxes")),
-        _suggestions(data),
+def page_failure(data: Mapping[str, Any]) -> EnginesUnavailable | None:
+    """The failure one instance page stands for: no results, no answer, and engines that did not answer."""
+    raw = data.get("results")
+    failed = _unresponsive(data.get("unresponsive_engines"))
+    if (isinstance(raw, list) and raw) or not failed or _answers(data.get("answers")) or data.get("infoboxes"):
+        return None
+    return EnginesUnavailable(
+        "SearXNG answered, but its engines failed and returned nothing: " + ", ".join(failed) + ".",
+        status=200,
+        retryable=True,
+        details={"provider": PROVIDER_NAME, "unresponsive_engines": failed},
     )
-    if not found and not answers and not infoboxes:
-        if failed_engines:
-            raise EnginesUnavailable(
-                "SearXNG answered, but its engines failed and returned nothing: " + ", ".join(failed_engines) + ".",
-                status=200,
-                retryable=True,
-                details={"provider": PROVIDER_NAME, "unresponsive_engines": failed_engines},
-            )
+
+
+def window_page(window: Window, request: SearchRequest, warnings: list[WarningItem]) -> ProviderPage:
+    """Our page of the instance's list, ranked by its place there; raise NoResults when it is empty."""
+    page_results = window.results[window.start : window.start + window.count]
+    first: Mapping[str, Any] = window.first or {}
+    on_first = window.offset == 0  # answers, infoboxes and suggestions belong to the first page only
+    answers = _answers(first.get("answers")) if on_first else []
+    infoboxes = _infoboxes(first.get("infoboxes")) if on_first else []
+    suggestions = _suggestions(first)
+    if not page_results and not answers and not infoboxes:
         details: dict[str, Any] = {"provider": PROVIDER_NAME}
         if suggestions:
             details["suggestions"] = suggestions
-        raise NoResults(f"No {request.search_type} results found on SearXNG.", details=details)
-    page_results = found[: request.count]
-    first_rank = request.offset * request.count + 1
+        where = f" past the instance's {len(window.results)} results" if window.offset and window.results else ""
+        raise NoResults(f"No {request.search_type} results found on SearXNG{where}.", details=details)
     for position, result in enumerate(page_results):
-        result.rank = first_rank + position
+        result.rank = window.start + position + 1
     key = request.search_type
     sections = [Section(key=key, label=_LABELS.get(key, "Results"), results=page_results)]
-    sections[0].section_limit_reached = len(found) > request.count
+    more = len(window.results) > window.start + window.count or not window.exhausted
+    sections[0].section_limit_reached = more
     if infoboxes:
         sections.append(Section(key="infobox", label="Infobox", results=infoboxes))
     if answers:
         sections.append(Section(key="answers", label="Answers", results=answers))
-    if suggestions:
+    if suggestions and on_first:
         suggested = [Result(title=s, url="", provider=PROVIDER_NAME) for s in suggestions]
         sections.append(Section(key="suggestions", label="Suggested searches", results=suggested))
     out = list(warnings)
-    if failed_engines:
+    if window.failed_engines:
         out.append(
             WarningItem(
                 code=WarningCode.ENGINES_UNRESPONSIVE,
-                message="SearXNG engines did not answer: " + ", ".join(failed_engines) + "; results may be fewer.",
+                message="SearXNG engines did not answer: " + ", ".join(window.failed_engines) + "; results may be "
+                "fewer.",
             )
         )
-    if dropped:
+    if window.dropped:
         out.append(
-            WarningItem(code=WarningCode.DEDUPLICATED, message=f"{dropped} result(s) repeating a URL were dropped.")
+            WarningItem(
+                code=WarningCode.DEDUPLICATED, message=f"{window.dropped} result(s) repeating a URL were dropped."
+            )
         )
     return ProviderPage(
-        provider=PROVIDER_NAME,
-        sections=[s for s in sections if s.results],
-        warnings=out,
-        more_available=len(found) >= request.count,
+        provider=PROVIDER_NAME, sections=[s for s in sections if s.results], warnings=out, more_available=more
     )

@@ -1,0 +1,173 @@
+"""The SearXNG provider's politeness towards an instance and its bot limiter (request starts per second,
+headers the limiter lets through, no retry of its 429, redirects never followed), and the status probe."""
+
+from __future__ import annotations
+
+import anyio
+import httpx2
+import pytest
+
+from brave_search_mcp._version import __version__
+from brave_search_mcp.models.errors import ProviderMisconfigured, RateLimited, UpstreamValidation
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from testkit.clock import FakeClock
+from testkit.searxng import FakeSearxng
+from testkit.searxng.provider import BASE, make_provider
+from testkit.searxng.provider import search_request as req
+
+# ------------------------------------------------------------------------------------ politeness
+
+
+def _timed_transport(searx: FakeSearxng, clock: FakeClock, starts: list[float]) -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        starts.append(clock())
+        reply = searx.reply_to(request)
+        return httpx2.Response(reply.status, headers=reply.headers, content=reply.body)
+
+    return httpx2.MockTransport(handler)
+
+
+def _max_in_any_window(starts: list[float], window: float = 1.0) -> int:
+    return max(sum(1 for t in starts if s <= t < s + window) for s in starts)
+
+
+@pytest.mark.anyio
+async def test_at_most_two_requests_start_in_any_one_second(searx: FakeSearxng, clock: FakeClock) -> None:
+    starts: list[float] = []
+    provider = SearxngProvider(
+        SearxngConfig(base_url=BASE), transport=_timed_transport(searx, clock, starts), clock=clock, sleep=clock.sleep
+    )
+    for n in range(5):
+        await provider.search(req(query=f"q{n}"))  # five searches (the same one would come from the cache)
+    assert starts == [1000.0, 1000.0, 1001.0, 1001.0, 1002.0]
+    assert _max_in_any_window(starts) == 2
+    await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_limiter_holds_for_concurrent_callers_too(searx: FakeSearxng, clock: FakeClock) -> None:
+    starts: list[float] = []
+    provider = SearxngProvider(
+        SearxngConfig(base_url=BASE), transport=_timed_transport(searx, clock, starts), clock=clock, sleep=clock.sleep
+    )
+    async with anyio.create_task_group() as tg:
+        for n in range(6):
+            tg.start_soon(provider.search, req(query=f"q{n}"))
+    assert len(starts) == 6
+    assert _max_in_any_window(starts) <= 2
+    await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_limiter_fails_fast_when_the_wait_outlasts_the_deadline(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    await searxng.search(req(query="one"))
+    await searxng.search(req(query="two"))
+    with pytest.raises(RateLimited) as caught:
+        await searxng.search(req(), deadline=clock() + 0.5)
+    assert caught.value.details["client_side"] is True
+    assert caught.value.details["retry_after_seconds"] == 1.0
+    assert len(searx.search_requests()) == 2  # nothing was sent
+    assert clock.sleeps == []  # and nothing waited
+
+
+@pytest.mark.anyio
+async def test_headers_name_the_tool_and_pass_a_bot_limiter(searx: FakeSearxng, clock: FakeClock) -> None:
+    searx.enable_limiter(clock=clock)  # as an instance with server.limiter: true
+    provider = make_provider(searx, clock, headers={"X-Instance-Token": "tok-not-real"})
+    for n in range(6):  # more than the 4 API requests an hour a GET with format=json in the URL may make
+        await provider.search(req(query=f"query {n}"))
+    sent = searx.search_requests()
+    assert [r.status for r in sent] == [200] * 6
+    headers = sent[0].headers
+    assert headers["user-agent"].startswith(f"brave-search-mcp/{__version__}")
+    assert "text/html" in headers["accept"] and headers["accept"].startswith("application/json")
+    assert headers["accept-language"] == "en" and "gzip" in headers["accept-encoding"]
+    assert headers["x-instance-token"] == "tok-not-real"
+    await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_limiters_429_is_not_retried_and_says_what_to_do(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    searx.enable_limiter(clock=clock)
+    for n in range(15):
+        await searxng.search(req(query=f"burst {n}"))
+    with pytest.raises(RateLimited) as caught:
+        await searxng.search(req(query="one too many"))
+    assert len(searx.search_requests()) == 16  # not retried: every try would count against the burst window
+    assert "limiter" in caught.value.message and "server.limiter" in caught.value.message
+
+
+@pytest.mark.parametrize("query", ["!!g hello", "hello !!w"])
+@pytest.mark.anyio
+async def test_a_redirect_off_the_instance_is_never_followed(query: str, clock: FakeClock) -> None:
+    seen: list[str] = []
+
+    def bang(request: httpx2.Request) -> httpx2.Response:
+        seen.append(str(request.url))
+        return httpx2.Response(302, headers={"Location": "https://www.google.com/search?q=hello"})
+
+    transport = httpx2.MockTransport(bang)
+    provider = SearxngProvider(SearxngConfig(base_url=BASE), transport=transport, clock=clock, sleep=clock.sleep)
+    with pytest.raises(UpstreamValidation) as caught:
+        await provider.search(req(query=query))
+    await provider.aclose()
+    assert seen == [f"{BASE}/search"]  # one request, to the instance only
+    error = caught.value
+    assert error.retryable is False and error.details["status"] == 302
+    assert "www.google.com" in error.message and "!!bang" in error.message
+
+
+@pytest.mark.anyio
+async def test_a_public_instance_turning_us_away_is_a_misconfiguration(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    searx.enable_limiter(public_instance=True, clock=clock)
+    await searxng.search(req(query="a"))
+    await searxng.search(req(query="b"))
+    with pytest.raises(RateLimited):
+        await searxng.search(req(query="c"))
+    with pytest.raises(ProviderMisconfigured) as caught:
+        await searxng.search(req(query="d"))
+    assert caught.value.details["status"] == 302 and "server.limiter" in caught.value.message
+    assert searx.requests[-1].path == "/search"  # the redirect to "/" was not followed
+
+
+# ------------------------------------------------------------------------------------ the status probe
+
+
+@pytest.mark.parametrize(("json_on", "ok", "code"), [(True, True, None), (False, False, "PROVIDER_MISCONFIGURED")])
+@pytest.mark.anyio
+async def test_probe_tells_json_output_on_from_off_without_searching(
+    searxng: SearxngProvider, searx: FakeSearxng, json_on: bool, ok: bool, code: str | None
+) -> None:
+    searx.json_enabled = json_on
+    outcome = await searxng.probe()
+    assert (outcome["ok"], outcome.get("code"), outcome["json_output"]) == (ok, code, json_on)
+    assert outcome["provider"] == "searxng" and outcome["http_status"] == (400 if json_on else 403)
+    asked = searx.requests[-1]
+    assert (asked.method, asked.params, asked.engine_query) == ("POST", {"format": "json"}, None)  # no engine ran
+    if not json_on:
+        assert "search.formats" in outcome["message"]
+
+
+@pytest.mark.anyio
+async def test_probe_of_something_else_or_nothing(clock: FakeClock) -> None:
+    html = httpx2.MockTransport(lambda r: httpx2.Response(200, text="<html>", headers={"Content-Type": "text/html"}))
+    other = SearxngProvider(SearxngConfig(base_url=BASE), transport=html, clock=clock, sleep=clock.sleep)
+    wrong = await other.probe()
+    assert (wrong["ok"], wrong["code"]) == (False, "PROVIDER_MISCONFIGURED") and "base URL" in wrong["message"]
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("refused", request=request)
+
+    down = SearxngProvider(
+        SearxngConfig(base_url=BASE), transport=httpx2.MockTransport(refuse), clock=clock, sleep=clock.sleep
+    )
+    gone = await down.probe()
+    assert (gone["ok"], gone["code"]) == (False, "NETWORK_ERROR")
+    await other.aclose()
+    await down.aclose()

@@ -1,0 +1,198 @@
+"""SearXNG as the agent meets it through the tools: errors name the provider that failed and stay honest under
+the breaker, nothing the caller set is dropped silently, Brave's own rules stay Brave's, the text shows what
+SearXNG knows, status reads the shared breakers and probes the instance, fallback works in both directions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.compose import build_tools, open_client, open_tools
+from brave_search_mcp.config import Settings
+from brave_search_mcp.faces.cli import startup_line
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
+from testkit.brave.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.searxng import FakeSearxng, FakeSearxngServer
+from testkit.settings import make_settings
+
+pytestmark = pytest.mark.anyio
+URL = "http://searxng.test"
+
+
+@asynccontextmanager
+async def tools(
+    providers: str, searxng: FakeSearxng, brave: FakeBrave | None = None, **overrides: Any
+) -> AsyncIterator[ToolBoundary]:
+    """The tool boundary over the fakes, as one process of the server would build it."""
+    brave = brave or FakeBrave(rate_per_second=1000)
+    settings = make_settings(providers=providers, searxng_url=URL, retries=0, **overrides)
+    if "brave" not in providers:
+        settings = settings.model_copy(update={"api_key": None, "api_key_source": None})
+    clock = FakeClock()
+    async with BraveClient(settings, transport=brave.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        provider = SearxngProvider(
+            SearxngConfig(URL, retries=0), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
+        )
+        yield build_tools(settings, client, clock=clock, sleep=clock.sleep, others={"searxng": provider})
+        await provider.aclose()
+
+
+def codes(outcome: ToolOutcome) -> list[str]:
+    return [w["code"] for w in outcome.structured.get("warnings", [])]
+
+
+async def test_a_misconfigured_instance_is_named_on_every_call_not_paused() -> None:
+    searxng = FakeSearxng()
+    searxng.json_enabled = False
+    async with tools("searxng", searxng) as boundary:
+        outcomes = [await boundary.call("brave_web_search", {"query": f"call {n}"}) for n in range(5)]
+    for outcome in outcomes:  # the 4th and 5th too: the breaker does not turn it into "paused, retry in 60 s"
+        error = outcome.structured["error"]
+        assert (error["code"], error["retryable"]) == ("PROVIDER_MISCONFIGURED", False)
+        assert "search.formats" in error["message"]
+        assert outcome.structured["meta"]["provider"] == "searxng"
+
+
+async def test_a_new_process_still_hears_the_cause(tmp_path: Path) -> None:
+    searxng = FakeSearxng()
+    searxng.json_enabled = False
+    settings = Settings(
+        providers=("searxng",), searxng_url=URL, state=f"sqlite://{tmp_path / 's.db'}", breaker_threshold=1
+    )
+    for _ in range(2):  # two processes on one state backend
+        async with open_client(settings) as client:
+            provider = SearxngProvider(SearxngConfig(URL), transport=searxng.mock_transport())
+            outcome = await build_tools(settings, client, others={"searxng": provider}).call(
+                "brave_web_search", {"query": "q"}
+            )
+            await provider.aclose()
+        assert outcome.structured["error"]["code"] == "PROVIDER_MISCONFIGURED"
+
+
+async def test_searxng_errors_name_searxng_in_meta_and_advice() -> None:
+    searxng = FakeSearxng()
+    searxng.fail_next(503, 5)
+    async with tools("searxng", searxng) as boundary:
+        failed = await boundary.call("brave_web_search", {"query": "down"})
+        invalid = await boundary.call("brave_web_search", {"query": "   "})
+    assert failed.structured["meta"]["provider"] == "searxng"
+    assert failed.structured["error"]["code"] == "UPSTREAM_ERROR"
+    assert "SearXNG answered with an error" in failed.text and "Brave" not in failed.text
+    assert invalid.structured["meta"]["provider"] == "searxng"  # the only provider configured
+
+
+async def test_summary_with_searxng_says_summaries_need_brave() -> None:
+    async with tools("searxng", FakeSearxng()) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "rust", "summary": True})
+    notes = [w["message"] for w in outcome.structured["warnings"] if w["code"] == "SUMMARY_NOT_AVAILABLE"]
+    assert notes == ["searxng answered this search; summaries come only from Brave (no summarizer key)."]
+
+
+def test_the_start_line_names_the_providers_and_asks_no_brave_key() -> None:
+    alone = startup_line(Settings(providers=("searxng",), searxng_url=URL))
+    assert "no Brave key needed" in alone and "providers: searxng" in alone and "BRAVE_API_KEY" not in alone
+    both = startup_line(Settings(providers=("searxng", "brave"), searxng_url=URL))
+    assert "set BRAVE_API_KEY" in both and "providers: searxng, brave" in both
+
+
+async def test_options_searxng_cannot_send_are_named() -> None:
+    async with tools("searxng", FakeSearxng()) as boundary:
+        outcome = await boundary.call(
+            "brave_web_search", {"query": "rust", "goggles": ["https://example.org/g"], "units": "metric"}
+        )
+    assert "SearXNG has no goggles, units; they were not sent (only Brave supports them)." in [
+        w["message"] for w in outcome.structured["warnings"]
+    ]
+
+
+async def test_brave_s_image_rules_are_not_applied_to_searxng() -> None:
+    searxng = FakeSearxng()
+    searxng.unstable_order = False
+    async with tools("searxng", searxng) as boundary:
+        default = await boundary.call("brave_web_search", {"query": "cats", "search_type": "images"})
+        moderate = await boundary.call(
+            "brave_web_search", {"query": "cats", "search_type": "images", "safe_search": "moderate", "offset": 1}
+        )
+    assert [r.engine_safesearch for r in searxng.search_requests()] == [2, 1]  # Brave's default; then as asked
+    assert "SAFE_SEARCH_ADJUSTED" not in codes(moderate) and "OFFSET_IGNORED" not in codes(moderate)
+    assert [r["rank"] for r in moderate.structured["sections"][0]["results"]][:2] == [11, 12]
+    assert default.structured["meta"]["provider"] == "searxng"
+
+
+async def test_videos_are_served_by_searxng() -> None:
+    async with tools("searxng", FakeSearxng()) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "talks", "search_type": "videos", "max_results": 2})
+    assert not outcome.is_error, outcome.text
+    assert outcome.structured["sections"][0]["key"] == "videos"
+    assert "3:20" in outcome.text
+
+
+async def test_text_shows_news_dates_and_answers_without_empty_lines() -> None:
+    searxng = FakeSearxng()
+    searxng.unstable_order = False
+    searxng.answers = [{"answer": "42", "url": None, "engine": "plugin: calculator"}]
+    async with tools("searxng", searxng) as boundary:
+        news = await boundary.call("brave_web_search", {"query": "launch", "search_type": "news", "max_results": 2})
+        web = await boundary.call("brave_web_search", {"query": "6 * 7", "max_results": 2})
+    assert "1. launch – result 1 · 2025-03-14" in news.text.split("\n")
+    assert web.text.split("\n")[0] == '3 results for "6 * 7": 2 web, 1 answer (offset 0, more available).'
+    assert "" not in web.text.split("\n")
+
+
+async def test_searxng_failing_before_brave_is_named_and_no_warning_repeats() -> None:
+    searxng = FakeSearxng()
+    searxng.fail_next(500, 5)
+    async with tools("searxng,brave", searxng) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "hello world"})
+    assert outcome.structured["meta"]["provider"] == "brave"
+    fallback = [w["message"] for w in outcome.structured["warnings"] if w["code"] == "FALLBACK"]
+    assert len(fallback) == 1 and fallback[0].startswith("searxng UPSTREAM_ERROR")
+    warnings = [(w["code"], w["message"]) for w in outcome.structured["warnings"]]
+    assert Counter(warnings).most_common(1)[0][1] == 1 and "DEDUPLICATED" in codes(outcome)
+
+
+async def test_status_reads_the_shared_breaker_and_probes_searxng(tmp_path: Path) -> None:
+    searxng = FakeSearxng()
+    searxng.fail_next(503, 3)
+    settings = Settings(providers=("searxng",), searxng_url=URL, state=f"sqlite://{tmp_path / 's.db'}")
+
+    async def one_process(*calls: tuple[str, dict[str, Any]]) -> list[ToolOutcome]:
+        async with open_client(settings) as client:
+            provider = SearxngProvider(SearxngConfig(URL, retries=0), transport=searxng.mock_transport())
+            boundary = build_tools(settings, client, others={"searxng": provider})
+            outcomes = [await boundary.call(name, args) for name, args in calls]
+            await provider.aclose()
+            return outcomes
+
+    await one_process(*[("brave_web_search", {"query": f"q{n}"}) for n in range(3)])
+    (status,) = await one_process(("brave_web_search_status", {}))
+    assert status.structured["providers"]["searxng"]["state"] == "open"  # what the other process learned
+    assert status.structured["status"] == "degraded"
+    assert "provider searxng: open, failures 3" in status.text
+    searxng.json_enabled = False
+    (probed,) = await one_process(("brave_web_search_status", {"probe_connectivity": True}))
+    probe = probed.structured["probe"]
+    assert [(p["provider"], p["ok"], p["code"]) for p in probe] == [("searxng", False, "PROVIDER_MISCONFIGURED")]
+    assert "probe failed for searxng" in probed.structured["reasons"]
+    assert "probe searxng: PROVIDER_MISCONFIGURED" in probed.text
+
+
+async def test_every_process_reuses_the_instance_pages_from_the_shared_state(tmp_path: Path) -> None:
+    with FakeSearxngServer(FakeSearxng()) as server:
+        settings = Settings(providers=("searxng",), searxng_url=server.base_url, state=f"sqlite://{tmp_path / 's'}")
+        found = []
+        for _ in range(2):  # two processes, one after the other
+            async with open_tools(settings) as boundary:
+                found.append(await boundary.call("brave_web_search", {"query": "shared pages", "offset": 1}))
+        asked = server.fake.pages_asked()
+    assert asked == [1]  # the second process read the instance's page 1 from the shared store
+    assert [o.structured["meta"]["cached"] for o in found] == [False, True]
+    assert found[0].structured["sections"] == found[1].structured["sections"]
