@@ -125,7 +125,9 @@ def test_budgets_are_clamped_to_braves_true_limits_with_warnings() -> None:
         ("search_lang", "pt-br"),
         ("enable_local", "false"),
     ]
-    assert [w.code for w in warnings] == ["COUNT_CLAMPED"] * 4
+    # the same rule as web search: an alias is rewritten and said, in one message shape for every tool
+    assert [w.code for w in warnings] == ["COUNT_CLAMPED"] * 4 + ["VALUE_NORMALIZED"]
+    assert warnings[4].message == 'country "uk" was sent as GB.'
     assert "maximum_number_of_tokens 100 is outside Brave's 1024-32768; 1024 was sent." in warnings[1].message
 
 
@@ -303,3 +305,19 @@ def test_a_page_that_only_repeats_earlier_passages_is_left_out() -> None:
     }
     envelope, text = parse_and_render(body, 8000, query="q", trace_id="t", server_version="v")
     assert [s.url for s in envelope.sources] == ["https://a.example/"] and "b.example" not in text
+
+
+def test_every_tool_says_the_same_about_the_same_bad_country_and_language() -> None:
+    """One argument collector: INVALID_COUNTRY / INVALID_SEARCH_LANGUAGE read alike whichever tool dropped them."""
+    from brave_search_mcp.brave.params import prepare_search
+    from brave_search_mcp.models.inputs import WebSearchArgs
+    from brave_search_mcp.usecases.local_search import LocalSearchArgs, prepare_place_search
+    from testkit.settings import make_settings
+
+    bad: dict[str, Any] = {"country": "XX", "search_language": "klingon"}
+    web = prepare_search(WebSearchArgs.model_validate({"query": "q", **bad}), make_settings()).warnings
+    _, context = prepare(LlmContextArgs.model_validate({"query": "q", **bad}))
+    _, local = prepare_place_search(LocalSearchArgs.model_validate({"query": "q", "location": "berlin", **bad}))
+    said = [[(w.code, w.message) for w in warnings] for warnings in (web, context, local)]
+    assert said[0] == said[1] == said[2]
+    assert [code for code, _ in said[0]] == ["INVALID_COUNTRY", "INVALID_SEARCH_LANGUAGE"]

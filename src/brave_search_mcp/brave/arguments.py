@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
 from brave_search_mcp.brave.facts import (
     COUNTRIES,
     COUNTRY_ALIASES,
@@ -58,40 +61,64 @@ class Collector:
             self.send(param, str(clamped))
         return clamped
 
-    def country(self, value: str | None, *, param: str = "country", lower: bool = False) -> str | None:
-        """Brave's country code for ``value`` (aliases rewritten), or None and a warning when Brave has none."""
+    def code(self, rule: CodeRule, value: str | None, *, field: str | None = None, param: str | None = None,
+             lower: bool = False) -> str | None:  # fmt: skip
+        """Brave's code for ``value`` (an unambiguous alias rewritten, said in a warning), or None and a warning
+        naming the field when Brave has none; sent under ``param`` (the rule's own by default)."""
         if value is None:
             return None
-        code = value.strip().upper()
-        code = COUNTRY_ALIASES.get(code, code)
-        if code not in COUNTRIES:
-            self.warn(
-                WarningCode.INVALID_COUNTRY,
-                f"country {shown(value)} is not supported by Brave; it was dropped (use e.g. US, DE or ALL).",
-            )
+        name = field or rule.field
+        code = rule.normalize(value)
+        if code in rule.aliases:
+            self.warn(WarningCode.VALUE_NORMALIZED, f"{name} {shown(value)} was sent as {rule.aliases[code]}.")
+            code = rule.aliases[code]
+        if code not in rule.allowed:
+            self.warn(rule.invalid, f"{name} {shown(value)} is not supported by Brave; it was dropped. {rule.advice}")
             return None
         sent = code.lower() if lower else code
-        self.send(param, sent)
+        self.send(param or rule.param, sent)
         return sent
 
-    def language(self, value: str | None, *, param: str = "search_lang") -> str | None:
-        """Brave's search language for ``value`` (aliases rewritten), or None and a warning."""
-        if value is None:
-            return None
-        code = value.strip().lower().replace("_", "-")
-        if code in SEARCH_LANGUAGE_ALIASES:
-            self.warn(
-                WarningCode.VALUE_NORMALIZED, f"language {shown(value)} was sent as {SEARCH_LANGUAGE_ALIASES[code]}."
-            )
-            code = SEARCH_LANGUAGE_ALIASES[code]
-        if code not in SEARCH_LANGUAGES:
-            self.warn(
-                WarningCode.INVALID_SEARCH_LANGUAGE,
-                f"language {shown(value)} is not supported by Brave; it was dropped (use e.g. en, de, zh-hans).",
-            )
-            return None
-        self.send(param, code)
-        return code
+    def country(self, value: str | None, *, param: str = "country", lower: bool = False) -> str | None:
+        """Brave's country code for ``value``, or None and INVALID_COUNTRY."""
+        return self.code(COUNTRY, value, param=param, lower=lower)
+
+    def language(self, value: str | None, *, field: str = "search_language", param: str = "search_lang") -> str | None:
+        """Brave's search language for ``value``, or None and INVALID_SEARCH_LANGUAGE."""
+        return self.code(SEARCH_LANGUAGE, value, field=field, param=param)
+
+
+@dataclass(frozen=True)
+class CodeRule:
+    """How one enumerated code parameter is checked: its spelling, aliases, Brave's list and what to say."""
+
+    field: str
+    param: str
+    normalize: Callable[[str], str]
+    aliases: Mapping[str, str]
+    allowed: tuple[str, ...]
+    invalid: WarningCode
+    advice: str
+
+
+COUNTRY = CodeRule(
+    "country",
+    "country",
+    lambda value: value.strip().upper(),
+    COUNTRY_ALIASES,
+    COUNTRIES,
+    WarningCode.INVALID_COUNTRY,
+    "Use a 2-letter code such as US or DE, ALL for worldwide, or see brave_web_search_help for the list.",
+)
+SEARCH_LANGUAGE = CodeRule(
+    "search_language",
+    "search_lang",
+    lambda value: value.strip().lower().replace("_", "-"),
+    SEARCH_LANGUAGE_ALIASES,
+    SEARCH_LANGUAGES,
+    WarningCode.INVALID_SEARCH_LANGUAGE,
+    "Use a code such as en, de, zh-hans or pt-br (brave_web_search_help lists them).",
+)
 
 
 def bool_text(value: bool) -> str:

@@ -11,12 +11,11 @@ results is usually enough for an agent and costs half the context.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from brave_search_mcp.brave.arguments import Collector
 from brave_search_mcp.brave.facts import (
-    COUNTRIES,
-    COUNTRY_ALIASES,
     DEFAULT_COUNT,
     DEFAULT_SAFE_SEARCH,
     FULL_SAFE_SEARCH,
@@ -29,8 +28,6 @@ from brave_search_mcp.brave.facts import (
     MAX_SHOWN_VALUE_CHARS,
     RESULT_FILTERS,
     SEARCH_ENDPOINTS,
-    SEARCH_LANGUAGE_ALIASES,
-    SEARCH_LANGUAGES,
     SUPPORTED,
     UI_LANGUAGE_ALIASES,
     UI_LANGUAGES,
@@ -123,74 +120,11 @@ def _given(args: WebSearchArgs, name: str) -> bool:
     return value is not None
 
 
-class _Collector:
-    """Accumulates params and warnings in call order, so both come out in a stable order."""
-
-    def __init__(self) -> None:
-        self.params: list[tuple[str, str]] = []
-        self.warnings: list[WarningItem] = []
-
-    def warn(self, code: WarningCode, message: str) -> None:
-        self.warnings.append(WarningItem(code=code.value, message=message))
-
-    def send(self, key: str, value: str) -> None:
-        self.params.append((key, value))
-
-
 def _dedupe(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-@dataclass(frozen=True)
-class _CodeRule:
-    """How one enumerated code parameter is checked: its spellings, Brave's list and what to say."""
-
-    field: str
-    param: str
-    aliases: Mapping[str, str]
-    allowed: tuple[str, ...]
-    invalid: WarningCode
-    advice: str
-
-
-_COUNTRY = _CodeRule(
-    "country",
-    "country",
-    COUNTRY_ALIASES,
-    COUNTRIES,
-    WarningCode.INVALID_COUNTRY,
-    "Use a 2-letter code such as US or DE, ALL for worldwide, or see brave_web_search_help for the list.",
-)
-_SEARCH_LANGUAGE = _CodeRule(
-    "search_language",
-    "search_lang",
-    SEARCH_LANGUAGE_ALIASES,
-    SEARCH_LANGUAGES,
-    WarningCode.INVALID_SEARCH_LANGUAGE,
-    "Use a code such as en, de, zh-hans or pt-br (brave_web_search_help lists them).",
-)
-
-
-def _prepare_code(rule: _CodeRule, value: str, code: str, out: _Collector) -> None:
-    """Send ``code`` (after an unambiguous alias rewrite, said in a warning) if Brave knows it; else drop it."""
-    if code in rule.aliases:
-        out.warn(WarningCode.VALUE_NORMALIZED, f"{rule.field} {shown(value)} was sent as {rule.aliases[code]}.")
-        code = rule.aliases[code]
-    if code in rule.allowed:
-        out.send(rule.param, code)
-        return
-    out.warn(rule.invalid, f"{rule.field} {shown(value)} is not supported by Brave; it was dropped. {rule.advice}")
-
-
-def _prepare_country(value: str, out: _Collector) -> None:
-    _prepare_code(_COUNTRY, value, value.strip().upper(), out)
-
-
-def _prepare_search_language(value: str, out: _Collector) -> None:
-    _prepare_code(_SEARCH_LANGUAGE, value, value.strip().lower().replace("_", "-"), out)
-
-
-def _prepare_ui_language(value: str, out: _Collector) -> None:
+def _prepare_ui_language(value: str, out: Collector) -> None:
     parts = value.strip().replace("_", "-").split("-")
     if len(parts) == 1:
         bare = parts[0].lower()
@@ -211,7 +145,7 @@ def _prepare_ui_language(value: str, out: _Collector) -> None:
     )
 
 
-def _prepare_safe_search(value: SafeSearch, rules: TypeRules, out: _Collector) -> None:
+def _prepare_safe_search(value: SafeSearch, rules: TypeRules, out: Collector) -> None:
     if value not in rules.safe_search_values:
         out.warn(
             WarningCode.SAFE_SEARCH_ADJUSTED,
@@ -221,7 +155,7 @@ def _prepare_safe_search(value: SafeSearch, rules: TypeRules, out: _Collector) -
     out.send("safesearch", value)
 
 
-def _prepare_freshness(value: str, out: _Collector) -> None:
+def _prepare_freshness(value: str, out: Collector) -> None:
     text = value.strip().lower()
     compact = "".join(text.split())
     if compact != text and valid_freshness(compact):
@@ -237,7 +171,7 @@ def _prepare_freshness(value: str, out: _Collector) -> None:
     )
 
 
-def _prepare_result_filter(values: list[str], summary: bool, out: _Collector) -> bool:
+def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> bool:
     """Send the valid entries (never "summarizer"); return whether summary=1 is implied by the filter."""
     entries = _dedupe(v.strip().lower() for v in values)
     valid = [e for e in entries if e in RESULT_FILTERS]
@@ -268,7 +202,7 @@ def _prepare_result_filter(values: list[str], summary: bool, out: _Collector) ->
     return implied
 
 
-def _prepare_goggles(values: list[str], out: _Collector) -> None:
+def _prepare_goggles(values: list[str], out: Collector) -> None:
     entries = _dedupe(v.strip() if "\n" not in v else v for v in values)
     kept = [e for e in entries if e and is_goggle(e.strip())]
     rejected = [e for e in entries if not (e and is_goggle(e.strip()))]
@@ -289,7 +223,7 @@ def _prepare_goggles(values: list[str], out: _Collector) -> None:
         out.send("goggles", entry)
 
 
-def _clamp_output(name: str, value: int | None, default: int, lo: int, hi: int, out: _Collector) -> int:
+def _clamp_output(name: str, value: int | None, default: int, lo: int, hi: int, out: Collector) -> int:
     if value is None:
         return default
     if lo <= value <= hi:
@@ -302,7 +236,7 @@ def _clamp_output(name: str, value: int | None, default: int, lo: int, hi: int, 
 def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
     """Normalize and soft-validate; raise ``InvalidArgument`` only for hard errors."""
     rules = rules_for(args.search_type)
-    out = _Collector()
+    out = Collector()
 
     query = clean_query(args.query)
     if not query:
@@ -359,9 +293,9 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         out.send("offset", str(offset))
 
     summary = bool(args.summary)
-    handlers: dict[str, Callable[[], None]] = {
-        "country": lambda: _prepare_country(str(args.country), out),
-        "search_language": lambda: _prepare_search_language(str(args.search_language), out),
+    handlers: dict[str, Callable[[], object]] = {
+        "country": lambda: out.country(str(args.country)),
+        "search_language": lambda: out.language(str(args.search_language)),
         "ui_language": lambda: _prepare_ui_language(str(args.ui_language), out),
         "safe_search": lambda: _prepare_safe_search(args.safe_search or "strict", rules, out),
         "freshness": lambda: _prepare_freshness(str(args.freshness), out),
@@ -431,6 +365,6 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
     )
 
 
-def _send_units(value: str | None, out: _Collector) -> None:
+def _send_units(value: str | None, out: Collector) -> None:
     if value in UNITS:
         out.send("units", str(value))

@@ -14,7 +14,7 @@ import anyio
 
 from brave_search_mcp.brave.client import BraveResponse, Params
 from brave_search_mcp.brave.facts import Endpoint
-from brave_search_mcp.clock import Clock
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models.errors import InvalidArgument, NotInPlan, SummaryUnavailable
 from brave_search_mcp.models.summary import Reference
 from brave_search_mcp.render.text import clean_block, clean_text, cut, dedup_key, http_url
@@ -341,7 +341,7 @@ async def fetch_summary(
     inline_references: bool = False,
     schedule: PollSchedule = DEFAULT_SCHEDULE,
     clock: Clock = time.monotonic,
-    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    sleep: Sleep = anyio.sleep,
     progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
 ) -> Summary:
     """Poll the summarizer for ``key`` until it completes, fails or the deadline passes, waiting between polls."""

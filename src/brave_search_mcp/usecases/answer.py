@@ -93,7 +93,7 @@ def prepare(args: AnswerArgs) -> tuple[dict[str, Any], list[WarningItem]]:
     out = Collector()
     question = out.query("question", args.question, max_chars=MAX_QUESTION_CHARS, max_words=MAX_QUESTION_WORDS)
     out.country(args.country, lower=True)
-    out.language(args.language, param="language")
+    out.language(args.language, field="language", param="language")
     body: dict[str, Any] = {
         "model": MODEL,
         "stream": True,

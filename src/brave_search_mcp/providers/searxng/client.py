@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,7 +28,7 @@ import anyio
 import httpx2
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.clock import Clock
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
     BraveSearchError,
@@ -125,7 +125,7 @@ class SearxngProvider:
         *,
         transport: httpx2.AsyncBaseTransport | None = None,
         clock: Clock = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        sleep: Sleep = anyio.sleep,
         cache: SharedCache | None = None,
     ) -> None:
         self.config = config
