@@ -37,7 +37,8 @@ def make_reader(backend: StateBackend, clock: FakeClock) -> MakeReader:
 
     def make(*, resolver: Any = None, network: Any = None, ssl_context: Any = None, **overrides: Any) -> UrlReader:
         values: dict[str, Any] = {"read_allowed_hosts": ("127.0.0.1",), **overrides}
-        return UrlReader(make_settings(**values), backend, clock, resolver or system_resolver, network, ssl_context)
+        settings = make_settings(**values)
+        return UrlReader(settings, backend, clock, resolver or system_resolver, network, ssl_context, clock.sleep)
 
     return make
 

@@ -168,3 +168,23 @@ async def test_a_read_whose_host_slot_comes_after_the_deadline_fails_at_once(
         await reader.read(site.url("/q2"), deadline=clock() + 0.1)
     assert caught.value.retryable and caught.value.details["retry_after_ms"] > 100
     assert site.count("/q2") == 0
+
+
+@pytest.mark.anyio
+async def test_one_more_try_after_a_server_error_not_after_a_refusal(
+    make_reader: MakeReader, site: FakeSite, clock: FakeClock
+) -> None:
+    """The reader runs the one retry rule of every upstream: a 503 or a dropped answer gets one more try."""
+    answers = iter([Reply(status=503), Reply(body=PAGE.format("second time lucky " * 20).encode())])
+    site.route("/flaky", lambda seen: next(answers))
+    answer, _ = await read(make_reader(), site.url("/flaky"))
+    assert "second time lucky" in answer["content"] and site.count("/flaky") == 2
+    assert len(clock.sleeps) >= 1  # the backoff waited on the injected clock, not on real time
+    site.route("/gone", Reply(status=404))
+    with pytest.raises(NotFound):
+        await make_reader().read(site.url("/gone"))
+    assert site.count("/gone") == 1  # a 404 cannot get better: never retried
+    site.route("/down", Reply(status=502))
+    with pytest.raises(UpstreamError) as caught:
+        await make_reader().read(site.url("/down"))
+    assert caught.value.retryable and site.count("/down") == 2

@@ -20,7 +20,7 @@ import anyio.to_thread
 import httpcore2
 import httpx2
 
-from brave_search_mcp.clock import Clock
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.limiter import Limiter
@@ -36,8 +36,10 @@ from brave_search_mcp.reader.fetch import (
     parse_target,
 )
 from brave_search_mcp.state.base import Fetch, StateBackend
+from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
 
 CACHE_PREFIX = "read:v1:"
+READ_RETRIES = 1  # a web page gets one more try: a site is not an API with a quota to protect, nor one to hammer
 
 
 class _NotStored(Exception):
@@ -69,6 +71,7 @@ class UrlReader:
     resolver: Resolver = system_resolver
     network: httpcore2.AsyncNetworkBackend | None = None
     ssl_context: ssl.SSLContext | None = None
+    sleep: Sleep = anyio.sleep  # waits between tries, on ``clock``'s time
     _context: ssl.SSLContext | None = field(default=None, init=False, repr=False)
 
     def _setup(self) -> FetchSetup:
@@ -113,8 +116,21 @@ class UrlReader:
         return ReadResult(document, cached=hit)
 
     async def _fetch(self, url: str, deadline: float | None) -> tuple[Document, bool]:
-        """The page fetched and extracted, and whether it said ``no-store``."""
-        page = await fetch_page(url, self._setup(), deadline=deadline)
+        """The page fetched (one more try after a 5xx, a timeout or a dropped connection) and extracted, and
+        whether it said ``no-store``; the same retry rule as every upstream, and each try waits for the host."""
+        setup = self._setup()
+        policy = RetryPolicy(retries=min(self.settings.retries, READ_RETRIES))
+
+        async def attempt() -> RawPage:  # a coroutine function: tenacity awaits only those
+            return await fetch_page(url, setup, deadline=deadline)
+
+        page = await with_retries(
+            attempt,
+            policy=policy,
+            clock=self.clock,
+            sleep=self.sleep,
+            deadline=deadline,
+        )
         return await self._extract(page, deadline), page.no_store
 
     async def _extract(self, page: RawPage, deadline: float | None) -> Document:
