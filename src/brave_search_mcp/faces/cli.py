@@ -174,6 +174,7 @@ def serve(settings: Settings, err: TextIO) -> int:
                 token=token,
                 allowed_hosts=settings.allowed_hosts,
                 max_body_bytes=settings.http_max_body_bytes,
+                max_in_flight=settings.http_max_in_flight,
             )
         except ValueError as exc:
             err.write(f"brave-search-mcp: configuration error: {exc}\n")
