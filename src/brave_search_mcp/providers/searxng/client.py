@@ -203,8 +203,11 @@ class SearxngProvider:
         self._sleep = sleep
         self._limiter = SlidingWindowLimiter(config.rate, config.rate_window, clock=clock, sleep=sleep)
         auth = httpx2.BasicAuth(config.username, config.password or "") if config.username else None
+        # trust_env (and no transport outside tests): httpx2 itself reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and
+        # SSL_CERT_FILE / SSL_CERT_DIR, the corporate-network conventions (tests/test_proxies.py, README)
         self._client = httpx2.AsyncClient(
             transport=transport,
+            trust_env=True,
             auth=auth,
             timeout=config.timeout,
             follow_redirects=True,
