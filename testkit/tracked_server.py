@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,9 +24,17 @@ class TrackedServer(ThreadingHTTPServer):
     def __init__(self, port: int, handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(("127.0.0.1", port), handler)
         self.stopping = threading.Event()
+        self.tls: ssl.SSLContext | None = None  # set before serving to answer HTTPS (handshake in the worker thread)
         self.track_lock = threading.Lock()
         self.connections: set[socket.socket] = set()
         self.threads: set[threading.Thread] = set()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection, wrapped in TLS when the server has a context."""
+        conn, address = super().get_request()
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Track each connection's socket and thread before handing it to a worker thread."""

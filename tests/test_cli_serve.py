@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -67,6 +68,46 @@ def test_http_transport_from_environment_on_a_public_address_needs_a_token(fake_
     )
     assert done.returncode == 2
     assert "BRAVE_SEARCH_HTTP_TOKEN" in done.stderr
+    # the refusal is the only line: no start line announcing http://0.0.0.0:8080/mcp before it
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "/mcp" not in done.stderr and "event" not in done.stderr
+
+
+def test_a_busy_port_is_one_line_and_no_start_line(fake_server: FakeBraveServer) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)],
+            env=_env(fake_server.base_url),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "/mcp" not in done.stderr
+
+
+def test_the_start_line_names_the_port_actually_bound(fake_server: FakeBraveServer) -> None:
+    command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", "0"]
+    with subprocess.Popen(command, env=_env(fake_server.base_url), stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stderr is not None
+            ready, _, _ = select.select([proc.stderr], [], [], 15)
+            assert ready, "no start line within 15 s"
+            first = json.loads(proc.stderr.readline())
+            port = int(first["msg"].split("http://127.0.0.1:")[1].split("/mcp")[0])
+            assert _healthz(port, time.monotonic() + 15)["status"] == "ok"
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=5)
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=5)
+    assert first["event"] == "start" and port != 0
 
 
 @pytest.mark.parametrize(

@@ -61,7 +61,7 @@ def test_every_json_and_toml_snippet_parses() -> None:
             elif language == "toml":
                 tomllib.loads(body)
                 count += 1
-    assert count == 5  # project .mcp.json, Codex, Claude Desktop, Cursor, VS Code
+    assert count == 6  # project .mcp.json, Codex, Claude Desktop, Cursor, VS Code, Codex behind a proxy
 
 
 @pytest.fixture

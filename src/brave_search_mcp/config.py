@@ -78,6 +78,9 @@ class Settings(BaseModel):
     http_token: SecretStr | None = Field(None, alias="BRAVE_SEARCH_HTTP_TOKEN")
     allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_ALLOWED_HOSTS")
     http_max_body_bytes: int = Field(1_048_576, alias="BRAVE_SEARCH_HTTP_MAX_BODY_BYTES", ge=1024, le=64 * 1024 * 1024)
+    # /mcp requests served at once; more get 503 + Retry-After. 100 = the connection pool of one httpx-based MCP
+    # client, so one busy host never meets it, while buffered bodies stay bounded (100 x the body cap)
+    http_max_in_flight: int = Field(100, alias="BRAVE_SEARCH_HTTP_MAX_IN_FLIGHT", ge=1, le=10_000)
     # search providers in fallback order; SearXNG (self-hosted, free) needs its URL
     providers: tuple[str, ...] = Field(("brave",), alias="BRAVE_SEARCH_PROVIDERS", min_length=1)
     searxng_url: str | None = Field(None, alias="SEARXNG_URL")

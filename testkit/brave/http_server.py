@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -188,27 +189,31 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeBraveServer:
     """Runs ``FakeBrave`` on 127.0.0.1 (random port) in daemon threads; ``with`` starts it and stops it promptly."""
 
-    def __init__(self, fake: FakeBrave | None = None, *, port: int = 0, **fake_kwargs: Any) -> None:
+    def __init__(
+        self, fake: FakeBrave | None = None, *, port: int = 0, tls: ssl.SSLContext | None = None, **fake_kwargs: Any
+    ) -> None:
         if fake is not None and fake_kwargs:
             raise TypeError("pass either a FakeBrave or keyword arguments for one, not both")
         self.fake = fake if fake is not None else FakeBrave(**fake_kwargs)
         self._port = port
+        self._tls = tls  # answer HTTPS with this server context (a test CA's certificate)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` of the running server."""
+        """``http://127.0.0.1:PORT`` (``https://`` with TLS) of the running server."""
         if self._server is None:
             raise RuntimeError("server is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self._tls is not None else 'http'}://{host!s}:{port}"
 
     def start(self) -> FakeBraveServer:
         """Bind and serve in a daemon thread."""
         if self._server is not None:
             raise RuntimeError("server already started")
         self._server = _Server(self.fake, self._port)
+        self._server.tls = self._tls
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-brave-server", daemon=True
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -87,25 +88,27 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeSearxngServer:
     """Runs ``FakeSearxng`` on 127.0.0.1 (a free port) in daemon threads; ``with`` starts and stops it."""
 
-    def __init__(self, fake: FakeSearxng | None = None, *, port: int = 0) -> None:
+    def __init__(self, fake: FakeSearxng | None = None, *, port: int = 0, tls: ssl.SSLContext | None = None) -> None:
         self.fake = fake if fake is not None else FakeSearxng()
         self._port = port
+        self._tls = tls  # answer HTTPS with this server context (a test CA's certificate)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` of the running server."""
+        """``http://127.0.0.1:PORT`` (``https://`` with TLS) of the running server."""
         if self._server is None:
             raise RuntimeError("server is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self._tls is not None else 'http'}://{host!s}:{port}"
 
     def start(self) -> FakeSearxngServer:
         """Bind and serve in a daemon thread."""
         if self._server is not None:
             raise RuntimeError("server already started")
         self._server = _Server(self.fake, self._port)
+        self._server.tls = self._tls
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-searxng", daemon=True
         )

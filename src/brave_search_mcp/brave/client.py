@@ -163,9 +163,12 @@ class BraveClient:
 
     def _open(self) -> httpx2.AsyncClient:
         if self._http is None:
+            # trust_env (and no transport outside tests): httpx2 itself reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and
+            # SSL_CERT_FILE / SSL_CERT_DIR, the corporate-network conventions (tests/test_proxies.py, README)
             self._http = httpx2.AsyncClient(
                 base_url=self._settings.base_url,
                 transport=self._transport,
+                trust_env=True,
                 timeout=self._settings.timeout_seconds,
                 follow_redirects=False,
             )

@@ -11,6 +11,7 @@ import logging
 import sys
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, TextIO
 
 import anyio
@@ -145,46 +146,67 @@ def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     return run_install_command(args[2:], out, err)
 
 
-def startup_line(settings: Settings) -> str:
+def startup_line(settings: Settings, port: int | None = None) -> str:
     """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
     key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
     if "brave" not in settings.providers:
         key = "no Brave key needed"
     if tuple(settings.providers) != ("brave",):
         key += f" · providers: {', '.join(settings.providers)}"
-    where = "stdio" if settings.transport == "stdio" else f"http://{settings.http_host}:{settings.http_port}/mcp"
+    bound = settings.http_port if port is None else port
+    where = "stdio" if settings.transport == "stdio" else f"http://{settings.http_host}:{bound}/mcp"
     tools = ", ".join(tool.name for tool in enabled_tools(settings))
     return f"brave-search-mcp {__version__} · {where} · {key} · tools: {tools}"
 
 
-def serve(settings: Settings, err: TextIO) -> int:
-    """Run the MCP server on its transport until its client goes away or a signal stops it."""
-    from brave_search_mcp.faces.mcp_server import build_server  # the MCP SDK is only imported when serving
-
-    configure_logging(settings)
-    line = startup_line(settings)
-    if err.isatty():  # a person started it: plain words; otherwise stderr stays JSON lines for the host's log
+def _announce(settings: Settings, err: TextIO, port: int | None = None) -> None:
+    """Write the start line: plain words for a person at a terminal, else a JSON log record for the host's log."""
+    line = startup_line(settings, port)
+    if err.isatty():
         err.write(line + "\n")
+        err.flush()
     else:
         logging.getLogger(PACKAGE_LOGGER).info(line, extra={"event": "start", "transport": settings.transport})
-    if settings.transport == "http":
-        from brave_search_mcp.faces.http import HttpOptions, serve_http
 
-        token = settings.http_token.get_secret_value() if settings.http_token is not None else None
-        try:
-            options = HttpOptions(
-                host=settings.http_host,
-                port=settings.http_port,
-                token=token,
-                allowed_hosts=settings.allowed_hosts,
-                max_body_bytes=settings.http_max_body_bytes,
-            )
-        except ValueError as exc:
-            err.write(f"brave-search-mcp: configuration error: {exc}\n")
-            return EXIT_USAGE
-        err.flush()
-        anyio.run(serve_http, build_server(settings), options)
-        return EXIT_OK
+
+def _serve_http(settings: Settings, err: TextIO) -> int:
+    """Check the HTTP options, listen, and only then announce the address (the port actually bound)."""
+    from brave_search_mcp.faces.http import HttpOptions, serve_http
+    from brave_search_mcp.faces.mcp_server import build_server
+
+    token = settings.http_token.get_secret_value() if settings.http_token is not None else None
+    try:
+        options = HttpOptions(
+            host=settings.http_host,
+            port=settings.http_port,
+            token=token,
+            allowed_hosts=settings.allowed_hosts,
+            max_body_bytes=settings.http_max_body_bytes,
+            max_in_flight=settings.http_max_in_flight,
+        )
+    except ValueError as exc:
+        err.write(f"brave-search-mcp: configuration error: {exc}\n")
+        return EXIT_USAGE
+
+    def ready(port: int) -> None:
+        _announce(settings, err, port)
+
+    try:
+        anyio.run(partial(serve_http, build_server(settings), options, ready=ready))
+    except OSError as exc:  # the port is taken or the address is not this machine's: one line, no traceback
+        err.write(f"brave-search-mcp: {exc.strerror or exc}\n")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def serve(settings: Settings, err: TextIO) -> int:
+    """Run the MCP server on its transport until its client goes away or a signal stops it."""
+    configure_logging(settings)
+    if settings.transport == "http":
+        return _serve_http(settings, err)
+    from brave_search_mcp.faces.mcp_server import build_server  # the MCP SDK is only imported when serving
+
+    _announce(settings, err)
     if err.isatty() and sys.stdin.isatty():
         err.write("Waiting for an MCP client on stdin (register this command with your agent; Ctrl-C to stop).\n")
     err.flush()

@@ -1,9 +1,11 @@
-"""The streamable HTTP transport: the SDK's ``/mcp`` app behind a body cap, a Host/Origin allowlist and a bearer token.
+"""The streamable HTTP transport: the SDK's ``/mcp`` app behind a body cap, a Host/Origin allowlist, a bearer token,
+a POST-JSON-only rule and a cap on requests in flight.
 
 Why our own guards (``http_guards``) rather than the SDK's alone: the SDK switches its DNS-rebinding check off
-whenever the bind address is not loopback, has no bearer-token check of its own short of full OAuth, and its host
-patterns reject a bare ``Host: localhost``. The guards run in a fixed order — ``/healthz`` bypass, body cap,
-Host/Origin, token — and answer with a bare status code, so a caller learns nothing about why it was refused. The
+whenever the bind address is not loopback, has no bearer-token check of its own short of full OAuth, its host
+patterns reject a bare ``Host: localhost``, and even in stateless mode it answers a GET with an SSE stream that never
+ends. The guards run in a fixed order — ``/healthz`` bypass, body cap, Host/Origin, token, method and media type,
+requests in flight — and answer with a bare status code, so a caller learns nothing about why it was refused. The
 SDK's own protection is configured with the same allowlist as a second, fail-closed line behind ours.
 """
 
@@ -34,6 +36,8 @@ from brave_search_mcp.faces.http_guards import (
     BodyCap,
     HostOriginGuard,
     HostPattern,
+    InFlightCap,
+    PostJsonOnly,
     ReadWholeBody,
     is_loopback,
     sdk_security,
@@ -49,6 +53,8 @@ MIN_TOKEN_LENGTH = 16  # a short token on a network-facing port is guessable
 LOOPBACK_NAMES: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 _GRACEFUL_SHUTDOWN_SECONDS = 10
+MAX_IN_FLIGHT_LIMIT = 10_000
+RETRY_AFTER_SECONDS = 1  # a refused request waits for one of the others, which take milliseconds to seconds
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class HttpOptions:
     token: str | None = field(default=None, repr=False)  # never shown in reprs or logs
     allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: int = 1_048_576
+    max_in_flight: int = 100
 
     def __post_init__(self) -> None:
         """Refuse configurations that would be unsafe or cannot work, naming the setting to change."""
@@ -69,6 +76,11 @@ class HttpOptions:
             raise ValueError(f"HTTP port must be 0-65535, got {self.port} (BRAVE_SEARCH_PORT)")
         if self.max_body_bytes < 1024:
             raise ValueError(f"HTTP max body bytes must be at least 1024, got {self.max_body_bytes}")
+        if not 1 <= self.max_in_flight <= MAX_IN_FLIGHT_LIMIT:
+            raise ValueError(
+                f"HTTP requests in flight must be 1-{MAX_IN_FLIGHT_LIMIT}, got {self.max_in_flight} "
+                "(BRAVE_SEARCH_HTTP_MAX_IN_FLIGHT)"
+            )
         if self.token is not None and (
             len(self.token) < MIN_TOKEN_LENGTH
             or not self.token.isascii()
@@ -106,7 +118,7 @@ async def _health(_: Request) -> Response:
 
 
 def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
-    """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind body cap, allowlist and token."""
+    """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order."""
     patterns = options.host_patterns()
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -117,7 +129,8 @@ def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
         host=options.host,
     )
     manager = server.session_manager  # the one this app's lifespan must run, even if another app is built later
-    guarded: ASGIApp = ReadWholeBody(mcp_app)
+    guarded: ASGIApp = InFlightCap(ReadWholeBody(mcp_app), options.max_in_flight, RETRY_AFTER_SECONDS)
+    guarded = PostJsonOnly(guarded, MCP_PATH)
     if options.token is not None:
         guarded = BearerGuard(guarded, options.token)
     guarded = BodyCap(HostOriginGuard(guarded, patterns), options.max_body_bytes)
@@ -220,9 +233,9 @@ async def serve_http(
     port = int(sock.getsockname()[1])
 
     def on_started() -> None:
-        logger.info("HTTP server: serving MCP on http://%s:%d%s", options.host, port, MCP_PATH)
-        if ready is not None:
+        if ready is not None:  # first, so a caller's own start line is the first thing said once listening
             ready(port)
+        logger.info("HTTP server: serving MCP on http://%s:%d%s", options.host, port, MCP_PATH)
 
     uv = _Uvicorn(config, on_started)
     with sock, _stop_on_signals(uv):

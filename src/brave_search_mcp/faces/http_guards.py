@@ -1,4 +1,5 @@
-"""Pure ASGI guards for the HTTP transport: body cap, Host/Origin allowlist, bearer token.
+"""Pure ASGI guards for the HTTP transport: body cap, Host/Origin allowlist, bearer token, method and media type,
+requests in flight.
 
 Each answers a refusal with a bare status code and an empty body, so a refused caller learns nothing it could use.
 They know nothing of tools or MCP messages; ``http_app`` puts them in front of the SDK's app in a fixed order.
@@ -219,6 +220,63 @@ class BearerGuard(_Guard):
             await _refuse(send, 401, {"www-authenticate": "Bearer"})
             return
         await self.app(scope, receive, send)
+
+
+class PostJsonOnly(_Guard):
+    """The stateless endpoint takes POSTed JSON only: any other method is 405 (``Allow: POST``), any other body 415.
+
+    Without it a GET opens the SDK's server-to-client SSE stream, which a stateless server never writes to or ends
+    (a client hung on it for 24 minutes), and a DELETE asks to end a session that does not exist. Other paths pass,
+    so they keep their 404.
+    """
+
+    def __init__(self, app: ASGIApp, path: str) -> None:
+        super().__init__(app)
+        self.path = path
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a method other than POST, then a body not declared as JSON; hand on a lower-case media type."""
+        if scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await _refuse(send, 405, {"allow": "POST"})
+            return
+        declared = Headers(scope=scope).get("content-type", "")
+        media, _, parameters = declared.partition(";")
+        if media.strip().lower() != "application/json":
+            await _refuse(send, 415)
+            return
+        # Media types are case-insensitive; hand on the lower-case form so the SDK's exact-match check agrees.
+        value = ("application/json;" + parameters if parameters.strip() else "application/json").encode("latin-1")
+        headers = [(k, value if k == b"content-type" else v) for k, v in scope["headers"]]
+        await self.app({**scope, "headers": headers}, receive, send)
+
+
+class InFlightCap(_Guard):
+    """At most ``limit`` requests are served at once; the next is told 503 with ``Retry-After`` rather than queued.
+
+    uvicorn's own ``limit_concurrency`` counts idle keep-alive connections and health probes and sends no
+    ``Retry-After``; this counts only requests that passed every check before it, until their answer is sent.
+    One event loop runs every request, so a plain counter needs no lock.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, retry_after_seconds: int) -> None:
+        super().__init__(app)
+        self.limit = limit
+        self.retry_after = str(retry_after_seconds)
+        self.in_flight = 0
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request in a free slot, or refuse it at once when none is free."""
+        if self.in_flight >= self.limit:
+            await _refuse(send, 503, {"retry-after": self.retry_after})
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
 
 def sdk_security(patterns: tuple[HostPattern, ...]) -> TransportSecuritySettings:

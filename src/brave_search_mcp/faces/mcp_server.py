@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -27,6 +28,11 @@ from brave_search_mcp.tools.registry import enabled_tools, instructions
 from brave_search_mcp.usecases.contract import Progress, ToolSpec
 
 SERVER_NAME = "brave-search"
+# The tool list is fixed when the server is built (settings decide it) and never changes while it runs. An hour:
+# a host never lists twice in a working session, yet sees a restarted server's new list within the hour. "public":
+# every caller gets the same list (the HTTP token selects nothing).
+TOOLS_LIST_TTL_MS = 3_600_000
+TOOLS_LIST_CACHE = CacheHint(ttl_ms=TOOLS_LIST_TTL_MS, scope="public")
 
 
 @dataclass
@@ -159,4 +165,8 @@ def build_server(
         log_level="WARNING",
         tools=[_build_tool(spec, metas.get(spec.name)) for spec in specs],
         extensions=extensions or None,
+        cache_hints={"tools/list": TOOLS_LIST_CACHE},
+        # Nothing here ever changes, so no subscriptions/listen stream: 2026-07-28 sessions then read
+        # listChanged false (as 2025 sessions already do) and an HTTP host holds no stream open for nothing.
+        subscriptions=False,
     )

@@ -137,8 +137,11 @@ class SearxngProvider:
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
         self._cache_prefix = "searxng:" + hashlib.sha256(instance.encode()).hexdigest()[:16]
         auth = httpx2.BasicAuth(config.username, config.password or "") if config.username else None
+        # trust_env (and no transport outside tests): httpx2 itself reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and
+        # SSL_CERT_FILE / SSL_CERT_DIR, the corporate-network conventions (tests/test_proxies.py, README)
         self._client = httpx2.AsyncClient(
             transport=transport,
+            trust_env=True,
             auth=auth,
             timeout=config.timeout,
             follow_redirects=False,  # an external !!bang answers 302 to another site: never go there
