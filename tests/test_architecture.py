@@ -119,6 +119,13 @@ def test_rate_limiting_never_imports_brave() -> None:
             assert not {t for t in targets if t.startswith(("brave.", "providers.", "state."))}, module
 
 
+def test_the_url_reader_never_imports_brave() -> None:
+    """A page a model asked for is fetched with no Brave client, key or header anywhere near it."""
+    for module, targets in _graph().items():
+        if module.startswith("reader."):
+            assert not {t for t in targets if t.startswith(("brave.", "providers."))}, module
+
+
 def test_no_import_cycle_anywhere() -> None:
     graph = _graph()
     state: dict[str, int] = {}
