@@ -119,6 +119,7 @@ async def test_markdown_passes_through_and_has_an_outline(make_reader: MakeReade
     answer, _ = await read(make_reader(), site.url("/README.md"))
     assert answer["content"] == body
     assert [h["text"] for h in answer["headings"]] == ["Guide", "Setup", "Use"]
+    assert answer["title"] == "Guide"  # a markdown file's first top-level heading names it
     plain, _ = await read(make_reader(), site.url("/README.md"), format="text")
     assert plain["content"] == "Guide\n\nIntro with a link.\n\nSetup\n\nmake\n\nUse\n\nRun it."
 

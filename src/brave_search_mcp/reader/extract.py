@@ -56,6 +56,8 @@ def extract(*, url: str, final_url: str, kind: Kind, content_type: str, body: by
             markdown = _json(text)
         else:
             markdown = text
+            if kind == "markdown":  # a markdown file names itself in its first top-level heading
+                meta["title"] = next((line[2:] for line in markdown.splitlines() if line.startswith("# ")), None)
     cleaned = clean_layout(markdown, limit=MAX_DOCUMENT_CHARS + 1)
     truncated = len(cleaned) > MAX_DOCUMENT_CHARS
     if truncated:
