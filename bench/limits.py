@@ -97,7 +97,7 @@ async def lying_plan(calls: int = 50) -> LyingPlanResult:
             async with anyio.create_task_group() as tg:
                 for n in range(calls):
                     tg.start_soon(one, n)
-            rate = float(client.admission()["rate_in_force_per_second"])
+            rate = float((await client.admission())["rate_in_force_per_second"])
         refused = upstream.fake.rate_limited_count
     return LyingPlanResult(calls, sum(ok), refused, rate, time.perf_counter() - started)
 

@@ -54,7 +54,7 @@ class BraveSearch:
         stack = AsyncExitStack()
         try:
             client = await stack.enter_async_context(open_client(self.settings, transport=self._transport))
-            others = other_providers(self.settings)
+            others = other_providers(self.settings, client.limits.state)
             for provider in others.values():
                 stack.push_async_callback(provider.aclose)
             self._tools = build_tools(self.settings, client, others=others)

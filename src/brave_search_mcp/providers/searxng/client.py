@@ -37,9 +37,11 @@ from brave_search_mcp.models.errors import (
     WarningCode,
 )
 from brave_search_mcp.models.inputs import SearchType
-from brave_search_mcp.providers.limiter import SlidingWindowLimiter
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, EnginesUnavailable, page_from_answer
+from brave_search_mcp.ratelimit.limiter import Limiter
+from brave_search_mcp.ratelimit.plan import EXACT
+from brave_search_mcp.state.memory import memory_limiter
 from brave_search_mcp.upstream.bodies import read_capped
 
 __all__ = ["SearxngConfig", "SearxngProvider", "build_params"]
@@ -197,11 +199,17 @@ class SearxngProvider:
         transport: httpx2.AsyncBaseTransport | None = None,
         clock: Clock = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        limiter: Limiter | None = None,
     ) -> None:
         self.config = config
         self._clock = clock
         self._sleep = sleep
-        self._limiter = SlidingWindowLimiter(config.rate, config.rate_window, clock=clock, sleep=sleep)
+        # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
+        # provider queues in one of its own on its clock: at most ``rate`` starts per ``rate_window``, exactly
+        self._limiter = limiter or memory_limiter(
+            "searxng", rate=config.rate / config.rate_window, burst=config.rate, clock=clock, sleep=sleep, margin=EXACT,
+            label="SearXNG",
+        )  # fmt: skip
         auth = httpx2.BasicAuth(config.username, config.password or "") if config.username else None
         self._client = httpx2.AsyncClient(
             transport=transport,
@@ -240,7 +248,7 @@ class SearxngProvider:
         async def one_attempt() -> dict[str, Any]:
             nonlocal attempt
             attempt += 1
-            await self._limiter.acquire(deadline)
+            await self._limiter.acquire(deadline=self._on_limiter_clock(deadline))
             return await self._attempt(params, deadline)
 
         def should_retry(exc: BaseException) -> bool:
@@ -262,6 +270,9 @@ class SearxngProvider:
             exc.details.setdefault("attempts", attempt)
             raise
         return data, attempt
+
+    def _on_limiter_clock(self, deadline: float | None) -> float | None:
+        return None if deadline is None else self._limiter.clock() + (deadline - self._clock())
 
     async def _attempt(self, params: dict[str, str], deadline: float | None) -> dict[str, Any]:
         timeout = self.config.timeout
