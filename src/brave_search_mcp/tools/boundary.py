@@ -192,6 +192,10 @@ class ToolBoundary:
             structured = out.dump() if isinstance(out, Envelope) else out
             outcome = ToolOutcome(name, structured, text, False, trace_id)
         except BraveSearchError as exc:
+            sent = exc.details.get("attempts")
+            if isinstance(sent, int) or facts.attempts:  # one count of requests sent, in the envelope and the log
+                facts.attempts = max(facts.attempts, sent if isinstance(sent, int) else 0)
+                exc.details["attempts"] = facts.attempts
             outcome = error_outcome(name, exc, trace_id)
             code = exc.code.value
             facts.upstream_status = facts.upstream_status or exc.details.get("status")
