@@ -81,7 +81,7 @@ async def queue_fail_fast(calls: int = 200, deadline: float = 10.0) -> QueueResu
 
 
 async def lying_plan(calls: int = 50) -> LyingPlanResult:
-    """Slow start towards the advertised plan, halving on the 429s that contradict it."""
+    """A fresh key: one probe, then the advertised 20/s spread evenly, halving on the 429s that contradict it."""
     started = time.perf_counter()
     with FakeBraveServer(rate_per_second=5) as upstream:
         upstream.fake.advertised_rate_per_second = 20

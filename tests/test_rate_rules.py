@@ -34,6 +34,8 @@ def test_a_key_never_seen_sends_one_request_alone_then_runs_at_the_reported_rate
     assert first.granted and first.plan.probe_until == NOW + PROBE_HOLD_SECONDS
     second = decide(ask, first.plan, [NOW], NOW + 0.01)
     assert (second.granted, second.reason, second.ready) == (False, PROBE, NOW + PROBE_HOLD_SECONDS)
+    assert decide(ask, first.plan, [NOW], NOW + PROBE_HOLD_SECONDS).granted  # a probe whose process died
+    assert decide(ask, first.plan.probe_released(), [NOW], NOW + 0.01).granted  # one that failed without headers
     learned = first.plan.learned_as(20, 20)
     assert learned.probe_until == NEVER and learned.in_force(NOW) == (20.0, 1)  # its rate, one start at a time
     assert decide(ask, learned, [NOW], NOW + 0.01).granted is False
@@ -49,7 +51,8 @@ def test_whole_bursts_only_once_the_plan_is_confirmed_by_clean_answers() -> None
     assert plan.in_force(NOW) == (20.0, 20)
     assert plan.learned_as(20, 20) is plan  # every answer repeats the plan: nothing changes
     assert plan.learned_as(10, 10).in_force(NOW) == (10.0, 10)  # a lower plan needs no confirmation
-    assert plan.learned_as(50, 50).in_force(NOW) == (50.0, 1)  # a higher one does
+    assert plan.learned_as(50, 50).in_force(NOW) == (50.0, 2)  # a higher one does: spread, 1/20 s of it at once
+    assert PlanState.unknown().learned_as(1000, 1000).in_force(NOW) == (1000.0, 50)
     ask = Ask("k")
     assert decide(ask, plan, [NOW] * 19, NOW).granted
     assert decide(ask, plan, [NOW] * 20, NOW).ready == NOW + horizon(20, 20)

@@ -130,7 +130,7 @@ class Admission:
 
     # -- before a request -----------------------------------------------------------------------
 
-    def check(self, deadline: float | None) -> None:
+    def check(self, deadline: float | None, *, queue: bool = True) -> None:
         """Refuse at once, by the plan last seen, what cannot go out in time (nothing is sent on refusal)."""
         now = self.limiter.clock()
         plan = self.limiter.plan
@@ -146,7 +146,7 @@ class Admission:
                 "wait; nothing was sent. Retry after that.",
                 pause,
             )
-        start = self.limiter.estimate()
+        start = self.limiter.estimate() if queue else None
         margin = min(START_MARGIN_SECONDS, max(0.0, end - now) / 10)
         if start is not None and start > now and start > end - margin:
             rate = self.limiter.in_force()
@@ -160,7 +160,7 @@ class Admission:
 
     async def admit(self, deadline: float | None, *, queue: bool = True) -> bool:
         """Check, book the spending cap, then wait in the queue; True when a request was booked (``settle`` it)."""
-        self.check(deadline)
+        self.check(deadline, queue=queue)
         booked = False
         if self.budget is not None:
             await self.budget.book()

@@ -3,8 +3,8 @@
 A plan is what an upstream allows (``rate`` requests per second, ``burst`` inside one window). For Brave it
 is learned from the answers' headers: a key never seen has no plan, so its first request goes alone (the
 *probe*) and the answer's headers set the plan at once; no slow start. Headers can lie, so a freshly learned
-plan is used at its rate but one start at a time (evenly spaced) until ``burst`` clean answers have come
-back at it; then whole bursts may start together. A 429 the plan did not predict halves the rate in force
+plan is used at its rate but spread evenly (1/20 s worth of it at a time) until ``burst`` clean answers have
+come back at it; then whole bursts may start together. A 429 the plan did not predict halves the rate in force
 (once per second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
 
 ``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
@@ -30,6 +30,7 @@ RECOVERY_PERIOD_SECONDS = 60.0
 PROBE_HOLD_SECONDS = 10.0  # a probe whose answer never came (its process died) frees the next one after this
 QUOTA_TRIAL_SECONDS = 600.0  # default: while the month is spent, one request goes through this often
 KEEP_STARTS_SECONDS = 10.0  # backends forget starts older than this (and than the window)
+SPREAD_SECONDS = 0.05  # an unconfirmed or penalised plan starts at most this long's share of its rate at once
 
 OK, WINDOW, PAUSED, PROBE, QUOTA = "ok", "window", "paused", "probe", "quota"
 
@@ -66,7 +67,8 @@ class PlanState:
         return self.plan_rate is not None
 
     def in_force(self, now: float) -> tuple[float, int] | None:
-        """(rate, burst) allowed at ``now``; None while no plan is known. Unverified or penalised: one at a time."""
+        """(rate, burst) allowed at ``now``; None while no plan is known. Unconfirmed or penalised: spread evenly
+        (as many at once as ``SPREAD_SECONDS`` of the rate allow, at least one)."""
         if self.plan_rate is None:
             return None
         rate = self.plan_rate
@@ -75,7 +77,7 @@ class PlanState:
             rate = min(rate, self.penalty_rate * RECOVERY_FACTOR**minutes)
         if rate >= self.plan_rate and self.clean >= self.plan_burst:
             return self.plan_rate, self.plan_burst
-        return rate, 1
+        return rate, max(1, min(self.plan_burst, math.floor(rate * SPREAD_SECONDS)))
 
     def pinned(self, limits: tuple[float, int] | None) -> PlanState:
         """This plan with an explicit setting's rate and burst in force (pauses and the quota gate still apply)."""

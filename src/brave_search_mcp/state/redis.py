@@ -19,6 +19,7 @@ from brave_search_mcp.ratelimit.plan import (
     PROBE_HOLD_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
+    SPREAD_SECONDS,
     Ask,
     Decision,
     PlanState,
@@ -39,13 +40,15 @@ PREFIX = "brave-search-mcp:"
 # this script and the Python rule on the same inputs and demands the same decisions. A plan is a hash of
 # PlanState's fields (an absent field is None / never).
 # KEYS: own plan, own starts[, shared plan, shared starts].  ARGV: now, initial plan (JSON), member, margin
-# factor, margin seconds, keep seconds, recovery factor, recovery period, probe hold, pinned rate, pinned burst.
+# factor, margin seconds, keep seconds, recovery factor, recovery period, probe hold, pinned rate, pinned burst,
+# spread seconds.
 # Returns {granted 1/0, ready, reason, plan as field/value pairs}.
 _RESERVE = """
 local NEVER = -math.huge
 local now = tonumber(ARGV[1])
 local MF, MS, KEEP = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local RF, RP, HOLD = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local SPREAD = tonumber(ARGV[12])
 local function load(key)
   local raw = redis.call('HGETALL', key)
   if #raw == 0 then return nil end
@@ -69,7 +72,7 @@ local function in_force(p)
     rate = math.min(rate, p.penalty_rate * RF ^ minutes)
   end
   if rate >= p.plan_rate and (p.clean or 0) >= burst then return p.plan_rate, burst end
-  return rate, 1
+  return rate, math.max(1, math.min(burst, math.floor(rate * SPREAD)))
 end
 local function recent(key, rate, burst)
   local h = 0
@@ -220,6 +223,7 @@ class RedisStore:
             repr(RECOVERY_PERIOD_SECONDS),
             repr(PROBE_HOLD_SECONDS),
             *pinned,
+            repr(SPREAD_SECONDS),
         ]
         granted, ready, reason, flat = await self._call(lambda: self._reserve(keys=keys, args=args))
         return Decision(bool(granted), float(ready), _text(reason), plan_of(flat))
