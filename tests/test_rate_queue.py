@@ -15,6 +15,7 @@ from brave_search_mcp.ratelimit.limiter import Limiter
 from brave_search_mcp.ratelimit.plan import PlanState
 from brave_search_mcp.state.memory import memory_limiter
 from testkit.clock import FakeClock as FakeTime
+from tests.test_cache import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -52,15 +53,6 @@ class GatedTime(FakeTime):
 def Throttle(rate: float, burst: int, *, clock: Callable[[], float], sleep: Callable[[float], Any]) -> Limiter:
     """A queue of this process with a known plan (the tests below predate the shared limiter's name)."""
     return memory_limiter("t", rate=rate, burst=burst, clock=clock, sleep=sleep)
-
-
-async def wait_until(condition: Callable[[], bool]) -> None:
-    """Let other tasks run until ``condition`` holds (bounded)."""
-    for _ in range(1000):
-        if condition():
-            return
-        await anyio.lowlevel.checkpoint()
-    raise AssertionError("condition never became true")
 
 
 async def test_ten_callers_at_one_per_second_start_in_order_one_window_apart() -> None:

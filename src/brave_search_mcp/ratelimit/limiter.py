@@ -53,17 +53,8 @@ class GateClosed(Exception):
         self.plan = plan
 
 
-@runtime_checkable
-class SlotStore(Protocol):
-    """What a state backend stores for rate limiting: plans, recent starts, monthly counters (atomically)."""
-
-    name: str
-    shared: bool  # other processes use the same numbers (poll with jitter; the plan may change elsewhere)
-
-    @property
-    def degraded(self) -> bool:
-        """A shared store is down and this process runs on its own memory meanwhile."""
-        ...
+class SlotNumbers(Protocol):
+    """The rate limiter's numbers a store keeps: plans, recent starts, monthly counters (each call atomic)."""
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """Run ``plan.decide`` on the stored plan(s) and starts; record the start when granted."""
@@ -83,6 +74,19 @@ class SlotStore(Protocol):
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted so far."""
+        ...
+
+
+@runtime_checkable
+class SlotStore(SlotNumbers, Protocol):
+    """What a state backend hands the limiter: the numbers, its name, and whether they are shared and healthy."""
+
+    name: str
+    shared: bool  # other processes use the same numbers (poll with jitter; the plan may change elsewhere)
+
+    @property
+    def degraded(self) -> bool:
+        """A shared store is down and this process runs on its own memory meanwhile."""
         ...
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
-from brave_search_mcp.ratelimit.plan import WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS, Ask, PlanState, check_limits
+from brave_search_mcp.ratelimit.plan import Ask, PlanState, check_limits
 
 Fetch = Callable[[], Awaitable[bytes]]
 
@@ -79,18 +79,9 @@ class StateBackend(Protocol):
     records: RecordStore
 
     def limiter(
-        self,
-        upstream: str,
-        *,
-        rate: float | None,
-        burst: int = 1,
-        family: str = "",
-        primary: str | None = None,
-        pinned: tuple[float, int] | None = None,
-        margin: tuple[float, float] = (WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS),
-        label: str | None = None,
+        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
     ) -> Limiter:
-        """The queue of ``upstream``'s ``family`` (one per process); see ``LimiterFactory.limiter``."""
+        """The queue of ``upstream``'s family (one per process); see ``LimiterFactory.limiter``."""
         ...
 
     def health(self) -> dict[str, Any]:
@@ -113,27 +104,19 @@ class LimiterFactory:
         self._limiters: dict[str, Limiter] = {}
 
     def limiter(
-        self,
-        upstream: str,
-        *,
-        rate: float | None,
-        burst: int = 1,
-        family: str = "",
-        primary: str | None = None,
-        pinned: tuple[float, int] | None = None,
-        margin: tuple[float, float] = (WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS),
-        label: str | None = None,
+        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
     ) -> Limiter:
-        """The queue of ``upstream``'s ``family``: ``rate``/``burst`` is a known plan (None: learn it, probing
-        first) that applies until another is stored; ``pinned`` an explicit setting that wins over any."""
+        """The queue of ``upstream``'s family: ``rate``/``burst`` is a known plan (None: learn it, probing first)
+        that applies until another is stored; ``ask`` the rest of an ``Ask``: ``family``, ``primary`` (the key's
+        one window), ``pinned`` (an explicit setting, which wins over any plan), ``margin``."""
         if rate is not None:
             check_limits(rate, burst)
-        if pinned is not None:
-            check_limits(*pinned)
+        if ask.get("pinned") is not None:
+            check_limits(*ask["pinned"])
         init = PlanState.unknown() if rate is None else PlanState.known(rate, burst)
-        ask = Ask(upstream, family, init, primary, pinned, margin)
-        found = self._limiters.get(ask.own)
+        wanted = Ask(upstream, init=init, **ask)
+        found = self._limiters.get(wanted.own)
         if found is None:
-            found = Limiter(self.slots, ask, clock=self.clock, sleep=self.sleep, label=label or upstream)
-            self._limiters[ask.own] = found
+            found = Limiter(self.slots, wanted, clock=self.clock, sleep=self.sleep, label=label or upstream)
+            self._limiters[wanted.own] = found
         return found

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 
 from brave_search_mcp.clock import Clock
-from brave_search_mcp.ratelimit.limiter import SlotStore
+from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
 from brave_search_mcp.state.base import (
     LEASE_SECONDS,
@@ -38,31 +38,11 @@ MAX_POLLS = 100_000  # bound on any wait loop
 MAX_LEASE_POLL_SECONDS = 0.1
 
 
-class Store(Protocol):
+class Store(SlotNumbers, Protocol):
     """What a shared backend must do atomically; every method raises StoreUnavailable when the store fails."""
 
     def location(self) -> str:
         """Where the state lives, without secrets."""
-        ...
-
-    async def reserve(self, ask: Ask, now: float) -> Decision:
-        """``plan.decide`` on the stored plan(s) and starts, recording the start when granted (atomic)."""
-        ...
-
-    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
-        """Apply ``change`` to the stored plan of ``ask``'s family atomically and return the result."""
-        ...
-
-    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
-        """Count one request unless ``cap`` is reached (atomic); (booked, count after)."""
-        ...
-
-    async def unbook(self, counter: str) -> None:
-        """Give one booked request back."""
-        ...
-
-    async def count(self, counter: str, now: float) -> int:
-        """Requests counted."""
         ...
 
     async def cache_get(self, key: str, now: float) -> bytes | None:
@@ -150,46 +130,39 @@ class SharedSlots:
         """True while the store is down (calls run on this process's memory)."""
         return self._b.guard.degraded
 
+    async def _either(self, on_store: Callable[[], Awaitable[T]], in_memory: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await self._b.guard.call(on_store)
+        except StoreUnavailable:
+            return await in_memory()
+
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """The store's decision; memory's while the store is down."""
-        b = self._b
-        try:
-            return await b.guard.call(lambda: b.store.reserve(ask, now))
-        except StoreUnavailable:
-            return await self._fallback.reserve(ask, now)
+        return await self._either(lambda: self._b.store.reserve(ask, now), lambda: self._fallback.reserve(ask, now))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Change the stored plan (and memory's, so an outage still knows it)."""
-        b = self._b
         local = await self._fallback.modify(ask, change)
-        try:
-            return await b.guard.call(lambda: b.store.modify(ask, change))
-        except StoreUnavailable:
-            return local
+        return await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(local))
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
         """Count in the store; in memory while it is down (the cap then holds per process)."""
-        b = self._b
-        try:
-            return await b.guard.call(lambda: b.store.book(counter, cap, expires, now))
-        except StoreUnavailable:
-            return await self._fallback.book(counter, cap, expires, now)
+        return await self._either(
+            lambda: self._b.store.book(counter, cap, expires, now),
+            lambda: self._fallback.book(counter, cap, expires, now),
+        )
 
     async def unbook(self, counter: str) -> None:
         """Give one back in the store (memory while it is down)."""
-        b = self._b
-        try:
-            await b.guard.call(lambda: b.store.unbook(counter))
-        except StoreUnavailable:
-            await self._fallback.unbook(counter)
+        await self._either(lambda: self._b.store.unbook(counter), lambda: self._fallback.unbook(counter))
 
     async def count(self, counter: str, now: float) -> int:
         """The store's count (memory's while it is down)."""
-        b = self._b
-        try:
-            return await b.guard.call(lambda: b.store.count(counter, now))
-        except StoreUnavailable:
-            return await self._fallback.count(counter, now)
+        return await self._either(lambda: self._b.store.count(counter, now), lambda: self._fallback.count(counter, now))
+
+
+async def _ready(value: T) -> T:
+    return value
 
 
 class SharedStoreCache:
