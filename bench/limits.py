@@ -81,7 +81,7 @@ async def queue_fail_fast(calls: int = 200, deadline: float = 10.0) -> QueueResu
 
 
 async def lying_plan(calls: int = 50) -> LyingPlanResult:
-    """Slow start towards the advertised plan, halving on the 429s that contradict it."""
+    """A fresh key: one probe, then the advertised 20/s spread evenly, halving on the 429s that contradict it."""
     started = time.perf_counter()
     with FakeBraveServer(rate_per_second=5) as upstream:
         upstream.fake.advertised_rate_per_second = 20
@@ -97,7 +97,7 @@ async def lying_plan(calls: int = 50) -> LyingPlanResult:
             async with anyio.create_task_group() as tg:
                 for n in range(calls):
                     tg.start_soon(one, n)
-            rate = float(client.admission()["rate_in_force_per_second"])
+            rate = float((await client.admission())["rate_in_force_per_second"])
         refused = upstream.fake.rate_limited_count
     return LyingPlanResult(calls, sum(ok), refused, rate, time.perf_counter() - started)
 

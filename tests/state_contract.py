@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from brave_search_mcp.models.errors import RateLimited
-from brave_search_mcp.ratelimit.limiter import SlotUnavailable
+from brave_search_mcp.ratelimit.limiter import GateClosed, SlotUnavailable
 from brave_search_mcp.state.base import StateBackend
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
@@ -21,10 +21,10 @@ HORIZON = BURST / RATE * 1.03 + 0.005
 
 
 async def starts_of(
-    backend: StateBackend, clock: FakeClock, n: int, *, rate: float = RATE, burst: int = BURST
+    backend: StateBackend, clock: FakeClock, n: int, *, rate: float | None = RATE, burst: int = BURST
 ) -> list[float]:
     """Acquire ``n`` times one after another and return the clock at each start."""
-    limiter = backend.limiter("brave", rate=rate, burst=burst)
+    limiter = backend.limiter("brave", rate=rate, burst=burst, family="search" if rate is None else "")
     out = []
     for _ in range(n):
         await limiter.acquire()
@@ -59,14 +59,14 @@ async def deadline_fails_fast(backend: StateBackend, clock: FakeClock) -> None:
 
 
 async def penalize_halves_and_recovers(backend: StateBackend, clock: FakeClock) -> None:
-    """A contradicting 429 halves the rate in force (once per window); clean minutes bring it back 10 % each."""
+    """A contradicting 429 halves the rate in force (once per second); clean minutes bring it back 10 % each."""
     limiter = backend.limiter("brave", rate=RATE, burst=BURST)
-    await limiter.penalize()
+    await limiter.change(lambda p: p.penalized(clock()))
     snap = await limiter.snapshot()
     assert snap["rate"] == RATE / 2 and snap["plan_rate"] == RATE and snap["penalized"] is True
-    await limiter.penalize()  # same window: a burst of 429s from one overload counts once
+    await limiter.change(lambda p: p.penalized(clock()))  # same second: a burst of 429s from one overload counts once
     assert (await limiter.snapshot())["rate"] == RATE / 2
-    # the slower rate is what the window enforces now: burst 2 at 10 rps
+    # the slower rate is what the window enforces now, one start at a time
     t0 = clock()
     starts = await starts_of(backend, clock, 3)
     assert starts[2] - t0 >= 2 / (RATE / 2) * 1.03
@@ -81,45 +81,100 @@ async def penalty_has_a_floor(backend: StateBackend, clock: FakeClock) -> None:
     """However many 429s, the rate stays at or above 0.5 rps."""
     limiter = backend.limiter("brave", rate=1.0, burst=1)
     for _ in range(6):
-        await limiter.penalize()
+        await limiter.change(lambda p: p.penalized(clock()))
         await clock.sleep(10)
     assert (await limiter.snapshot())["rate"] == 0.5
 
 
-async def update_learns_plan(backend: StateBackend, clock: FakeClock) -> None:
-    """A higher plan from headers is approached by slow start (doubling per second), then fully used."""
-    limiter = backend.limiter("brave", rate=1.0, burst=1)
-    await limiter.update(50.0, 50)
-    snap = await limiter.snapshot()
-    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["plan_burst"]) == (1.0, 1, 50.0, 50)
+async def probe_then_learned_plan(backend: StateBackend, clock: FakeClock) -> None:
+    """A key never seen: one request alone; the others wait for its answer, then go at the plan's rate."""
+    limiter = backend.limiter("brave", rate=None, family="search")
+    assert (await limiter.snapshot())["rate"] is None
     t0 = clock()
-    starts = await starts_of(backend, clock, 2, rate=1.0, burst=1)
-    assert starts[1] - t0 >= 1.0  # the reservation itself honours the ramp: still 1 rps in the first second
-    assert (await limiter.snapshot())["rate"] == 2.0
-    await limiter.update(50.0, 50)  # every answer repeats the plan: that must not restart the ramp
-    await clock.sleep(5.0)
+    await limiter.acquire()  # the probe
+    waiting: list[float] = []
+
+    async def second() -> None:
+        await limiter.acquire()
+        waiting.append(clock())
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(second)
+        await clock.sleep(0.2)  # the probe's round trip; the second caller polls meanwhile
+        assert waiting == []
+        await limiter.change(lambda p: p.learned_as(50.0, 50))
+    assert t0 + 0.2 <= waiting[0] < t0 + 5.0  # freed by the answer, not by the probe's 10 s hold
     snap = await limiter.snapshot()
-    assert (snap["rate"], snap["burst"], snap["penalized"]) == (50.0, 50, False)
-    t0 = clock()
-    starts = await starts_of(backend, clock, 10, rate=1.0, burst=1)
-    assert starts[-1] == t0  # ten at once: the learned burst, not the start value of 1
-    await limiter.update(5.0, 5)  # a lower plan applies at once
+    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["confirmed"]) == (50.0, 2, 50.0, False)
+    for _ in range(50):
+        await limiter.change(lambda p: p.confirmed(clock()))
+    await clock.sleep(2.0)
+    t1 = clock()
+    assert [t - t1 for t in await starts_of(backend, clock, 10, rate=None)] == [0.0] * 10  # confirmed: one burst
+    await limiter.change(lambda p: p.learned_as(5.0, 5))  # a lower plan applies at once
     assert (await limiter.snapshot())["rate"] == 5.0
     with pytest.raises(ValueError):
-        await limiter.update(0.0, 1)
+        await limiter.change(lambda p: p.learned_as(0.0, 1))
 
 
 async def block_until_pauses(backend: StateBackend, clock: FakeClock) -> None:
-    """After Brave says the window is spent, no start happens before the given time."""
+    """After the upstream says the window is spent, no start happens before the given time."""
     limiter = backend.limiter("brave", rate=RATE, burst=BURST)
     until = clock() + 2.5
-    await limiter.block_until(until)
+    await limiter.change(lambda p: p.blocked(until))
     assert (await limiter.snapshot())["blocked_until"] == until
     await limiter.acquire()
     assert clock() >= until
-    await limiter.block_until(clock() + 5)
+    later = clock() + 5
+    await limiter.change(lambda p: p.blocked(later))
     with pytest.raises(SlotUnavailable):
         await limiter.acquire(deadline=clock() + 1)
+
+
+async def other_family_fits_the_keys_window(backend: StateBackend, clock: FakeClock) -> None:
+    """An Answers request waits for the key's search window too, and counts in it (one window per key)."""
+    search = backend.limiter("key", rate=1.0, burst=1, family="search", primary="search")
+    answers = backend.limiter("key", rate=2.0, burst=2, family="answers", primary="search")
+    t0 = clock()
+    await search.acquire()
+    await answers.acquire()
+    assert clock() - t0 == pytest.approx(1.035, abs=0.01)  # the key's 1/s window, not only the answers' own 2/s
+    await search.acquire()
+    assert clock() - t0 == pytest.approx(2.07, abs=0.02)  # and the answer's start counted in the key's window
+
+
+async def quota_gate_half_opens(backend: StateBackend, clock: FakeClock) -> None:
+    """A spent month refuses starts until the reset, except one trial every ``every`` seconds (all processes)."""
+    limiter = backend.limiter("brave", rate=RATE, burst=BURST)
+    now = clock()
+    await limiter.change(lambda p: p.quota_closed(now + 16 * 86400, now, 600.0))
+    with pytest.raises(GateClosed) as closed:
+        await limiter.acquire()
+    assert closed.value.wait == pytest.approx(600.0)
+    await clock.sleep(600)
+    await limiter.acquire()  # the trial
+    with pytest.raises(GateClosed):
+        await limiter.acquire()  # the next trial is 10 minutes away again
+    await limiter.change(lambda p: p.quota_opened())  # the trial was answered: a new month or a bigger plan
+    await limiter.acquire()
+
+
+async def month_counter_books_to_the_cap(backend: StateBackend, clock: FakeClock) -> None:
+    """Bookings stop at the cap; a request given back frees its place; the counter expires."""
+    slots = backend.slots
+    now = clock()
+    assert [await slots.book("k:month:2026-11", 2, now + 100, now) for _ in range(3)] == [
+        (True, 1),
+        (True, 2),
+        (False, 2),
+    ]
+    await slots.unbook("k:month:2026-11")
+    assert await slots.count("k:month:2026-11", now) == 1
+    assert await slots.book("k:month:2026-11", None, now + 100, now) == (True, 2)
+    assert await slots.count("other", now) == 0
+    if backend.name != "redis":  # Redis expires keys on its own (real) clock
+        await clock.sleep(101)
+        assert await slots.count("k:month:2026-11", clock()) == 0
 
 
 async def cache_single_flight(backend: StateBackend) -> None:
@@ -179,7 +234,11 @@ def two_processes_share_one_limiter(url: str, granted: Callable[[], list[float]]
     returns, can lag by however long a loaded machine leaves the process unscheduled, and would then show three
     starts in one window where the limiter granted two.
     """
-    results = run_workers(2, "--url", url, "--mode", "acquire", "--count", "6", "--rate", "20", "--burst", "2")
+    # A long barrier: the store forgets starts older than its window, so both processes must really overlap
+    # even when a loaded machine takes seconds to start one of them.
+    results = run_workers(
+        2, "--url", url, "--mode", "acquire", "--count", "6", "--rate", "20", "--burst", "2", barrier=6.0
+    )
     assert sum(len(r["starts"]) for r in results) == 12 and all(not r["errors"] for r in results)
     starts = sorted(granted())
     assert len(starts) == 12

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.anyio
 
 
 def adaptive_client(fake: FakeBrave, clock: FakeClock, **overrides: Any) -> BraveClient:
-    """A client that starts at the safe 1/s and learns the plan, as a fresh server does."""
-    settings = make_settings(rate_limit=None, burst=None, **overrides)
+    """A client that learns the plan from Brave's headers, as a fresh server with no shared state does."""
+    settings = make_settings(**{"rate_limit": None, "burst": None, **overrides})
     return BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep)
 
 
@@ -29,7 +29,10 @@ async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> N
     fake = FakeBrave(rate_per_second=1, clock=clock)
     outcomes: list[tuple[str, float]] = []
     waits_ms: list[int] = []
+    said: list[tuple[int, bool]] = []
     async with adaptive_client(fake, clock) as client:
+        await client.get(Endpoint.WEB, [("q", "learns the 1/s plan")])
+        await clock.sleep(2.0)
 
         async def one(n: int) -> None:
             started = clock()
@@ -39,6 +42,7 @@ async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> N
             except errors.RateLimited as exc:
                 outcomes.append(("RATE_LIMITED", clock() - started))
                 waits_ms.append(exc.details["retry_after_ms"] if exc.retryable else -1)
+                said.append((exc.details["attempts"], "nothing was sent" in exc.message))
 
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
@@ -50,7 +54,8 @@ async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> N
     assert len(refused) == 10 - len(succeeded)
     assert all(t == 0.0 for t in refused)  # refused at once: no virtual time spent waiting
     assert all(ms >= 1000 for ms in waits_ms)  # retryable, with how long to wait
-    assert fake.rate_limited_count == 0 and fake.hits("/web/search") == len(succeeded)
+    assert set(said) == {(0, True)}  # no attempt, and the message says so
+    assert fake.rate_limited_count == 0 and fake.hits("/web/search") == len(succeeded) + 1
 
 
 async def test_a_plan_header_that_overstates_the_rate_costs_only_a_few_429s() -> None:
@@ -62,7 +67,7 @@ async def test_a_plan_header_that_overstates_the_rate_costs_only_a_few_429s() ->
             async with anyio.create_task_group() as tg:
                 for n in range(50):
                     tg.start_soon(client.get, Endpoint.WEB, [("q", f"lying plan {n}")])
-        snapshot = client.admission()
+        snapshot = await client.admission()
     assert fake.hits("/web/search") - fake.rate_limited_count == 50  # every call got its answer
     assert fake.rate_limited_count <= 5
     assert snapshot["plan_per_second"] == 20.0
@@ -91,8 +96,8 @@ async def test_a_used_up_month_fails_fresh_queries_fast_but_serves_cached_ones()
     assert fake.hits() == hits  # the second fresh query sent nothing
     assert not again.is_error and again.structured["meta"]["cached"] is True
     report = status.structured
-    assert report["status"] == "degraded"
-    assert report["reasons"][0].startswith("the monthly quota is used up; it resets at")
+    assert report["status"] == "paused"  # never "ok" while the gate holds
+    assert report["reasons"][0].startswith("Brave: the monthly quota is used up; it resets at")
     assert report["throttle"]["quota_exhausted"]["resets_in_seconds"] == pytest.approx(7200, abs=1)
 
 
@@ -104,7 +109,7 @@ async def test_a_refused_call_is_not_retried_into_its_deadline(deadline: float) 
     fake = FakeBrave(rate_per_second=1000, clock=clock)
     outcomes: list[tuple[str, float]] = []
     sent_for_refused: list[int] = []
-    async with adaptive_client(fake, clock) as client:
+    async with adaptive_client(fake, clock, rate_limit=1.0, burst=1) as client:  # a known 1/s: refusals happen
 
         async def one(n: int) -> None:
             started = clock()

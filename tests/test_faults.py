@@ -295,8 +295,8 @@ async def run_case(h: Harness, fault: Fault, target: str) -> None:
             # A used-up month closes the gate for the key: later probes fail at once, sending nothing.
             later = list(SEARCH_TYPES)[list(SEARCH_TYPES).index(sub) :]
             assert all(probes[name]["code"] == "QUOTA_EXCEEDED" for name in later)
-            assert report["status"] == "degraded"
-            assert report["reasons"][0].startswith("the monthly quota is used up")
+            assert report["status"] == "paused"  # the quota gate holds: never "ok" (issue 22 item 1)
+            assert report["reasons"][0].startswith("Brave: the monthly quota is used up")
             hits_before = h.fake.hits(path)
             after = await h.call(tool, again)
             assert all(p["code"] == "QUOTA_EXCEEDED" for p in after.structured["probe"])

@@ -1,4 +1,4 @@
-"""The per-process backend keeps today's throttle and cache behaviour behind the shared interface; URLs and paths."""
+"""The per-process backend keeps the limiter's numbers and the cache behind the shared interface; URLs and paths."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.config import default_state_path, parse_state_url
-from brave_search_mcp.ratelimit.plan import PlanState
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
@@ -19,8 +18,11 @@ CASES: list[Callable[[StateBackend, FakeClock], Awaitable[None]]] = [
     contract.deadline_fails_fast,
     contract.penalize_halves_and_recovers,
     contract.penalty_has_a_floor,
-    contract.update_learns_plan,
+    contract.probe_then_learned_plan,
     contract.block_until_pauses,
+    contract.other_family_fits_the_keys_window,
+    contract.quota_gate_half_opens,
+    contract.month_counter_books_to_the_cap,
 ]
 
 
@@ -84,13 +86,6 @@ async def test_same_upstream_gets_the_same_limiter_and_bad_limits_are_refused(cl
     for rate, burst in [(0, 1), (-1, 1), (float("nan"), 1), (1, 0), (1, 1.5), (True, 1)]:
         with pytest.raises(ValueError):
             backend.limiter(f"u{rate}{burst}", rate=rate, burst=burst)  # type: ignore[arg-type]
-
-
-def test_plan_state_round_trips_through_json() -> None:
-    plan = PlanState.initial(2, 2).penalized(100.0).blocked(150.0).learned(20, 20, 160.0)
-    assert plan.ramp_rate is not None
-    assert PlanState.from_json(plan.to_json()) == plan
-    assert PlanState.from_json(PlanState.initial(1, 1).to_json()) == PlanState.initial(1, 1)
 
 
 @pytest.mark.parametrize(

@@ -150,7 +150,7 @@ def test_two_processes_share_one_limiter(redis_url: str) -> None:
 
     def granted() -> list[float]:
         with redis.Redis.from_url(redis_url) as r:
-            return [score for _member, score in r.zrange("brave-search-mcp:starts:brave", 0, -1, withscores=True)]
+            return [score for _member, score in r.zrange("brave-search-mcp:starts:brave|", 0, -1, withscores=True)]
 
     contract.two_processes_share_one_limiter(redis_url, granted)
 

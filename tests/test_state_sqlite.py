@@ -63,13 +63,13 @@ async def test_cache_and_plan_survive_a_restart_and_expire(clock: FakeClock, tmp
     path = tmp_path / "deep" / "dir" / "s.db"  # missing directories are created
     first = await _sqlite(path, clock)
     await first.cache.get_or_fetch("k", lambda: _value(b"kept"), 30.0)
-    await first.limiter("brave", rate=1, burst=1).update(20, 20)
+    await first.limiter("brave", rate=None, family="search").change(lambda p: p.learned_as(20, 20))
     await first.records.put("breaker", {"state": "open"}, ttl=30)
     await first.aclose()
     second = await _sqlite(path, clock)
     try:
         assert await second.cache.get_or_fetch("k", lambda: _value(b"new"), 30.0) == (b"kept", True)
-        assert (await second.limiter("brave", rate=1, burst=1).snapshot())["plan_rate"] == 20.0
+        assert (await second.limiter("brave", rate=None, family="search").snapshot())["plan_rate"] == 20.0
         assert await second.records.get("breaker") == {"state": "open"}
         await clock.sleep(31)
         assert await second.cache.get_or_fetch("k", lambda: _value(b"new"), 30.0) == (b"new", False)
@@ -165,7 +165,7 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
 def test_two_processes_share_one_limiter(tmp_path: Path) -> None:
     def granted() -> list[float]:
         with contextlib.closing(sqlite3.connect(tmp_path / "s.db")) as conn:
-            return [t for (t,) in conn.execute("SELECT t FROM starts WHERE upstream = 'brave'")]
+            return [t for (t,) in conn.execute("SELECT t FROM starts WHERE upstream = 'brave|'")]
 
     contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}", granted)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -10,11 +11,13 @@ from pathlib import Path
 import httpx2
 
 from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.ratelimit.plan import EXACT
 from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
@@ -32,7 +35,7 @@ UpstreamClient = BraveClient
 
 def other_providers(settings: Settings, state: StateBackend | None = None) -> dict[str, Provider]:
     """The non-Brave providers the settings name; SearXNG caches the instance's pages in ``state`` (shared by
-    every process of the user) when given, else in this process."""
+    every process of the user) and queues in ``state``'s limiter like Brave, under its own upstream name."""
     if "searxng" not in settings.providers or not settings.searxng_url:
         return {}
     headers = {name.strip(): value.strip() for name, _, value in (h.partition(":") for h in settings.searxng_headers)}
@@ -41,7 +44,13 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
         settings.searxng_url, username=settings.searxng_username, password=password, headers=headers,
         cache_ttl=settings.cache_ttl_seconds, cache_size=max(1, settings.cache_size),
     )  # fmt: skip
-    return {"searxng": SearxngProvider(config, cache=state.cache if state is not None else None)}
+    limiter = None
+    if state is not None:
+        name = "searxng:" + hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
+        rate, burst = config.rate / config.rate_window, config.rate
+        limiter = state.limiter(name, rate=rate, burst=burst, margin=EXACT, label="SearXNG")
+    cache = state.cache if state is not None else None
+    return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter)}
 
 
 @asynccontextmanager
@@ -59,22 +68,17 @@ async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
 async def open_client(
     settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None, backend: StateBackend | None = None
 ) -> AsyncIterator[BraveClient]:
-    """The one Brave client, with the shared limiter and cache when the state backend is shared (the default)."""
+    """The one Brave client: its admissions over the state backend (shared by every process of the user by default),
+    and the shared cache when the backend is shared."""
     if backend is None:
         async with open_backend(settings) as opened, open_client(settings, transport=transport, backend=opened) as c:
             yield c
         return
-    shared: SharedUpstream | None = None
-    if backend.name != "memory":
-        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        rate, burst = settings.rate_limit or 1.0, settings.burst or 1
-        shared = SharedUpstream(
-            backend, upstream_id(settings.base_url, key), rate=rate, burst=burst,
-            adaptive=settings.adaptive_rate, clock=time.monotonic,
-        )  # fmt: skip
-        if not settings.adaptive_rate:
-            await shared.pin(rate, burst)
-    async with BraveClient(settings, transport=transport, shared=shared) as client:
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+    upstream = upstream_id(settings.base_url, key)
+    limits = brave_limits(backend, settings, upstream=upstream, clock=time.monotonic)
+    shared = SharedUpstream(backend, upstream) if backend.name != "memory" else None
+    async with BraveClient(settings, transport=transport, shared=shared, limits=limits) as client:
         yield client
 
 
@@ -127,7 +131,7 @@ async def open_tools(
 ) -> AsyncIterator[ToolBoundary]:
     """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
     if client is not None:
-        async with _with_others(settings, client.shared.backend if client.shared else None) as others:
+        async with _with_others(settings, client.limits.state) as others:
             yield build_tools(settings, client, others=others)
         return
     async with (
@@ -140,7 +144,7 @@ async def open_tools(
 
 @asynccontextmanager
 async def _with_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
-    """The other providers, caching on ``state`` (shared by every process on it), closed when the block ends."""
+    """The other providers on ``state`` (cache and limiter shared by every process on it), closed at the end."""
     others = other_providers(settings, state)
     try:
         yield others

@@ -61,9 +61,14 @@ class Settings(BaseModel):
     retries: int = Field(3, alias="BRAVE_SEARCH_RETRIES", ge=0, le=10)
     retry_base_ms: int = Field(250, alias="BRAVE_SEARCH_RETRY_BASE_MS", ge=1, le=60_000)
     retry_max_ms: int = Field(5000, alias="BRAVE_SEARCH_RETRY_MAX_MS", ge=1, le=300_000)
-    # explicit requests/second and burst; None = start at 1 and adapt to the plan Brave reports
+    # explicit requests/second and burst; None = the plan the shared state learned for this key (a key never
+    # seen sends one request alone, then runs at the rate Brave's headers report)
     rate_limit: float | None = Field(None, alias="BRAVE_SEARCH_RATE_LIMIT", ge=0.01, le=1000.0)
     burst: int | None = Field(None, alias="BRAVE_SEARCH_BURST", ge=1, le=1000)
+    # spending cap: Brave requests per calendar month (UTC) for this key, across every process; None = no cap
+    monthly_requests: int | None = Field(None, alias="BRAVE_SEARCH_MONTHLY_REQUESTS", ge=0, le=1_000_000_000)
+    # while Brave says the month's quota is spent, one request goes through this often (a plan upgrade, a reset)
+    quota_retry_seconds: float = Field(600.0, alias="BRAVE_SEARCH_QUOTA_RETRY_SECONDS", ge=10.0, le=86_400.0)
     cache_ttl_seconds: float = Field(300.0, alias="BRAVE_SEARCH_CACHE_TTL_SECONDS", ge=0.0, le=86_400.0)
     cache_size: int = Field(256, alias="BRAVE_SEARCH_CACHE_SIZE", ge=0, le=100_000)
     max_response_bytes: int = Field(

@@ -1,8 +1,9 @@
-"""The one door to Brave: headers, throttle, retry, cache, body cap and error mapping live here.
+"""The one door to Brave: headers, admission, retry, cache, body cap and error mapping live here.
 
 Every request carries the key in a header only (never in the URL, a message or a log line).
 A call first looks in the cache; otherwise one upstream fetch is shared by identical concurrent
-calls, and each attempt of that fetch takes a throttle slot, is bounded by the per-attempt
+calls, and each attempt of that fetch (GET or streamed POST alike) passes its family's one admission
+(quota gate, spending cap, the queue shared by every process of the key), is bounded by the per-attempt
 timeout (body included) and by the byte cap, and is retried only when a later try can succeed
 (DESIGN.md, "Resilience rules"). Brave's error JSON becomes a typed ``BraveSearchError``.
 """
@@ -22,17 +23,18 @@ import httpx2
 
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, MESSAGE_CAP_CHARS, MISSING_KEY_MESSAGE, USER_AGENT, Endpoint
+from brave_search_mcp.brave.limits import BraveLimits, brave_limits
 from brave_search_mcp.brave.responses import BraveResponse as BraveResponse
 from brave_search_mcp.brave.responses import _Fetched
-from brave_search_mcp.brave.shared_state import SharedUpstream
+from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
 from brave_search_mcp.brave.wire import map_error, parse_rate_limit
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.admission import Admission
 from brave_search_mcp.ratelimit.info import RateLimitInfo
-from brave_search_mcp.ratelimit.throttle import Throttle
 from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
@@ -57,6 +59,7 @@ class BraveClient:
         sleep: Sleep = anyio.sleep,
         rng: Callable[[], float] = random.random,
         shared: SharedUpstream | None = None,
+        limits: BraveLimits | None = None,
     ) -> None:
         self._settings = settings
         self._transport = transport
@@ -69,8 +72,11 @@ class BraveClient:
         self._http: httpx2.AsyncClient | None = None
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
-        self._throttle = Throttle(settings.rate_limit or 1.0, settings.burst or 1, clock=clock, sleep=sleep)
-        self._admission = Admission(self._throttle, clock=clock, adaptive=settings.adaptive_rate, cap=settings.burst)
+        if limits is None:  # this process's own numbers, on the client's clock (tests pass a fake one)
+            own = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=0)
+            key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+            limits = brave_limits(own, settings, upstream=upstream_id(settings.base_url, key), clock=clock)
+        self.limits = limits
         self._cache: ResponseCache[_Fetched] = ResponseCache(
             settings.cache_size, settings.cache_ttl_seconds, clock=clock
         )
@@ -78,7 +84,7 @@ class BraveClient:
         self._last_rate_limit: RateLimitInfo | None = None
         self._key_echoes = 0
         self._body_ids = itertools.count(1)
-        self.shared = shared  # the cross-process limiter and cache, when the state backend is shared
+        self.shared = shared  # the cross-process cache, when the state backend is shared
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -150,14 +156,15 @@ class BraveClient:
         """How many successful bodies contained the API key (the service then scrubs its output)."""
         return self._key_echoes
 
-    def admission(self) -> dict[str, Any]:
-        """The rate in force, the plan's ceiling, pauses and the quota gate (status tool)."""
-        return self._admission.snapshot()
+    async def admission(self) -> dict[str, Any]:
+        """The rate in force, the learned plan, pauses, the quota gate and the month's requests (status tool)."""
+        return await self.limits.snapshot()
 
     @property
-    def throttle_rate(self) -> tuple[float, int]:
-        """The throttle's current (requests per second, burst)."""
-        return self._throttle.rate, self._throttle.burst
+    def throttle_rate(self) -> tuple[float | None, int | None]:
+        """The search family's (requests per second, burst) in force by the plan last seen (None: not learned)."""
+        limits = self.limits.search.limiter.in_force()
+        return (None, None) if limits is None else limits
 
     # -- one call -------------------------------------------------------------------------------
 
@@ -248,19 +255,21 @@ class BraveClient:
         headers: Headers = (),
     ) -> _Fetched:
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
-        attempt = 0
+        admission = self.limits.of(endpoint)
+        sent = 0
 
         async def one_attempt() -> _Fetched:
-            nonlocal attempt
-            if throttle:
-                self._admission.check(deadline)  # before counting: a refusal sends nothing
-            attempt += 1
-            if throttle:
-                await self._throttle.acquire()
-                if self.shared is not None:
-                    await self.shared.acquire(deadline)  # the window every process of this key shares
-            counters.requests += 1
-            return await self._attempt(endpoint, url, attempt, headers)
+            nonlocal sent
+            booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
+            answered = False
+            try:
+                sent += 1
+                counters.requests += 1
+                fetched = await self._attempt(endpoint, url, sent, headers, admission)
+                answered = True
+                return fetched
+            finally:
+                await admission.settle(booked, answered=answered)
 
         tries = self._settings.retries if retries is None else retries
         policy = replace(self._retry_policy, retries=tries)
@@ -269,36 +278,71 @@ class BraveClient:
                 one_attempt, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
             )
         except errors.BraveSearchError as exc:
-            exc.details.setdefault("attempts", attempt)
+            exc.details.setdefault("attempts", sent)
             raise
-        return replace(fetched, attempts=attempt)
+        return replace(fetched, attempts=sent)
 
     async def stream_post(
-        self, endpoint: Endpoint, body: dict[str, Any], *, deadline: float | None = None
+        self,
+        endpoint: Endpoint,
+        body: dict[str, Any],
+        *,
+        deadline: float | None = None,
+        on_send: Callable[[], None] | None = None,
     ) -> AsyncIterator[bytes]:
-        """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached or retried (paid for)."""
+        """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached. Only a 429 is retried
+        (Brave did nothing and bills nothing for it); ``on_send`` is told of every request that goes out."""
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
-        try:  # counted like a GET: the status tool's "plan seen" reads the last outcome
-            self._admission.check(deadline)
-            await self._throttle.acquire()
-            counters.requests += 1
-            http, timeout = self._open(), self._settings.timeout_seconds
-            headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
-            with typed_transport_errors("Brave", timeout, self._safe):
-                with anyio.fail_after(timeout):  # until the answer starts; then each chunk has httpx2's read timeout
-                    request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
-                    response = await http.send(request, stream=True)
-                try:
-                    if not 200 <= response.status_code < 300:
-                        await self._handle(endpoint, response)  # raises the mapped error
-                    counters.last = "ok"
+        admission = self.limits.of(endpoint)
+        http, timeout = self._open(), self._settings.timeout_seconds
+        headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
+        sent = 0
+
+        async def open_stream() -> httpx2.Response:
+            nonlocal sent
+            booked = await admission.admit(deadline)
+            answered = False
+            try:
+                sent += 1
+                counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
+                if on_send is not None:
+                    on_send()
+                with typed_transport_errors("Brave", timeout, self._safe):
+                    with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
+                        request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
+                        response = await http.send(request, stream=True)
+                if not 200 <= response.status_code < 300:
+                    try:
+                        await self._handle(endpoint, response, admission)  # raises the mapped error
+                    finally:
+                        await response.aclose()
+                await admission.succeeded()
+                answered = True
+                return response
+            except (errors.UpstreamTimeout, errors.NetworkError):
+                await admission.failed()
+                raise
+            finally:
+                await admission.settle(booked, answered=answered)
+
+        policy = _RateLimitedOnly(
+            self._settings.retries, self._retry_policy.base_seconds, self._retry_policy.max_seconds
+        )
+        try:
+            response = await with_retries(
+                open_stream, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
+            )
+            try:
+                counters.last = "ok"
+                with typed_transport_errors("Brave", timeout, self._safe):
                     async for chunk in response.aiter_bytes():
                         yield chunk
-                finally:
-                    await response.aclose()
+            finally:
+                await response.aclose()
         except errors.BraveSearchError as exc:
+            exc.details.setdefault("attempts", sent)
             counters.count_error(exc.code.value)
             raise
 
@@ -320,7 +364,9 @@ class BraveClient:
             "User-Agent": USER_AGENT,
         }
 
-    async def _attempt(self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers) -> _Fetched:
+    async def _attempt(
+        self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
+    ) -> _Fetched:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed.")
         http = self._open()
@@ -334,11 +380,13 @@ class BraveClient:
                 response = await http.send(request, stream=True)
                 try:
                     status = response.status_code
-                    return await self._handle(endpoint, response)
+                    return await self._handle(endpoint, response, admission)
                 finally:
                     await response.aclose()
         except errors.BraveSearchError as exc:
             outcome = exc.code.value
+            if status is None:  # no answer at all (timeout, network): nothing learned, a pending probe is freed
+                await admission.failed()
             raise
         finally:
             logger.debug(
@@ -350,20 +398,18 @@ class BraveClient:
                 (self.clock() - started) * 1000.0,
             )
 
-    async def _handle(self, endpoint: Endpoint, response: httpx2.Response) -> _Fetched:
+    async def _handle(self, endpoint: Endpoint, response: httpx2.Response, admission: Admission) -> _Fetched:
         status = response.status_code
         info = parse_rate_limit(response.headers, self.clock())
         if info is not None:
             self._last_rate_limit = info
-            self._admission.observe(info)
-            if self.shared is not None:
-                await self.shared.observe(info)
+            await admission.observe(info)
         if 200 <= status < 300:
             body = await read_capped(response, self._settings.max_response_bytes)
             key = self._key()
             if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
                 self._key_echoes += 1
-            self._admission.succeeded()
+            await admission.succeeded()
             return _Fetched(
                 data=decode_json_object(body),
                 status=status,
@@ -376,10 +422,16 @@ class BraveClient:
         error = map_error(
             endpoint, response.status_code, response.reason_phrase, response.headers, body, info, self._safe
         )
-        self._admission.refused(error)
-        if self.shared is not None:
-            await self.shared.refused(error)
+        await admission.refused(error)
         raise error
+
+
+class _RateLimitedOnly(RetryPolicy):
+    """A streamed POST is retried only after a 429: Brave refused it before doing (or billing) anything."""
+
+    def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
+        """Only Brave's own 429, on the usual conditions."""
+        return isinstance(exc, errors.RateLimited) and super().should_retry(exc, now=now, deadline=deadline)
 
 
 async def _raw(upstream: Callable[[], Awaitable[_Fetched]], mine: list[_Fetched]) -> tuple[int, bytes]:

@@ -46,6 +46,7 @@ class AnswerMeta(CallMeta):
     complete: bool
     finish_reason: str | None = None
     chunks: int = 0
+    attempts: int = 0  # requests sent for this answer (a 429 is retried)
     usage: AnswerUsage | None = None
 
 

@@ -8,7 +8,7 @@ Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
     ├── UpstreamStatusError      (a non-2xx answer from Brave)
     │   ├── AuthFailed           AUTH_FAILED           token invalid / no subscription
     │   ├── NotInPlan            NOT_IN_PLAN           option or resource outside the plan
-    │   ├── RateLimited          RATE_LIMITED          per-second limit, still after retries
+    │   ├── RateLimited          RATE_LIMITED          per-second limit (Brave's 429, or no room before the deadline)
     │   │   └── RefusedBeforeSending                   refused here, nothing sent; not retried within the call
     │   ├── QuotaExceeded        QUOTA_EXCEEDED        monthly quota used up
     │   ├── UpstreamValidation   UPSTREAM_VALIDATION   Brave 422 VALIDATION
@@ -186,7 +186,7 @@ class NotInPlan(UpstreamStatusError, code=ErrorCode.NOT_IN_PLAN):
 
 
 class RateLimited(UpstreamStatusError, code=ErrorCode.RATE_LIMITED, retryable=True):
-    """Brave's per-second limit answered 429 and retries did not get through."""
+    """The per-second limit: Brave answered 429 (retried while the deadline allowed), or the queue had no room."""
 
 
 class RefusedBeforeSending(RateLimited):
@@ -270,7 +270,10 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
     ),
     ErrorCode.AUTH_FAILED: "The API key is invalid or has no subscription; ask the user to check it. Do not retry.",
     ErrorCode.NOT_IN_PLAN: "The user's Brave plan does not include this; use another tool or option. Do not retry.",
-    ErrorCode.RATE_LIMITED: "Brave's per-second limit was hit even after retries; wait a few seconds, then retry.",
+    ErrorCode.RATE_LIMITED: (
+        "The per-second limit left no room for this call in time (details.attempts says how many requests were "
+        "sent; 0: refused here before sending); wait retry_after_ms, then retry, or send fewer calls at once."
+    ),
     ErrorCode.QUOTA_EXCEEDED: "The monthly quota is used up; retrying will not help until it resets.",
     ErrorCode.UPSTREAM_VALIDATION: "Brave rejected a parameter (see details); change it and call again.",
     ErrorCode.UPSTREAM_ERROR: "Brave answered with an error; retry later if retryable is true.",

@@ -1,139 +1,283 @@
-"""Whether a request may go out now: the monthly quota, Brave's demanded pauses, and a queue longer than the call.
+"""Whether a request may go out now: the quota gate, the spending cap, demanded pauses, the queue and its deadline.
 
-Every refusal here sends nothing and answers at once with the typed error an agent can act on
-(``QUOTA_EXCEEDED`` with the reset time; ``RATE_LIMITED`` with ``retry_after_ms``) instead of letting
-the call sit until its deadline. It also turns what Brave's headers say into throttle changes.
+Every upstream request passes one ``Admission`` before it is sent (``admit``) and reports how it ended
+(``observe``, ``succeeded``, ``refused``, ``failed``), which turns what the upstream said into plan changes
+in the shared state. Every refusal here sends nothing and answers at once with the typed error an agent can
+act on (``QUOTA_EXCEEDED`` naming the reset or the cap; ``RATE_LIMITED`` with ``retry_after_ms``) instead
+of letting the call sit until its deadline. A call is refused for the queue's length only when the plan's
+rate is known: while it is being learned, calls wait for the probe's answer instead of a guess.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import anyio
 
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
-from brave_search_mcp.ratelimit.throttle import Throttle
+from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
+from brave_search_mcp.ratelimit.plan import QUOTA_TRIAL_SECONDS, PlanState
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS
 
 # A call must be able to start this long before its deadline to be worth queueing (the request itself takes time).
 START_MARGIN_SECONDS = 0.25
 # Without a reset figure, a used-up quota is re-checked after this long.
 DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
+CAP_SETTING = "BRAVE_SEARCH_MONTHLY_REQUESTS"
+TRIAL_SETTING = "BRAVE_SEARCH_QUOTA_RETRY_SECONDS"
+COUNTER_DAYS = 40  # a month's counter outlives its month
 
 
-def _when(seconds: float) -> str:
+def when(seconds: float) -> str:
     """Wall-clock ISO time ``seconds`` from now, for a reader."""
     moment = datetime.now(UTC) + timedelta(seconds=seconds)
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _rate_limited(message: str, wait: float) -> errors.RefusedBeforeSending:
-    error = errors.RefusedBeforeSending(message, status=429, brave_code="RATE_LIMITED", retry_after=round(wait, 3))
-    error.details["retry_after_ms"] = max(1, math.ceil(wait * 1000))
-    return error
-
-
-class Admission:
-    """Gatekeeper in front of one upstream's throttle."""
-
-    def __init__(self, throttle: Throttle, *, clock: Clock, adaptive: bool, cap: int | None) -> None:
-        self._throttle = throttle
-        self._clock = clock
-        self._adaptive = adaptive
-        self._burst_cap = cap
-        self._quota_until = -math.inf
-
-    # -- before a request -----------------------------------------------------------------------
-
-    def check(self, deadline: float | None) -> None:
-        """Refuse at once what cannot succeed in time; call before each attempt (nothing is sent on refusal)."""
-        now = self._clock()
-        if now < self._quota_until:
-            wait = self._quota_until - now
-            error = errors.QuotaExceeded(
-                f"This key's monthly Brave quota is used up; it resets in about {_duration(wait)} "
-                f"(at {_when(wait)}). Cached results are still served.",
-                status=429,
-                brave_code="QUOTA_LIMITED",
-                retry_after=round(wait, 3),
-            )
-            error.details.update(resets_at=_when(wait), reset_seconds=round(wait))
-            raise error
-        if deadline is None:
-            return
-        pause = self._throttle.blocked_until - now
-        if pause > 0 and now + pause > deadline:
-            raise _rate_limited(
-                f"Brave asked this key to pause for {pause:.1f} s, longer than this call may wait; retry after that.",
-                pause,
-            )
-        start = self._throttle.earliest_start()
-        margin = min(START_MARGIN_SECONDS, max(0.0, deadline - now) / 10)
-        if start > now and start > deadline - margin:
-            wait = start - now
-            raise _rate_limited(
-                f"{self._throttle.waiting} calls are queued for this key's rate of {self._throttle.rate:g}/s; this "
-                f"call could not start for {wait:.1f} s, past its deadline. Retry after that, or send fewer at once.",
-                wait,
-            )
-
-    # -- after an answer ------------------------------------------------------------------------
-
-    def observe(self, info: RateLimitInfo) -> None:
-        """Learn the plan's ceiling, honour an exhausted per-second window, and note a used-up month."""
-        if self._adaptive and info.per_second is not None and info.per_second > 0:
-            ceiling = max(1, int(info.per_second))
-            self._throttle.learn(info.per_second, min(self._burst_cap or ceiling, ceiling))
-        month_done = bool(info.limit_month) and info.remaining_month == 0
-        if month_done:
-            reset = info.reset_month_seconds
-            self.quota_used_up(reset if reset is not None else DEFAULT_QUOTA_PAUSE_SECONDS, info.observed_at)
-        elif info.remaining_second == 0 and info.reset_seconds is not None:
-            self._throttle.block_until(info.observed_at + min(info.reset_seconds, MAX_SERVER_WAIT_SECONDS))
-
-    def succeeded(self) -> None:
-        """A clean answer: the throttle may grow towards the plan."""
-        self._throttle.record_success()
-
-    def refused(self, error: errors.BraveSearchError) -> None:
-        """Brave said no: a 429 pauses every start and lowers the rate; a used-up quota closes the gate."""
-        if isinstance(error, errors.QuotaExceeded):
-            wait = error.retry_after if error.retry_after is not None else DEFAULT_QUOTA_PAUSE_SECONDS
-            self.quota_used_up(wait, self._clock())
-            if error.retry_after is not None:
-                error.details.setdefault("resets_at", _when(wait))
-        elif isinstance(error, errors.RateLimited):
-            pause = error.retry_after if error.retry_after is not None else 1.0
-            self._throttle.block_until(self._clock() + min(pause, MAX_SERVER_WAIT_SECONDS))
-            if self._adaptive:
-                self._throttle.penalize()
-
-    def quota_used_up(self, seconds: float, observed_at: float) -> None:
-        """No request goes out until ``seconds`` after ``observed_at``."""
-        self._quota_until = max(self._quota_until, observed_at + max(0.0, seconds))
-
-    def snapshot(self) -> dict[str, Any]:
-        """What the status tool shows: the rate in force, the plan's ceiling, pauses and the quota gate."""
-        now = self._clock()
-        report: dict[str, Any] = {
-            "rate_in_force_per_second": round(self._throttle.rate, 3),
-            "plan_per_second": round(self._throttle.ceiling, 3),
-            "burst": self._throttle.burst,
-            "queued": self._throttle.waiting,
-        }
-        if self._throttle.blocked_until > now:
-            report["paused_for_seconds"] = round(self._throttle.blocked_until - now, 1)
-        if self._quota_until > now:
-            wait = self._quota_until - now
-            report["quota_exhausted"] = {"resets_in_seconds": round(wait), "resets_at": _when(wait)}
-        return report
-
-
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that reads well."""
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
     if seconds >= 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds:.0f} s"
+
+
+def utc_month() -> str:
+    """The calendar month of UTC now, e.g. ``2026-11``."""
+    return datetime.now(UTC).strftime("%Y-%m")
+
+
+def _rate_limited(message: str, wait: float) -> errors.RefusedBeforeSending:
+    error = errors.RefusedBeforeSending(message, status=429, brave_code="RATE_LIMITED", retry_after=round(wait, 3))
+    error.details.update(retry_after_ms=max(1, math.ceil(wait * 1000)), client_side=True)
+    return error
+
+
+class Budget:
+    """The spending cap: requests the upstream answered this calendar month (UTC), per key, in the shared state.
+
+    A request is booked before it is sent (so parallel calls and other processes cannot overshoot the cap)
+    and given back when the upstream did not answer it with success: Brave bills only what it answered.
+    """
+
+    def __init__(self, limiter: Limiter, cap: int | None, *, month: Callable[[], str] = utc_month) -> None:
+        self._limiter = limiter
+        self.cap = cap
+        self._month = month
+
+    def _counter(self) -> str:
+        return f"{self._limiter.ask.upstream}:month:{self._month()}"
+
+    async def book(self) -> None:
+        """Count one request, or raise ``QUOTA_EXCEEDED`` naming the cap and its setting."""
+        now = self._limiter.clock()
+        slots = self._limiter.slots
+        booked, used = await slots.book(self._counter(), self.cap, now + COUNTER_DAYS * 86400.0, now)
+        if booked:
+            return
+        month = self._month()
+        error = errors.QuotaExceeded(
+            f"The spending cap of {self.cap} requests per month ({CAP_SETTING}) is reached: {used} used in "
+            f"{month} (UTC). Nothing was sent; cached results are still served. Raise {CAP_SETTING}, or wait for "
+            "the next month.",
+            status=429,
+            details={"cap": self.cap, "used": used, "month": month, "setting": CAP_SETTING, "client_side": True},
+        )
+        raise error
+
+    async def unbook(self) -> None:
+        """Give a booked request back (not answered, not billed); never cancelled half-way."""
+        with anyio.CancelScope(shield=True):
+            await self._limiter.slots.unbook(self._counter())
+
+    async def snapshot(self) -> dict[str, Any]:
+        """Requests used this month and the cap."""
+        used = await self._limiter.slots.count(self._counter(), self._limiter.clock())
+        return {"month": self._month(), "requests": used, "cap": self.cap}
+
+
+class Admission:
+    """The gatekeeper in front of one upstream family's queue."""
+
+    def __init__(
+        self,
+        limiter: Limiter,
+        *,
+        clock: Clock,
+        adaptive: bool,
+        learns: bool = True,
+        burst_cap: int | None = None,
+        budget: Budget | None = None,
+        quota_trial_seconds: float = QUOTA_TRIAL_SECONDS,
+    ) -> None:
+        self.limiter = limiter
+        self._clock = clock  # the caller's clock (deadlines, observed_at); the limiter may run on another
+        self._adaptive = adaptive  # a contradicting 429 lowers the rate (not under an explicit setting)
+        self._learns = adaptive and learns  # the plan follows the headers (not for a family that sends none)
+        self._burst_cap = burst_cap
+        self.budget = budget
+        self._trial_every = quota_trial_seconds
+
+    def _there(self, t: float) -> float:
+        """A time on the caller's clock, on the limiter's."""
+        return self.limiter.clock() + (t - self._clock())
+
+    # -- before a request -----------------------------------------------------------------------
+
+    def check(self, deadline: float | None, *, queue: bool = True) -> None:
+        """Refuse at once, by the plan last seen, what cannot go out in time (nothing is sent on refusal)."""
+        now = self.limiter.clock()
+        plan = self.limiter.plan
+        if plan.quota_until > now and now < plan.quota_trial_at:
+            raise self._quota_error(min(plan.quota_until, plan.quota_trial_at) - now, plan)
+        if deadline is None:
+            return
+        end = self._there(deadline)
+        pause = plan.blocked_until - now
+        if pause > 0 and now + pause > end:
+            raise _rate_limited(
+                f"The {self.limiter.label} API asked this key to pause for {pause:.1f} s, longer than this call may "
+                "wait; nothing was sent. Retry after that.",
+                pause,
+            )
+        start = self.limiter.estimate() if queue else None
+        margin = min(START_MARGIN_SECONDS, max(0.0, end - now) / 10)
+        if start is not None and start > now and start > end - margin:
+            rate = self.limiter.in_force()
+            wait = start - now
+            raise _rate_limited(
+                f"{self.limiter.waiting} calls are queued for this key's rate of {rate[0] if rate else 0:g}/s; this "
+                f"call could not start for {wait:.1f} s, past its deadline, so nothing was sent. Retry after that, "
+                "or send fewer at once.",
+                wait,
+            )
+
+    async def admit(self, deadline: float | None, *, queue: bool = True) -> bool:
+        """Check, book the spending cap, then wait in the queue; True when a request was booked (``settle`` it)."""
+        self.check(deadline, queue=queue)
+        booked = False
+        if self.budget is not None:
+            await self.budget.book()
+            booked = True
+        try:
+            if queue:
+                await self.limiter.acquire(deadline=None if deadline is None else self._there(deadline))
+        except GateClosed as closed:
+            if booked:
+                await self.budget.unbook()  # type: ignore[union-attr]
+            raise self._quota_error(closed.wait, closed.plan) from None
+        except BaseException:
+            if booked:
+                await self.budget.unbook()  # type: ignore[union-attr]
+            raise
+        return booked
+
+    async def settle(self, booked: bool, *, answered: bool) -> None:
+        """After the request: a booked one the upstream did not answer with success is given back."""
+        if booked and not answered and self.budget is not None:
+            await self.budget.unbook()
+
+    def _quota_error(self, wait: float, plan: PlanState) -> errors.QuotaExceeded:
+        now = self.limiter.clock()
+        reset = max(0.0, plan.quota_until - now)
+        error = errors.QuotaExceeded(
+            f"This key's monthly {self.limiter.label} quota is used up; it resets in about {duration(reset)} (at "
+            f"{when(reset)}). Nothing was sent; cached results are still served. One request is let through every "
+            f"{duration(plan.quota_every)} ({TRIAL_SETTING}) to notice a plan upgrade or an early reset.",
+            status=429,
+            brave_code="QUOTA_LIMITED",
+            retry_after=round(reset, 3),  # when a retry surely helps; the trial may find the quota back sooner
+        )
+        error.details.update(
+            resets_at=when(reset),
+            reset_seconds=round(reset),
+            next_trial_seconds=round(max(0.0, wait)),
+            client_side=True,
+        )
+        return error
+
+    # -- after an answer ------------------------------------------------------------------------
+
+    async def _change(self, change: Callable[[PlanState], PlanState]) -> None:
+        """A plan transition, written only when it changes the plan as last seen (most answers change nothing)."""
+        if change(self.limiter.plan) != self.limiter.plan:
+            await self.limiter.change(change)
+
+    async def observe(self, info: RateLimitInfo) -> None:
+        """Learn the plan from the headers, honour a spent per-second window, and open or close the quota gate."""
+        if self._learns and info.per_second is not None and info.per_second > 0:
+            burst = max(1, int(info.per_second))
+            burst = min(self._burst_cap or burst, burst)
+            rate = info.per_second
+            await self._change(lambda p: p.learned_as(rate, burst))
+        now = self.limiter.clock()
+        if info.limit_month and info.remaining_month == 0:
+            reset = info.reset_month_seconds if info.reset_month_seconds is not None else DEFAULT_QUOTA_PAUSE_SECONDS
+            until = self._there(info.observed_at) + max(0.0, reset)
+            await self._change(lambda p: p.quota_closed(until, now, self._trial_every) if until > p.quota_until else p)
+        elif info.remaining_month is not None:
+            await self._change(lambda p: p.quota_opened())
+        if info.remaining_second == 0 and info.reset_seconds is not None:
+            until = self._there(info.observed_at) + min(info.reset_seconds, MAX_SERVER_WAIT_SECONDS)
+            await self._change(lambda p: p.blocked(until))
+
+    async def succeeded(self) -> None:
+        """A clean answer: it counts towards trusting whole bursts; a probe without headers frees the next one."""
+        now = self.limiter.clock()
+        await self._change(lambda p: p.confirmed(now) if p.learned else p.probe_released())
+
+    async def failed(self) -> None:
+        """No answer worth learning from (a network error, a 5xx without headers): a pending probe is freed."""
+        await self._change(lambda p: p.probe_released())
+
+    async def refused(self, error: errors.BraveSearchError) -> None:
+        """The upstream said no: a spent month closes the gate; a 429 pauses every start and lowers the rate."""
+        now = self.limiter.clock()
+        if isinstance(error, errors.QuotaExceeded):
+            wait = error.retry_after if error.retry_after is not None else DEFAULT_QUOTA_PAUSE_SECONDS
+            await self.limiter.change(lambda p: p.quota_closed(now + wait, now, self._trial_every).probe_released())
+            error.details.setdefault("resets_at", when(wait))
+        elif isinstance(error, errors.RateLimited):
+            pause = min(error.retry_after if error.retry_after is not None else 1.0, MAX_SERVER_WAIT_SECONDS)
+            adaptive = self._adaptive
+            await self.limiter.change(
+                lambda p: (
+                    p.blocked(now + pause).penalized(now) if adaptive else p.blocked(now + pause)
+                ).probe_released()
+            )
+        else:
+            await self.failed()
+
+    # -- status ---------------------------------------------------------------------------------
+
+    async def snapshot(self) -> dict[str, Any]:
+        """The rate in force, the plan, pauses, the quota gate and the month's requests, for the status tool."""
+        plan = await self.limiter.snapshot()
+        now = self.limiter.clock()
+        report: dict[str, Any] = {
+            "rate_in_force_per_second": plan["rate"],
+            "plan_per_second": plan["plan_rate"],
+            "burst": plan["burst"],
+            "plan_confirmed": plan["confirmed"],
+            "queued": plan["waiting"],
+            "backend": plan["backend"],
+        }
+        if plan["blocked_until"] is not None:
+            report["paused_for_seconds"] = round(plan["blocked_until"] - now, 1)
+            report["paused_until"] = when(plan["blocked_until"] - now)
+        if "quota_closed_until" in plan:
+            wait = plan["quota_closed_until"] - now
+            report["quota_exhausted"] = {
+                "resets_in_seconds": round(wait),
+                "resets_at": when(wait),
+                "next_trial_in_seconds": round(max(0.0, plan["quota_next_trial_at"] - now)),
+            }
+        if self.budget is not None:
+            report["month"] = await self.budget.snapshot()
+        return report

@@ -1,11 +1,30 @@
-"""The limiter every upstream's requests pass, as a protocol the state backends implement, and its fail-fast refusal."""
+"""The one queue every upstream's requests wait in, over the numbers a state backend stores.
+
+A ``Limiter`` is one upstream family's queue in this process: callers wait first come first served, and
+only the head asks the backend (``SlotStore.reserve``) for a start, so the backend decides with the one
+rule set (``plan.decide``) against every process's recent starts. The head sleeps exactly until the time
+the backend named (woken early when this process learns something that changes it), and a caller whose
+start would fall after its deadline is refused at once with ``SlotUnavailable`` instead of sitting on it.
+"""
 
 from __future__ import annotations
 
 import math
+import random
+from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import anyio
+
+from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.plan import PROBE, QUOTA, Ask, Decision, PlanState, horizon
+
+PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again this often
+MIN_SLEEP_SECONDS = 0.0005
+SHARED_JITTER_SECONDS = 0.002  # processes woken for the same slot do not all hit the store at once
+_EPSILON = 1e-9
 
 
 class SlotUnavailable(errors.RefusedBeforeSending):
@@ -14,35 +33,186 @@ class SlotUnavailable(errors.RefusedBeforeSending):
     def __init__(self, retry_after: float, upstream: str) -> None:
         wait = max(0.0, retry_after)
         super().__init__(
-            f"The {upstream} rate limit is fully booked until after this call's deadline; retry in {wait:.2f} s.",
+            f"The {upstream} rate limit is fully booked until after this call's deadline; nothing was sent. "
+            f"Retry in {wait:.2f} s.",
             status=429,
             brave_code="RATE_LIMITED",
             retry_after=round(wait, 3),
+            details={"client_side": True},
         )
         self.details["retry_after_ms"] = max(1, math.ceil(wait * 1000))
         self.retry_after = wait
 
 
+class GateClosed(Exception):
+    """The quota gate is closed: the month is spent and this is not the moment for the next trial request."""
+
+    def __init__(self, wait: float, plan: PlanState) -> None:
+        super().__init__(f"quota gate closed for {wait:.0f} s")
+        self.wait = wait
+        self.plan = plan
+
+
+class SlotNumbers(Protocol):
+    """The rate limiter's numbers a store keeps: plans, recent starts, monthly counters (each call atomic)."""
+
+    async def reserve(self, ask: Ask, now: float) -> Decision:
+        """Run ``plan.decide`` on the stored plan(s) and starts; record the start when granted."""
+        ...
+
+    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Apply ``change`` to the stored plan of ``ask``'s family atomically and return the result."""
+        ...
+
+    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
+        """Count one request if ``cap`` allows it; (booked, count after). ``expires``: when the counter goes."""
+        ...
+
+    async def unbook(self, counter: str) -> None:
+        """Give one booked request back (it was not answered, so it is not billed)."""
+        ...
+
+    async def count(self, counter: str, now: float) -> int:
+        """Requests counted so far."""
+        ...
+
+
 @runtime_checkable
-class Limiter(Protocol):
-    """Rate limiter of one upstream ("brave", "searxng"), shared by every process on the backend."""
+class SlotStore(SlotNumbers, Protocol):
+    """What a state backend hands the limiter: the numbers, its name, and whether they are shared and healthy."""
+
+    name: str
+    shared: bool  # other processes use the same numbers (poll with jitter; the plan may change elsewhere)
+
+    @property
+    def degraded(self) -> bool:
+        """A shared store is down and this process runs on its own memory meanwhile."""
+        ...
+
+
+class Limiter:
+    """One upstream family's FIFO queue in this process; the head reserves starts in the backend."""
+
+    def __init__(self, slots: SlotStore, ask: Ask, *, clock: Clock, sleep: Sleep, label: str = "upstream") -> None:
+        self.slots = slots
+        self.ask = ask
+        self.clock = clock
+        self._sleep = sleep
+        self.label = label
+        self.plan = ask.init  # as last seen in the backend
+        self._queue: deque[anyio.Event] = deque()
+        self._wake: anyio.CancelScope | None = None
+        self._head_ready = -math.inf
+        self._recent: deque[float] = deque()  # this process's own starts, for estimates
+
+    @property
+    def waiting(self) -> int:
+        """Callers queued here now."""
+        return len(self._queue)
+
+    def in_force(self) -> tuple[float, int] | None:
+        """(rate, burst) in force by the plan last seen; None while unknown (the probe is pending)."""
+        return self.plan.pinned(self.ask.pinned).in_force(self.clock())
 
     async def acquire(self, *, deadline: float | None = None) -> float:
-        """Wait for a start slot and return the seconds waited; SlotUnavailable at once if none before deadline."""
-        ...
+        """Wait for a start in arrival order and return the seconds waited.
 
-    async def update(self, rate: float, burst: int) -> None:
-        """The plan as learned from Brave's headers: a higher one is reached by slow start (doubling per second)."""
-        ...
+        ``SlotUnavailable`` at once when the backend's next start falls after ``deadline``; ``GateClosed`` when
+        the quota gate refuses. Cancellation leaves the queue at once and hands the turn on.
+        """
+        started = self.clock()
+        turn = anyio.Event()
+        self._queue.append(turn)
+        try:
+            if self._queue[0] is not turn:
+                await turn.wait()
+            while True:
+                now = self.clock()
+                decision = await self.slots.reserve(self.ask, now)
+                self.plan = decision.plan
+                if decision.granted:
+                    self._started(now)
+                    return max(0.0, now - started)
+                self._head_ready = decision.ready
+                if decision.reason == QUOTA:
+                    raise GateClosed(decision.ready - now, decision.plan)
+                wait = decision.ready - now
+                if decision.reason == PROBE:
+                    wait = min(wait, PROBE_POLL_SECONDS)  # the probe's answer frees it, in whichever process
+                if deadline is not None:
+                    if decision.reason != PROBE and decision.ready > deadline:
+                        raise SlotUnavailable(wait, self.label)
+                    if now + wait > deadline:
+                        raise SlotUnavailable(wait, self.label)  # a probe outlasting the deadline
+                if self.slots.shared:
+                    wait += random.uniform(0, SHARED_JITTER_SECONDS)
+                with anyio.CancelScope() as wake:
+                    self._wake = wake
+                    try:
+                        await self._sleep(max(MIN_SLEEP_SECONDS, wait))
+                    finally:
+                        self._wake = None
+        finally:
+            self._leave(turn)
 
-    async def penalize(self) -> None:
-        """A 429 that contradicts the plan: halve the rate in force (recovers 10 % per clean minute)."""
-        ...
+    def _started(self, now: float) -> None:
+        self._head_ready = -math.inf
+        self._recent.append(now)
+        while len(self._recent) > 1 and self._recent[0] < now - 60.0:
+            self._recent.popleft()
+        while len(self._recent) > 4096:
+            self._recent.popleft()
 
-    async def block_until(self, t: float) -> None:
-        """No start before clock time ``t`` in any process."""
-        ...
+    def _leave(self, turn: anyio.Event) -> None:
+        if self._queue and self._queue[0] is turn:
+            self._queue.popleft()
+            self._head_ready = -math.inf
+            if self._queue:
+                self._queue[0].set()
+        elif turn in self._queue:
+            self._queue.remove(turn)
+
+    def wake(self) -> None:
+        """The plan changed here: let the head look again at once."""
+        if self._wake is not None:
+            self._wake.cancel()
+
+    def estimate(self) -> float | None:
+        """When a caller joining now could start if every caller ahead takes the next free slot of the plan in
+        force; None while the plan is unknown (then no caller is refused for the queue's length)."""
+        limits = self.in_force()
+        if limits is None:
+            return None
+        now = self.clock()
+        rate, burst = limits
+        h = horizon(rate, burst, self.ask.margin)
+        starts = [t for t in self._recent if t + h > now]
+        floor = max(now, self.plan.blocked_until, self._head_ready if self._queue else now)
+        at = floor
+        for _ in range(len(self._queue) + 1):
+            at = floor
+            if len(starts) >= burst:
+                at = max(at, starts[-burst] + h)
+            starts.append(at)
+        return at
+
+    # -- plan changes, written through to the backend --------------------------------------------
+
+    async def change(self, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Apply a plan transition in the backend (every process sees it) and wake the head."""
+        self.plan = await self.slots.modify(self.ask, change)
+        self.wake()
+        return self.plan
 
     async def snapshot(self) -> dict[str, Any]:
-        """Rate in force, learned plan, pause and backend name, for the status tool."""
-        ...
+        """The plan as stored now, how many wait here, and the backend's name."""
+        plan = await self.slots.modify(self.ask, lambda p: p)
+        self.plan = plan
+        out = plan.pinned(self.ask.pinned).snapshot(self.clock())
+        return {
+            **out,
+            "backend": self.slots.name,
+            "degraded": self.slots.degraded,
+            "waiting": self.waiting,
+            "pinned": self.ask.pinned is not None,
+        }

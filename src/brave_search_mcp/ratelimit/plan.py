@@ -1,116 +1,269 @@
-"""The one adaptive-rate rule set: the plan learned from headers, the halving after a contradicting 429, recovery."""
+"""The one adaptive-rate rule set, as pure values: what every backend stores and every request is admitted by.
+
+A plan is what an upstream allows (``rate`` requests per second, ``burst`` inside one window). For Brave it
+is learned from the answers' headers: a key never seen has no plan, so its first request goes alone (the
+*probe*) and the answer's headers set the plan at once; no slow start. Headers can lie, so a freshly learned
+plan is used at its rate but spread evenly (1/20 s worth of it at a time) until ``burst`` clean answers have
+come back at it; then whole bursts may start together. A 429 the plan did not predict halves the rate in force
+(once per second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
+
+``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
+and if not, when to ask again. The Redis backend runs the same rule as a Lua script; the contract test
+``tests/test_rate_rules.py`` feeds both the same inputs and demands the same decisions.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-# Same safety margin as the in-process throttle: a start must be this much older than the window.
-WINDOW_MARGIN_FACTOR = 1.03
-
-
-WINDOW_MARGIN_SECONDS = 0.005
-
-
+NEVER = -math.inf
+WINDOW_MARGIN_FACTOR = 1.03  # a start must be this much older than the window (network jitter)...
+WINDOW_MARGIN_SECONDS = 0.005  # ...plus this, before its slot is used again
+EXACT = (1.0, 0.0)  # margins of an upstream that counts exactly (SearXNG's own limiter settings)
 PENALTY_FLOOR_RATE = 0.5  # a contradicting 429 never pushes the rate below this (unless the plan is lower)
-
-
-RECOVERY_FACTOR = 1.1  # per clean minute after a penalty, up to the learned plan rate
-
-
+PENALTY_WINDOW_SECONDS = 1.0  # 429s within one of Brave's 1-second windows are one overload: halve once
+RECOVERY_FACTOR = 1.1  # per clean minute after a penalty, up to the plan rate
 RECOVERY_PERIOD_SECONDS = 60.0
+PROBE_HOLD_SECONDS = 10.0  # a probe whose answer never came (its process died) frees the next one after this
+QUOTA_TRIAL_SECONDS = 600.0  # default: while the month is spent, one request goes through this often
+KEEP_STARTS_SECONDS = 10.0  # backends forget starts older than this (and than the window)
+SPREAD_SECONDS = 0.05  # an unconfirmed or penalised plan starts at most this long's share of its rate at once
 
-
-RAMP_PERIOD_SECONDS = 1.0  # slow start: after a higher plan is learned, the rate in force doubles this often
+OK, WINDOW, PAUSED, PROBE, QUOTA = "ok", "window", "paused", "probe", "quota"
 
 
 @dataclass(frozen=True)
 class PlanState:
-    """What the limiter knows about one upstream's plan: pure, JSON-able, stored by every shared backend."""
+    """What is known of one upstream family's plan; pure and JSON-able, stored as is by every backend."""
 
-    plan_rate: float
-    plan_burst: int
+    plan_rate: float | None = None  # None: never learned; the next request goes alone (the probe)
+    plan_burst: int = 1
+    clean: int = 0  # clean answers at the full plan since it was learned or last penalised
     penalty_rate: float | None = None
-    penalty_at: float = -math.inf
-    blocked_until: float = -math.inf
-    ramp_rate: float | None = None  # slow start towards a newly learned plan: from this rate...
-    ramp_at: float = -math.inf  # ...doubling every RAMP_PERIOD_SECONDS since this time
+    penalty_at: float = NEVER
+    blocked_until: float = NEVER  # the upstream demanded a pause (a spent per-second window, a 429)
+    probe_until: float = NEVER  # a probe is in flight until its answer (or this time)
+    quota_until: float = NEVER  # the month is spent until then (the quota gate is closed)...
+    quota_trial_at: float = NEVER  # ...except for one request at or after this time
+    quota_every: float = QUOTA_TRIAL_SECONDS
 
     @staticmethod
-    def initial(rate: float, burst: int) -> PlanState:
-        """A plan nobody has learned yet: the configured start values."""
-        check_limits(rate, burst)
-        return PlanState(float(rate), int(burst))
+    def unknown() -> PlanState:
+        """A plan nobody has learned yet: the first request is the probe."""
+        return PlanState()
 
-    def in_force(self, now: float) -> tuple[float, int]:
-        """The (rate, burst) allowed at ``now``: the plan, capped by slow start and by a penalty recovering 10 %/min."""
+    @staticmethod
+    def known(rate: float, burst: int) -> PlanState:
+        """A plan given, not learned (a setting, Brave's published Answers rate, SearXNG's window): trusted."""
+        check_limits(rate, burst)
+        return PlanState(float(rate), int(burst), clean=int(burst))
+
+    @property
+    def learned(self) -> bool:
+        """Whether the plan's rate is known."""
+        return self.plan_rate is not None
+
+    def in_force(self, now: float) -> tuple[float, int] | None:
+        """(rate, burst) allowed at ``now``; None while no plan is known. Unconfirmed or penalised: spread evenly
+        (as many at once as ``SPREAD_SECONDS`` of the rate allow, at least one)."""
+        if self.plan_rate is None:
+            return None
         rate = self.plan_rate
-        if self.ramp_rate is not None:
-            periods = max(0.0, math.floor((now - self.ramp_at) / RAMP_PERIOD_SECONDS))
-            rate = min(rate, self.ramp_rate * 2.0 ** min(periods, 60.0))
         if self.penalty_rate is not None:
-            minutes = max(0.0, math.floor((now - self.penalty_at) / RECOVERY_PERIOD_SECONDS))
-            rate = min(rate, self.penalty_rate * RECOVERY_FACTOR ** min(minutes, 200.0))
-        if rate >= self.plan_rate:
+            minutes = min(max(0.0, math.floor((now - self.penalty_at) / RECOVERY_PERIOD_SECONDS)), 200.0)
+            rate = min(rate, self.penalty_rate * RECOVERY_FACTOR**minutes)
+        if rate >= self.plan_rate and self.clean >= self.plan_burst:
             return self.plan_rate, self.plan_burst
-        return rate, max(1, min(self.plan_burst, math.floor(rate)))
+        return rate, max(1, min(self.plan_burst, math.floor(rate * SPREAD_SECONDS)))
 
-    def window(self, now: float) -> float:
-        """Seconds of the sliding window in force (burst / rate)."""
-        rate, burst = self.in_force(now)
-        return burst / rate
-
-    def learned(self, rate: float, burst: int, now: float) -> PlanState:
-        """The plan as Brave's headers state it; a higher plan is approached by slow start (headers can lie)."""
-        check_limits(rate, burst)
-        if float(rate) == self.plan_rate and int(burst) == self.plan_burst:
+    def pinned(self, limits: tuple[float, int] | None) -> PlanState:
+        """This plan with an explicit setting's rate and burst in force (pauses and the quota gate still apply)."""
+        if limits is None:
             return self
-        in_force, _ = self.in_force(now)
-        ramp = (in_force, now) if rate > in_force else (None, -math.inf)
-        return replace(self, plan_rate=float(rate), plan_burst=int(burst), ramp_rate=ramp[0], ramp_at=ramp[1])
+        rate, burst = limits
+        return replace(self, plan_rate=float(rate), plan_burst=int(burst), clean=int(burst), penalty_rate=None)
+
+    # -- transitions ------------------------------------------------------------------------------
+
+    def learned_as(self, rate: float, burst: int) -> PlanState:
+        """The plan as the headers state it, in force at once; a higher one is used one start at a time until
+        ``burst`` clean answers confirm it (a lower one needs no confirmation)."""
+        check_limits(rate, burst)
+        rate, burst = float(rate), int(burst)
+        if self.plan_rate == rate and self.plan_burst == burst:
+            return self if self.probe_until == NEVER else replace(self, probe_until=NEVER)
+        lower = self.plan_rate is not None and rate <= self.plan_rate and self.clean >= self.plan_burst
+        return replace(self, plan_rate=rate, plan_burst=burst, clean=burst if lower else 0, probe_until=NEVER)
+
+    def confirmed(self, now: float) -> PlanState:
+        """One clean answer at the full plan rate counts towards trusting whole bursts."""
+        limits = self.in_force(now)
+        if limits is None or self.plan_rate is None or self.clean >= self.plan_burst or limits[0] < self.plan_rate:
+            return self
+        return replace(self, clean=self.clean + 1)
 
     def penalized(self, now: float) -> PlanState:
-        """A 429 the plan did not predict: halve the rate in force, once per window."""
-        if now - self.penalty_at < self.window(now):
+        """A 429 the plan did not predict: halve the rate in force, once per second, down to the floor."""
+        limits = self.in_force(now)
+        if limits is None or now - self.penalty_at < PENALTY_WINDOW_SECONDS:
             return self
-        rate, _ = self.in_force(now)
+        rate = limits[0]
         reduced = max(min(PENALTY_FLOOR_RATE, rate), rate / 2.0)
-        return replace(self, penalty_rate=reduced, penalty_at=now, ramp_rate=None, ramp_at=-math.inf)
+        return replace(self, penalty_rate=reduced, penalty_at=now, clean=0)
 
-    def blocked(self, t: float) -> PlanState:
-        """No start before ``t`` (Brave said the window is used up, maybe by another process)."""
-        return self if t <= self.blocked_until else replace(self, blocked_until=float(t))
+    def blocked(self, until: float) -> PlanState:
+        """No start before ``until``."""
+        return self if until <= self.blocked_until else replace(self, blocked_until=float(until))
+
+    def probe_released(self) -> PlanState:
+        """The probe ended without teaching the plan (an error without headers): the next request probes."""
+        return self if self.probe_until == NEVER else replace(self, probe_until=NEVER)
+
+    def quota_closed(self, until: float, now: float, every: float) -> PlanState:
+        """The month is spent until ``until``; one request may try again ``every`` seconds from now."""
+        return replace(self, quota_until=max(self.quota_until, until), quota_trial_at=now + every, quota_every=every)
+
+    def quota_opened(self) -> PlanState:
+        """The upstream answered with months left (an upgrade, an early reset): the gate opens."""
+        if self.quota_until == NEVER and self.quota_trial_at == NEVER:
+            return self
+        return replace(self, quota_until=NEVER, quota_trial_at=NEVER)
+
+    # -- storage ----------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-safe dict (infinities become None)."""
-        return {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
+        """A JSON-safe dict: unset times (minus infinity) become None."""
+        return {f.name: (None if getattr(self, f.name) == NEVER else getattr(self, f.name)) for f in fields(self)}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> PlanState:
-        """Inverse of ``to_json``."""
-        return PlanState(
-            plan_rate=float(data["plan_rate"]),
-            plan_burst=int(data["plan_burst"]),
-            penalty_rate=None if data.get("penalty_rate") is None else float(data["penalty_rate"]),
-            penalty_at=-math.inf if data.get("penalty_at") is None else float(data["penalty_at"]),
-            blocked_until=-math.inf if data.get("blocked_until") is None else float(data["blocked_until"]),
-            ramp_rate=None if data.get("ramp_rate") is None else float(data["ramp_rate"]),
-            ramp_at=-math.inf if data.get("ramp_at") is None else float(data["ramp_at"]),
-        )
+        """Inverse of ``to_json``; absent fields take their defaults (older stored plans still load)."""
+        values: dict[str, Any] = {}
+        for f in fields(PlanState):
+            raw = data.get(f.name)
+            if raw is None:
+                continue
+            values[f.name] = int(raw) if f.name in ("plan_burst", "clean") else float(raw)
+        return PlanState(**values)
 
-    def snapshot(self, now: float, backend: str) -> dict[str, Any]:
-        """What the status tool shows: rate in force, learned plan, pause, backend."""
-        rate, burst = self.in_force(now)
-        return {
-            "backend": backend,
-            "rate": rate,
-            "burst": burst,
+    def snapshot(self, now: float) -> dict[str, Any]:
+        """What the status tool shows: the rate in force, the learned plan, pauses and the quota gate."""
+        limits = self.in_force(now)
+        out: dict[str, Any] = {
             "plan_rate": self.plan_rate,
-            "plan_burst": self.plan_burst,
-            "penalized": rate < self.plan_rate,
+            "plan_burst": self.plan_burst if self.plan_rate is not None else None,
+            "rate": None if limits is None else round(limits[0], 3),
+            "burst": None if limits is None else limits[1],
+            "penalized": limits is not None and self.plan_rate is not None and limits[0] < self.plan_rate,
+            "confirmed": self.plan_rate is not None and self.clean >= self.plan_burst,
             "blocked_until": self.blocked_until if self.blocked_until > now else None,
         }
+        if self.quota_until > now:
+            out["quota_closed_until"] = self.quota_until
+            out["quota_next_trial_at"] = self.quota_trial_at
+        return out
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Which window a request asks a start in: an upstream, its family, the plan to assume if none is stored.
+
+    ``primary`` names the family whose plan governs the upstream's one window over every family's starts
+    (Brave meters a key's requests in one window); a request of another family must fit its own family's
+    window as well as that one. ``pinned`` is an explicit setting, which wins over any stored plan.
+    """
+
+    upstream: str
+    family: str = ""
+    init: PlanState = PlanState()
+    primary: str | None = None
+    pinned: tuple[float, int] | None = None
+    margin: tuple[float, float] = (WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS)  # EXACT for an exact counter
+
+    @property
+    def own(self) -> str:
+        """Storage name of this family's plan and starts."""
+        return f"{self.upstream}|{self.family}"
+
+    @property
+    def shared(self) -> str | None:
+        """Storage name of the upstream's one window (the primary family's), when it is another family's."""
+        if self.primary is None or self.primary == self.family:
+            return None
+        return f"{self.upstream}|{self.primary}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer to one reservation: granted now, or when to ask again and why; the plan after it."""
+
+    granted: bool
+    ready: float
+    reason: str
+    plan: PlanState
+
+
+def horizon(
+    rate: float, burst: int, margin: tuple[float, float] = (WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS)
+) -> float:
+    """How old a start must be before its slot is free again (the window plus the safety margin)."""
+    return burst / rate * margin[0] + margin[1]
+
+
+def window_ready(starts: Sequence[float], limits: tuple[float, int], margin: tuple[float, float]) -> float:
+    """When the window lets one more start in, given the recent starts (ascending); minus infinity: now."""
+    rate, burst = limits
+    if len(starts) < burst:
+        return NEVER
+    return starts[-burst] + horizon(rate, burst, margin)
+
+
+def decide(
+    ask: Ask,
+    own: PlanState,
+    own_starts: Sequence[float],
+    now: float,
+    *,
+    shared: PlanState | None = None,
+    shared_starts: Sequence[float] = (),
+) -> Decision:
+    """May a request start at ``now``? The quota gate, pauses, the probe, then the window(s)."""
+    if own.quota_until > now and now < own.quota_trial_at:
+        return Decision(False, min(own.quota_until, own.quota_trial_at), QUOTA, own)
+    ready, reason = now, OK
+    pauses = [own.blocked_until, shared.blocked_until if shared is not None else NEVER]
+    if max(pauses) > ready:
+        ready, reason = max(pauses), PAUSED
+    limits = own.pinned(ask.pinned).in_force(now)
+    if limits is None:
+        if own.probe_until > ready:
+            ready, reason = own.probe_until, PROBE
+    else:
+        at = window_ready(own_starts, limits, ask.margin)
+        if at > ready:
+            ready, reason = at, WINDOW
+    shared_limits = shared.in_force(now) if shared is not None else None
+    if shared_limits is not None:
+        at = window_ready(shared_starts, shared_limits, ask.margin)
+        if at > ready:
+            ready, reason = at, WINDOW
+    if ready > now:
+        return Decision(False, ready, reason, own)
+    plan = own
+    if limits is None:
+        plan = replace(plan, probe_until=now + PROBE_HOLD_SECONDS)
+    if own.quota_until > now:
+        plan = replace(plan, quota_trial_at=now + own.quota_every)
+    return Decision(True, now, OK, plan)
+
+
+def keep_after(now: float, limits: tuple[float, int] | None, margin: tuple[float, float]) -> float:
+    """Starts at or before this time can be forgotten."""
+    window = horizon(*limits, margin) if limits is not None else 0.0
+    return now - max(window, KEEP_STARTS_SECONDS)
 
 
 def check_limits(rate: float, burst: int) -> None:
@@ -119,17 +272,3 @@ def check_limits(rate: float, burst: int) -> None:
         raise ValueError(f"rate must be a positive number of requests per second, got {rate!r}")
     if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
         raise ValueError(f"burst must be a whole number of at least 1, got {burst!r}")
-
-
-def horizon(rate: float, burst: int) -> float:
-    """How old a start must be before its slot is free again (window plus safety margin)."""
-    return burst / rate * WINDOW_MARGIN_FACTOR + WINDOW_MARGIN_SECONDS
-
-
-def ready_at(starts: list[float], now: float, rate: float, burst: int, blocked_until: float) -> float:
-    """Earliest time a new start fits, given the recent starts (sorted ascending) of every process."""
-    ready = max(now, blocked_until)
-    live = [t for t in starts if t + horizon(rate, burst) > now]
-    if len(live) >= burst:
-        ready = max(ready, live[-burst] + horizon(rate, burst))
-    return ready

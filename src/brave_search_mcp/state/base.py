@@ -2,8 +2,9 @@
 
 Callers never learn which backend they hold: a stdio server, the CLI and the library of one user share
 a SQLite file by default, replicas share Redis, and a broken shared store degrades to per-process
-memory instead of failing calls. The adaptive plan logic lives here once, as a pure value
-(``PlanState``) that each backend stores its own way, so every backend learns and backs off alike.
+memory instead of failing calls. Rate limiting's rules live once in ``ratelimit`` (``plan.decide`` and the
+``Limiter`` queue); a backend only stores their numbers (``SlotStore``: plans, recent starts, monthly
+counters), so every backend learns, backs off and counts alike.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from brave_search_mcp.clock import Clock, Sleep
-from brave_search_mcp.ratelimit.limiter import Limiter
+from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
+from brave_search_mcp.ratelimit.plan import Ask, PlanState, check_limits
 
 Fetch = Callable[[], Awaitable[bytes]]
 
@@ -69,14 +71,17 @@ class RecordStore(Protocol):
 
 @runtime_checkable
 class StateBackend(Protocol):
-    """One opened state location: the limiter factory, the cache, the records, and its health."""
+    """One opened state location: the rate limiter's numbers and queues, the cache, the records, its health."""
 
     name: str
+    slots: SlotStore
     cache: SharedCache
     records: RecordStore
 
-    def limiter(self, upstream: str, *, rate: float, burst: int) -> Limiter:
-        """The limiter of ``upstream``; ``rate``/``burst`` apply only until a plan is stored or learned."""
+    def limiter(
+        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
+    ) -> Limiter:
+        """The queue of ``upstream``'s family (one per process); see ``LimiterFactory.limiter``."""
         ...
 
     def health(self) -> dict[str, Any]:
@@ -86,3 +91,32 @@ class StateBackend(Protocol):
     async def aclose(self) -> None:
         """Release connections and files."""
         ...
+
+
+class LimiterFactory:
+    """One ``Limiter`` per upstream family and process, over the backend's ``slots``."""
+
+    slots: SlotStore
+
+    def __init__(self, *, clock: Clock, sleep: Sleep) -> None:
+        self.clock = clock
+        self.sleep = sleep
+        self._limiters: dict[str, Limiter] = {}
+
+    def limiter(
+        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
+    ) -> Limiter:
+        """The queue of ``upstream``'s family: ``rate``/``burst`` is a known plan (None: learn it, probing first)
+        that applies until another is stored; ``ask`` the rest of an ``Ask``: ``family``, ``primary`` (the key's
+        one window), ``pinned`` (an explicit setting, which wins over any plan), ``margin``."""
+        if rate is not None:
+            check_limits(rate, burst)
+        if ask.get("pinned") is not None:
+            check_limits(*ask["pinned"])
+        init = PlanState.unknown() if rate is None else PlanState.known(rate, burst)
+        wanted = Ask(upstream, init=init, **ask)
+        found = self._limiters.get(wanted.own)
+        if found is None:
+            found = Limiter(self.slots, wanted, clock=self.clock, sleep=self.sleep, label=label or upstream)
+            self._limiters[wanted.own] = found
+        return found

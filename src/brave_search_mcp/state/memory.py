@@ -1,61 +1,79 @@
-"""Per-process state: today's Throttle and ResponseCache behind the shared interface (and the others' fallback)."""
+"""Per-process state: the rule set's numbers in dicts and the ResponseCache, behind the shared interface (and the
+shared backends' fallback)."""
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections.abc import Callable
 from typing import Any
 
 from brave_search_mcp.clock import Clock, Sleep
-from brave_search_mcp.ratelimit.limiter import Limiter, SlotUnavailable
-from brave_search_mcp.ratelimit.plan import PlanState
-from brave_search_mcp.ratelimit.throttle import Throttle
-from brave_search_mcp.state.base import Fetch, RecordStore, SharedCache
+from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
+from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
+from brave_search_mcp.state.base import Fetch, LimiterFactory, RecordStore, SharedCache
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
-class MemoryLimiter:
-    """The in-process FIFO throttle, driven by the shared ``PlanState`` rules so every backend adapts alike."""
+class MemorySlots:
+    """Plans, recent starts and monthly counters in dicts: the rule set's numbers for this process alone."""
 
-    def __init__(self, upstream: str, rate: float, burst: int, *, clock: Clock, sleep: Sleep) -> None:
-        self._upstream = upstream
+    name = "memory"
+    shared = False
+    degraded = False
+
+    def __init__(self, *, clock: Clock) -> None:
         self._clock = clock
-        self._plan = PlanState.initial(rate, burst)
-        self._throttle = Throttle(rate, burst, clock=clock, sleep=sleep)
+        self._plans: dict[str, PlanState] = {}
+        self._starts: dict[str, list[float]] = {}
+        self._counters: dict[str, tuple[int, float]] = {}
 
-    def _apply(self) -> None:
-        """Bring the throttle to the rate in force now (recovery after a penalty is a function of time)."""
-        rate, burst = self._plan.in_force(self._clock())
-        if rate != self._throttle.rate or burst != self._throttle.burst:
-            self._throttle.update(rate, burst)
-        self._throttle.block_until(self._plan.blocked_until)
+    def _recent(self, name: str, now: float, limits: tuple[float, int] | None, ask: Ask) -> list[float]:
+        starts = self._starts.setdefault(name, [])
+        cut = bisect.bisect_right(starts, keep_after(now, limits, ask.margin))
+        del starts[:cut]
+        return starts
 
-    async def acquire(self, *, deadline: float | None = None) -> float:
-        """Queue in arrival order; SlotUnavailable at once when the earliest start is after ``deadline``."""
-        self._apply()
-        if deadline is not None:
-            start = self._throttle.earliest_start()
-            if start > deadline:
-                raise SlotUnavailable(start - self._clock(), self._upstream)
-        return await self._throttle.acquire()
+    async def reserve(self, ask: Ask, now: float) -> Decision:
+        """``plan.decide`` over this process's plans and starts."""
+        own = self._plans.setdefault(ask.own, ask.init)
+        shared = self._plans.get(ask.shared) if ask.shared is not None else None
+        own_starts = self._recent(ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
+        shared_limits = shared.in_force(now) if shared is not None else None
+        shared_starts = self._recent(ask.shared, now, shared_limits, ask) if ask.shared is not None else []
+        decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
+        self._plans[ask.own] = decision.plan
+        if decision.granted:
+            bisect.insort(own_starts, now)
+            if ask.shared is not None:
+                bisect.insort(shared_starts, now)
+        return decision
 
-    async def update(self, rate: float, burst: int) -> None:
-        """The plan learned from headers."""
-        self._plan = self._plan.learned(rate, burst, self._clock())
-        self._apply()
+    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Apply ``change`` to the family's plan."""
+        plan = self._plans[ask.own] = change(self._plans.get(ask.own, ask.init))
+        return plan
 
-    async def penalize(self) -> None:
-        """Halve the rate in force (once per window)."""
-        self._plan = self._plan.penalized(self._clock())
-        self._apply()
+    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
+        """Count one request unless ``cap`` is reached."""
+        n = await self.count(counter, now)
+        if cap is not None and n >= cap:
+            return False, n
+        self._counters[counter] = (n + 1, expires)
+        return True, n + 1
 
-    async def block_until(self, t: float) -> None:
-        """No start before ``t``."""
-        self._plan = self._plan.blocked(t)
-        self._apply()
+    async def unbook(self, counter: str) -> None:
+        """Give one back."""
+        n, expires = self._counters.get(counter, (0, math.inf))
+        self._counters[counter] = (max(0, n - 1), expires)
 
-    async def snapshot(self) -> dict[str, Any]:
-        """Rate in force, plan, pause; plus how many callers queue here."""
-        return {**self._plan.snapshot(self._clock(), "memory"), "waiting": self._throttle.waiting}
+    async def count(self, counter: str, now: float) -> int:
+        """Requests counted (0 once the counter expired)."""
+        n, expires = self._counters.get(counter, (0, math.inf))
+        if expires <= now:
+            self._counters.pop(counter, None)
+            return 0
+        return n
 
 
 class MemoryCache:
@@ -101,27 +119,17 @@ class MemoryRecords:
         self._items[key] = (dict(value), expires)
 
 
-class MemoryBackend:
+class MemoryBackend(LimiterFactory):
     """State of this process only: what every server had before issue 14, and the shared backends' fallback."""
 
     name = "memory"
 
     def __init__(self, *, clock: Clock, sleep: Sleep, cache_max_entries: int, reason: str | None = None) -> None:
-        self._clock = clock
-        self._sleep = sleep
-        self._limiters: dict[str, MemoryLimiter] = {}
+        super().__init__(clock=clock, sleep=sleep)
         self._reason = reason
+        self.slots: SlotStore = MemorySlots(clock=clock)
         self.cache: SharedCache = MemoryCache(cache_max_entries, clock=clock)
         self.records: RecordStore = MemoryRecords(clock=clock)
-
-    def limiter(self, upstream: str, *, rate: float, burst: int) -> Limiter:
-        """One limiter per upstream name, created on first use."""
-        found = self._limiters.get(upstream)
-        if found is None:
-            found = self._limiters[upstream] = MemoryLimiter(
-                upstream, rate, burst, clock=self._clock, sleep=self._sleep
-            )
-        return found
 
     def health(self) -> dict[str, Any]:
         """Memory is always healthy; degraded only when it stands in for a shared store that failed to open."""
@@ -132,3 +140,12 @@ class MemoryBackend:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+def memory_limiter(
+    upstream: str, *, rate: float | None, burst: int = 1, clock: Clock, sleep: Sleep, **options: Any
+) -> Limiter:
+    """A limiter of this process alone (a provider built without the composition root; tests)."""
+    return MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=0).limiter(
+        upstream, rate=rate, burst=burst, **options
+    )

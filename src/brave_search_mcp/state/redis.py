@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from brave_search_mcp.ratelimit.plan import (
-    RAMP_PERIOD_SECONDS,
+    KEEP_STARTS_SECONDS,
+    PROBE_HOLD_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
-    WINDOW_MARGIN_FACTOR,
-    WINDOW_MARGIN_SECONDS,
+    SPREAD_SECONDS,
+    Ask,
+    Decision,
     PlanState,
 )
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
@@ -31,46 +33,113 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 SOCKET_TIMEOUT_SECONDS = 0.5  # a down Redis must cost a call milliseconds, not seconds
-KEEP_STARTS_SECONDS = 10.0
 MAX_WATCH_RETRIES = 16
 PREFIX = "brave-search-mcp:"
 
-# KEYS: plan, starts.  ARGV: now, initial plan JSON, member, margin factor, margin s, keep s, recovery factor,
-# recovery period, ramp period.
-# The in-force rate mirrors PlanState.in_force; returns {granted 1/0, ready as string, plan JSON}.
+# ``plan.decide`` in Lua, so a reservation is one atomic step: the contract test tests/test_rate_rules.py runs
+# this script and the Python rule on the same inputs and demands the same decisions. A plan is a hash of
+# PlanState's fields (an absent field is None / never).
+# KEYS: own plan, own starts[, shared plan, shared starts].  ARGV: now, initial plan (JSON), member, margin
+# factor, margin seconds, keep seconds, recovery factor, recovery period, probe hold, pinned rate, pinned burst,
+# spread seconds.
+# Returns {granted 1/0, ready, reason, plan as field/value pairs}.
 _RESERVE = """
-local raw = redis.call('GET', KEYS[1])
-if not raw then raw = ARGV[2]; redis.call('SET', KEYS[1], raw) end
-local p = cjson.decode(raw)
+local NEVER = -math.huge
 local now = tonumber(ARGV[1])
-local rate, burst = p.plan_rate, p.plan_burst
-if p.ramp_rate ~= nil and p.ramp_rate ~= cjson.null then
-  local periods = math.floor((now - p.ramp_at) / tonumber(ARGV[9]))
-  if periods < 0 then periods = 0 end
-  if periods > 60 then periods = 60 end
-  rate = math.min(rate, p.ramp_rate * 2 ^ periods)
+local MF, MS, KEEP = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local RF, RP, HOLD = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local SPREAD = tonumber(ARGV[12])
+local function load(key)
+  local raw = redis.call('HGETALL', key)
+  if #raw == 0 then return nil end
+  local p = {}
+  for i = 1, #raw, 2 do p[raw[i]] = tonumber(raw[i + 1]) end
+  return p
 end
-if p.penalty_rate ~= nil and p.penalty_rate ~= cjson.null then
-  local minutes = math.floor((now - p.penalty_at) / tonumber(ARGV[8]))
-  if minutes < 0 then minutes = 0 end
-  if minutes > 200 then minutes = 200 end
-  rate = math.min(rate, p.penalty_rate * tonumber(ARGV[7]) ^ minutes)
+local function t(p, f) if p[f] == nil then return NEVER end return p[f] end
+local function pairs_of(p)
+  local out = {}
+  for f, v in pairs(p) do out[#out + 1] = f; out[#out + 1] = string.format('%.17g', v) end
+  return out
 end
-if rate >= p.plan_rate then rate = p.plan_rate else burst = math.max(1, math.min(p.plan_burst, math.floor(rate))) end
-local h = burst / rate * tonumber(ARGV[4]) + tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.6f', now - math.max(h, tonumber(ARGV[6]))))
-local ready = now
-if p.blocked_until ~= nil and p.blocked_until ~= cjson.null and p.blocked_until > ready then ready = p.blocked_until end
-local last = redis.call('ZREVRANGE', KEYS[2], burst - 1, burst - 1, 'WITHSCORES')
-if #last == 2 then
-  local t = tonumber(last[2]) + h
-  if t > ready then ready = t end
+local function in_force(p)
+  if p.plan_rate == nil then return nil, nil end
+  local rate, burst = p.plan_rate, p.plan_burst or 1
+  if p.penalty_rate ~= nil then
+    local minutes = math.floor((now - t(p, 'penalty_at')) / RP)
+    if minutes < 0 then minutes = 0 end
+    if minutes > 200 then minutes = 200 end
+    rate = math.min(rate, p.penalty_rate * RF ^ minutes)
+  end
+  if rate >= p.plan_rate and (p.clean or 0) >= burst then return p.plan_rate, burst end
+  return rate, math.max(1, math.min(burst, math.floor(rate * SPREAD)))
 end
-if ready <= now then
-  redis.call('ZADD', KEYS[2], string.format('%.6f', now), ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], math.ceil((math.max(h, tonumber(ARGV[6])) + 1) * 1000))
+local function recent(key, rate, burst)
+  local h = 0
+  if rate ~= nil then h = burst / rate * MF + MS end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - math.max(h, KEEP))
+  if rate == nil then return NEVER end
+  local last = redis.call('ZREVRANGE', key, burst - 1, burst - 1, 'WITHSCORES')
+  if #last < 2 then return NEVER end
+  return tonumber(last[2]) + h
 end
-return {ready <= now and 1 or 0, string.format('%.6f', ready), raw}
+local own = load(KEYS[1])
+if own == nil then
+  own = {}
+  for f, v in pairs(cjson.decode(ARGV[2])) do if v ~= cjson.null then own[f] = v end end
+  redis.call('HSET', KEYS[1], unpack(pairs_of(own)))
+end
+local shared = nil
+if #KEYS > 2 then shared = load(KEYS[3]) end
+if t(own, 'quota_until') > now and now < t(own, 'quota_trial_at') then
+  return {0, string.format('%.17g', math.min(own.quota_until, own.quota_trial_at)), 'quota', pairs_of(own)}
+end
+local ready, reason = now, 'ok'
+local pause = t(own, 'blocked_until')
+if shared ~= nil and t(shared, 'blocked_until') > pause then pause = t(shared, 'blocked_until') end
+if pause > ready then ready, reason = pause, 'paused' end
+local eff = own
+if ARGV[10] ~= '' then
+  eff = {plan_rate = tonumber(ARGV[10]), plan_burst = tonumber(ARGV[11]), clean = tonumber(ARGV[11])}
+end
+local rate, burst = in_force(eff)
+local at = recent(KEYS[2], rate, burst)
+if rate == nil then
+  if t(own, 'probe_until') > ready then ready, reason = own.probe_until, 'probe' end
+elseif at > ready then
+  ready, reason = at, 'window'
+end
+if #KEYS > 2 then
+  local srate, sburst = nil, nil
+  if shared ~= nil then srate, sburst = in_force(shared) end
+  at = recent(KEYS[4], srate, sburst)
+  if at > ready then ready, reason = at, 'window' end
+end
+if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own)} end
+local changed = false
+if rate == nil then own.probe_until = now + HOLD; changed = true end
+if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or 600); changed = true end
+if changed then redis.call('HSET', KEYS[1], unpack(pairs_of(own))) end
+local ms = math.ceil((math.max(KEEP, 60) + 1) * 1000)
+for i = 2, #KEYS, 2 do
+  redis.call('ZADD', KEYS[i], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[i], ms)
+end
+return {1, string.format('%.17g', now), 'ok', pairs_of(own)}
+"""
+# KEYS: counter.  ARGV: cap (-1: none), ms to live.  Returns {booked 1/0, count}.
+_BOOK = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+local cap = tonumber(ARGV[1])
+if cap >= 0 and n >= cap then return {0, n} end
+n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, n}
+"""
+_UNBOOK = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
 """
 # KEYS: cache, lease.  ARGV: owner, lease ms.  A lease only while no value is stored (no double fetch).
 _TAKE = """
@@ -94,6 +163,21 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def fields_of(plan: PlanState) -> dict[str, str]:
+    """A plan as the hash the script reads: PlanState's set fields, numbers in full precision."""
+    return {name: repr(value) for name, value in plan.to_json().items() if value is not None}
+
+
+def plan_of(flat: list[bytes | str]) -> PlanState:
+    """A plan from the hash's field/value pairs."""
+    items = [_text(x) for x in flat]
+    return PlanState.from_json({items[i]: float(items[i + 1]) for i in range(0, len(items), 2)})
+
+
 def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
@@ -105,6 +189,8 @@ class RedisStore:
         self._url = url
         self._r = client
         self._reserve = client.register_script(_RESERVE)
+        self._book = client.register_script(_BOOK)
+        self._unbook = client.register_script(_UNBOOK)
         self._release = client.register_script(_RELEASE)
         self._take = client.register_script(_TAKE)
 
@@ -120,41 +206,47 @@ class RedisStore:
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
-        """Run the reservation script: record a start at ``now`` if it fits, else say when it will."""
-        keys = [f"{PREFIX}plan:{upstream}", f"{PREFIX}starts:{upstream}"]
+    async def reserve(self, ask: Ask, now: float) -> Decision:
+        """Run the reservation script: ``plan.decide`` on the stored plan(s) and starts, in one atomic step."""
+        keys = [f"{PREFIX}plan:{ask.own}", f"{PREFIX}starts:{ask.own}"]
+        if ask.shared is not None:
+            keys += [f"{PREFIX}plan:{ask.shared}", f"{PREFIX}starts:{ask.shared}"]
+        pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
         args: list[str | float] = [
-            f"{now:.6f}",
-            json.dumps(init.to_json()),
+            repr(float(now)),
+            json.dumps(ask.init.to_json()),
             uuid.uuid4().hex,
-            WINDOW_MARGIN_FACTOR,
-            WINDOW_MARGIN_SECONDS,
-            KEEP_STARTS_SECONDS,
-            RECOVERY_FACTOR,
-            RECOVERY_PERIOD_SECONDS,
-            RAMP_PERIOD_SECONDS,
+            repr(ask.margin[0]),
+            repr(ask.margin[1]),
+            repr(KEEP_STARTS_SECONDS),
+            repr(RECOVERY_FACTOR),
+            repr(RECOVERY_PERIOD_SECONDS),
+            repr(PROBE_HOLD_SECONDS),
+            *pinned,
+            repr(SPREAD_SECONDS),
         ]
-        granted, ready, raw = await self._call(lambda: self._reserve(keys=keys, args=args))
-        return bool(granted), float(ready), PlanState.from_json(json.loads(raw))
+        granted, ready, reason, flat = await self._call(lambda: self._reserve(keys=keys, args=args))
+        return Decision(bool(granted), float(ready), _text(reason), plan_of(flat))
 
-    async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
-        """Optimistic WATCH/MULTI update of the stored plan (bounded retries)."""
+    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Optimistic WATCH/MULTI update of the stored plan hash (bounded retries)."""
         from redis.exceptions import WatchError
 
-        key = f"{PREFIX}plan:{upstream}"
+        key = f"{PREFIX}plan:{ask.own}"
 
         async def attempt() -> PlanState:
             for _ in range(MAX_WATCH_RETRIES):
                 async with self._r.pipeline(transaction=True) as pipe:
                     try:
                         await pipe.watch(key)
-                        raw = await pipe.get(key)
-                        old = init if raw is None else PlanState.from_json(json.loads(raw))
+                        raw: dict[Any, Any] = await pipe.hgetall(key)  # type: ignore[misc]
+                        old = ask.init if not raw else plan_of([x for kv in raw.items() for x in kv])
                         new = change(old)
-                        if new == old and raw is not None:
+                        if new == old and raw:
                             return old
                         pipe.multi()  # type: ignore[no-untyped-call]
-                        pipe.set(key, json.dumps(new.to_json()))
+                        pipe.delete(key)
+                        pipe.hset(key, mapping=fields_of(new))
                         await pipe.execute()
                         return new
                     except WatchError:
@@ -162,6 +254,21 @@ class RedisStore:
             raise StoreUnavailable("plan update kept conflicting")
 
         return await self._call(attempt)
+
+    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
+        """The booking script: count one unless ``cap`` is reached."""
+        args = [-1 if cap is None else cap, _ms(expires - now)]
+        booked, n = await self._call(lambda: self._book(keys=[f"{PREFIX}count:{counter}"], args=args))
+        return bool(booked), int(n)
+
+    async def unbook(self, counter: str) -> None:
+        """Give one back (never below zero)."""
+        await self._call(lambda: self._unbook(keys=[f"{PREFIX}count:{counter}"], args=[]))
+
+    async def count(self, counter: str, now: float) -> int:
+        """Requests counted (Redis expires the counter itself)."""
+        raw = await self._call(lambda: self._r.get(f"{PREFIX}count:{counter}"))
+        return 0 if raw is None else int(raw)
 
     async def cache_get(self, key: str, now: float) -> bytes | None:
         """A live value, or None (Redis expires entries itself)."""

@@ -1,15 +1,15 @@
 """Limiter, cache and records over any shared store, with the per-process fallback written once.
 
-SQLite and Redis differ only in how they store a plan, reserve a start, keep a value and take a
-lease (the ``Store`` protocol). Waiting, deadlines, single-flight polling and the switch to memory
-when the store fails (and back when it heals) live here, so both backends behave the same.
+SQLite and Redis differ only in how they store a plan, reserve a start, count a month, keep a value and
+take a lease (the ``Store`` protocol). Single-flight polling and the switch to memory when the store
+fails (and back when it heals) live here; queueing and the rules live in ``ratelimit``, so both
+backends behave the same.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
@@ -17,33 +17,32 @@ from typing import Any, Protocol, TypeVar
 import anyio
 
 from brave_search_mcp.clock import Clock
-from brave_search_mcp.ratelimit.limiter import Limiter, SlotUnavailable
-from brave_search_mcp.ratelimit.plan import PlanState
-from brave_search_mcp.state.base import LEASE_SECONDS, Fetch, RecordStore, SharedCache, StateOptions, StoreUnavailable
+from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
+from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
+from brave_search_mcp.state.base import (
+    LEASE_SECONDS,
+    Fetch,
+    LimiterFactory,
+    RecordStore,
+    SharedCache,
+    StateOptions,
+    StoreUnavailable,
+)
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import ResponseCache
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-MAX_POLLS = 100_000  # bound on any wait loop (each turn sleeps at least MIN_POLL_SECONDS)
-MIN_POLL_SECONDS = 0.001
+MAX_POLLS = 100_000  # bound on any wait loop
 MAX_LEASE_POLL_SECONDS = 0.1
 
 
-class Store(Protocol):
+class Store(SlotNumbers, Protocol):
     """What a shared backend must do atomically; every method raises StoreUnavailable when the store fails."""
 
     def location(self) -> str:
         """Where the state lives, without secrets."""
-        ...
-
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
-        """Record a start at ``now`` if one fits (granted), else say when one will fit; plus the plan."""
-        ...
-
-    async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
-        """Apply ``change`` to the stored plan atomically and return the result."""
         ...
 
     async def cache_get(self, key: str, now: float) -> bytes | None:
@@ -116,63 +115,54 @@ class Guard:
         return result
 
 
-class SharedLimiter:
-    """Sliding-window limiter whose starts and plan live in the store, so all processes share one budget."""
+class SharedSlots:
+    """The store's rate-limit numbers, or this process's memory while the store is down (and back when it heals)."""
 
-    def __init__(self, backend: SharedBackend, upstream: str, rate: float, burst: int) -> None:
+    shared = True
+
+    def __init__(self, backend: SharedBackend) -> None:
         self._b = backend
-        self._upstream = upstream
-        self._init = PlanState.initial(rate, burst)
-        self._fallback = backend.fallback.limiter(upstream, rate=rate, burst=burst)
+        self.name = backend.name
+        self._fallback = backend.fallback.slots
 
-    async def acquire(self, *, deadline: float | None = None) -> float:
-        """Poll the store for a start (sleeping exactly until the next free slot); no lock is held while waiting."""
-        b = self._b
-        started = b.clock()
-        for _ in range(MAX_POLLS):
-            now = b.clock()
-            try:
-                granted, ready, _plan = await b.guard.call(lambda: b.store.reserve(self._upstream, self._init, now))  # noqa: B023
-            except StoreUnavailable:
-                return await self._fallback.acquire(deadline=deadline)
-            if granted:
-                return max(0.0, now - started)
-            if deadline is not None and ready > deadline:
-                raise SlotUnavailable(ready - now, self._upstream)
-            # a little jitter so processes woken for the same slot do not all collide on the store
-            await b.sleep(max(MIN_POLL_SECONDS, ready - b.clock()) + random.uniform(0, 0.002))
-        raise SlotUnavailable(1.0, self._upstream)
+    @property
+    def degraded(self) -> bool:
+        """True while the store is down (calls run on this process's memory)."""
+        return self._b.guard.degraded
 
-    async def _modify(self, change: Callable[[PlanState], PlanState]) -> None:
-        b = self._b
-        with contextlib.suppress(StoreUnavailable):
-            await b.guard.call(lambda: b.store.modify_plan(self._upstream, self._init, change))
-
-    async def update(self, rate: float, burst: int) -> None:
-        """Store the learned plan for every process (and the fallback)."""
-        await self._fallback.update(rate, burst)
-        now = self._b.clock()
-        await self._modify(lambda p: p.learned(rate, burst, now))
-
-    async def penalize(self) -> None:
-        """Halve the shared rate in force (once per window across all processes)."""
-        await self._fallback.penalize()
-        now = self._b.clock()
-        await self._modify(lambda p: p.penalized(now))
-
-    async def block_until(self, t: float) -> None:
-        """Pause every process's starts until ``t``."""
-        await self._fallback.block_until(t)
-        await self._modify(lambda p: p.blocked(t))
-
-    async def snapshot(self) -> dict[str, Any]:
-        """The shared plan as stored (the fallback's when the store is down)."""
-        b = self._b
+    async def _either(self, on_store: Callable[[], Awaitable[T]], in_memory: Callable[[], Awaitable[T]]) -> T:
         try:
-            plan = await b.guard.call(lambda: b.store.modify_plan(self._upstream, self._init, lambda p: p))
+            return await self._b.guard.call(on_store)
         except StoreUnavailable:
-            return {**await self._fallback.snapshot(), "degraded": True}
-        return {**plan.snapshot(b.clock(), b.name), "degraded": False}
+            return await in_memory()
+
+    async def reserve(self, ask: Ask, now: float) -> Decision:
+        """The store's decision; memory's while the store is down."""
+        return await self._either(lambda: self._b.store.reserve(ask, now), lambda: self._fallback.reserve(ask, now))
+
+    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
+        """Change the stored plan (and memory's, so an outage still knows it)."""
+        local = await self._fallback.modify(ask, change)
+        return await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(local))
+
+    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
+        """Count in the store; in memory while it is down (the cap then holds per process)."""
+        return await self._either(
+            lambda: self._b.store.book(counter, cap, expires, now),
+            lambda: self._fallback.book(counter, cap, expires, now),
+        )
+
+    async def unbook(self, counter: str) -> None:
+        """Give one back in the store (memory while it is down)."""
+        await self._either(lambda: self._b.store.unbook(counter), lambda: self._fallback.unbook(counter))
+
+    async def count(self, counter: str, now: float) -> int:
+        """The store's count (memory's while it is down)."""
+        return await self._either(lambda: self._b.store.count(counter, now), lambda: self._fallback.count(counter, now))
+
+
+async def _ready(value: T) -> T:
+    return value
 
 
 class SharedStoreCache:
@@ -265,31 +255,23 @@ class SharedRecords:
             await b.guard.call(lambda: b.store.record_put(key, value, expires, now))
 
 
-class SharedBackend:
-    """A StateBackend over a Store: shared limiters, cache and records, degrading to memory on failure."""
+class SharedBackend(LimiterFactory):
+    """A StateBackend over a Store: shared limiter numbers, cache and records, degrading to memory on failure."""
 
     def __init__(self, name: str, store: Store, options: StateOptions) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
+        super().__init__(clock=options.clock, sleep=options.sleep)
         self.name = name
         self.store = store
-        self.clock = options.clock
-        self.sleep = options.sleep
         self.lease_seconds = options.lease_seconds
         self.guard = Guard(name, clock=options.clock, retry_interval=options.retry_interval)
         self.fallback = MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
-        self._limiters: dict[str, SharedLimiter] = {}
+        self.slots: SlotStore = SharedSlots(self)
         self.cache: SharedCache = SharedStoreCache(self)
         self.records: RecordStore = SharedRecords(self)
-
-    def limiter(self, upstream: str, *, rate: float, burst: int) -> Limiter:
-        """One limiter per upstream name; ``rate``/``burst`` seed the plan only if none is stored."""
-        found = self._limiters.get(upstream)
-        if found is None:
-            found = self._limiters[upstream] = SharedLimiter(self, upstream, rate, burst)
-        return found
 
     def health(self) -> dict[str, Any]:
         """Backend, location, and whether calls currently run on the per-process fallback."""

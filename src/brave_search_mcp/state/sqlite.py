@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from brave_search_mcp.ratelimit.plan import PlanState, horizon
+from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.shared import SharedBackend
@@ -27,7 +27,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5000
-KEEP_STARTS_SECONDS = 10.0  # starts older than this (and than the window) are deleted
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -38,6 +37,7 @@ CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, exp
 CREATE INDEX IF NOT EXISTS cache_by_use ON cache (used);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
 """
 
 
@@ -92,46 +92,89 @@ class SqliteStore:
         return await anyio.to_thread.run_sync(run)
 
     @staticmethod
-    def _plan(conn: sqlite3.Connection, upstream: str, init: PlanState) -> PlanState:
-        row = conn.execute("SELECT state FROM plans WHERE upstream = ?", (upstream,)).fetchone()
-        if row is None:
-            conn.execute("INSERT INTO plans VALUES (?, ?)", (upstream, json.dumps(init.to_json())))
-            return init
-        return PlanState.from_json(json.loads(row[0]))
+    def _plan(conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
+        """The stored plan; ``init`` is stored and returned when there is none (None: leave it absent)."""
+        row = conn.execute("SELECT state FROM plans WHERE upstream = ?", (name,)).fetchone()
+        if row is not None:
+            return PlanState.from_json(json.loads(row[0]))
+        if init is not None:
+            conn.execute("INSERT INTO plans VALUES (?, ?)", (name, json.dumps(init.to_json())))
+        return init
 
-    async def reserve(self, upstream: str, init: PlanState, now: float) -> tuple[bool, float, PlanState]:
-        """One transaction: read the plan and the last ``burst`` starts; record ``now`` if it fits."""
+    @staticmethod
+    def _starts(
+        conn: sqlite3.Connection, name: str, now: float, limits: tuple[float, int] | None, ask: Ask
+    ) -> list[float]:
+        """The recent starts of ``name``, ascending (older ones are deleted on the way)."""
+        conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep_after(now, limits, ask.margin)))
+        burst = limits[1] if limits is not None else 1
+        rows = conn.execute("SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?", (name, burst)).fetchall()
+        return [r[0] for r in reversed(rows)]
 
-        def work(conn: sqlite3.Connection) -> tuple[bool, float, PlanState]:
-            plan = self._plan(conn, upstream, init)
-            rate, burst = plan.in_force(now)
-            h = horizon(rate, burst)
-            conn.execute(
-                "DELETE FROM starts WHERE upstream = ? AND t < ?", (upstream, now - max(h, KEEP_STARTS_SECONDS))
-            )
-            ready = max(now, plan.blocked_until)
-            rows = conn.execute(
-                "SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?", (upstream, burst)
-            ).fetchall()
-            if len(rows) >= burst:
-                ready = max(ready, rows[-1][0] + h)
-            if ready <= now:
-                conn.execute("INSERT INTO starts VALUES (?, ?)", (upstream, now))
-            return ready <= now, ready, plan
+    async def reserve(self, ask: Ask, now: float) -> Decision:
+        """One transaction: read the plan(s) and recent starts, decide by the one rule, record a granted start."""
+
+        def work(conn: sqlite3.Connection) -> Decision:
+            own = self._plan(conn, ask.own, ask.init)
+            assert own is not None
+            shared = self._plan(conn, ask.shared, None) if ask.shared is not None else None
+            own_starts = self._starts(conn, ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
+            shared_limits = shared.in_force(now) if shared is not None else None
+            shared_starts = self._starts(conn, ask.shared, now, shared_limits, ask) if ask.shared is not None else []
+            decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
+            if decision.plan != own:
+                self._put(conn, ask.own, decision.plan)
+            if decision.granted:
+                conn.execute("INSERT INTO starts VALUES (?, ?)", (ask.own, now))
+                if ask.shared is not None:
+                    conn.execute("INSERT INTO starts VALUES (?, ?)", (ask.shared, now))
+            return decision
 
         return await self._run(work)
 
-    async def modify_plan(self, upstream: str, init: PlanState, change: Callable[[PlanState], PlanState]) -> PlanState:
+    @staticmethod
+    def _put(conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
+        conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(plan.to_json()), name))
+
+    async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Read, change and write the plan in one transaction."""
 
         def work(conn: sqlite3.Connection) -> PlanState:
-            old = self._plan(conn, upstream, init)
+            old = self._plan(conn, ask.own, ask.init)
+            assert old is not None
             new = change(old)
             if new != old:
-                conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(new.to_json()), upstream))
+                self._put(conn, ask.own, new)
             return new
 
         return await self._run(work)
+
+    async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
+        """Count one request unless ``cap`` is reached, in one transaction."""
+
+        def work(conn: sqlite3.Connection) -> tuple[bool, int]:
+            conn.execute("DELETE FROM counters WHERE expires <= ?", (now,))
+            row = conn.execute("SELECT n FROM counters WHERE name = ?", (counter,)).fetchone()
+            n = 0 if row is None else int(row[0])
+            if cap is not None and n >= cap:
+                return False, n
+            conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, n + 1, expires))
+            return True, n + 1
+
+        return await self._run(work)
+
+    async def unbook(self, counter: str) -> None:
+        """Give one back."""
+        await self._run(lambda c: c.execute("UPDATE counters SET n = MAX(0, n - 1) WHERE name = ?", (counter,)))
+
+    async def count(self, counter: str, now: float) -> int:
+        """Requests counted (0 once expired)."""
+
+        def work(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT n FROM counters WHERE name = ? AND expires > ?", (counter, now)).fetchone()
+            return 0 if row is None else int(row[0])
+
+        return await self._run(work, tx=False)
 
     async def cache_get(self, key: str, now: float) -> bytes | None:
         """A live value (its use time is refreshed for LRU), or None."""

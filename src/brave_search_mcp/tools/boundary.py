@@ -193,6 +193,10 @@ class ToolBoundary:
             structured = out.dump() if isinstance(out, Envelope) else out
             outcome = ToolOutcome(name, structured, text, False, trace_id)
         except BraveSearchError as exc:
+            sent = exc.details.get("attempts")
+            if isinstance(sent, int) or facts.attempts:  # one count of requests sent, in the envelope and the log
+                facts.attempts = max(facts.attempts, sent if isinstance(sent, int) else 0)
+                exc.details["attempts"] = facts.attempts
             outcome = error_outcome(name, exc, trace_id, facts.provider or settings.providers[0])
             code = exc.code.value
             facts.upstream_status = facts.upstream_status or exc.details.get("status")

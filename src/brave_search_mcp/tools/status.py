@@ -113,6 +113,8 @@ async def build_status(
             "rate_limit_per_second": rate,
             "burst": burst,
             "rate_adaptive": settings.adaptive_rate,
+            "monthly_requests": settings.monthly_requests,
+            "quota_retry_seconds": settings.quota_retry_seconds,
             "retries": settings.retries,
             "retry_base_ms": settings.retry_base_ms,
             "retry_max_ms": settings.retry_max_ms,
@@ -152,7 +154,7 @@ async def build_status(
         failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
-    throttle = client.admission()
+    throttle = await client.admission()
     report["throttle"] = throttle
     report["plan"] = plan_seen(client.counters(), tools)
     brave_alone = {"brave": {"state": "closed", "fallback": False}}
@@ -163,11 +165,13 @@ async def build_status(
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
-    quota = throttle.get("quota_exhausted")
-    if quota is not None:  # fresh queries fail fast until the reset; cached ones are still served
-        reasons.insert(0, f"the monthly quota is used up; it resets at {quota['resets_at']}")
-    if throttle["rate_in_force_per_second"] < throttle["plan_per_second"] and not settings.rate_limit:
-        report["settings"]["rate_limit_per_second"] = throttle["rate_in_force_per_second"]
+    holds = pauses(throttle)
+    if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
+        reasons[:0] = holds
+        report["status"] = "paused"
+    rate_now, plan_rate = throttle["rate_in_force_per_second"], throttle["plan_per_second"]
+    if rate_now is not None and plan_rate is not None and rate_now < plan_rate and not settings.rate_limit:
+        report["settings"]["rate_limit_per_second"] = rate_now
     if reasons and report["status"] == "ok":
         report["status"] = "degraded"
     report["reasons"] = reasons
@@ -181,22 +185,52 @@ async def build_status(
     return report
 
 
+def pauses(throttle: dict[str, Any]) -> list[str]:
+    """Why no fresh request goes out now, and until when: a server-wide pause, the quota gate, the spending cap."""
+    holds: list[str] = []
+    for family, figures in (("search", throttle), ("answers", throttle.get("answers") or {})):
+        name = "Brave" if family == "search" else "Brave Answers"
+        quota = figures.get("quota_exhausted")
+        if quota is not None:
+            holds.append(
+                f"{name}: the monthly quota is used up; it resets at {quota['resets_at']} (one trial request "
+                f"in {quota['next_trial_in_seconds']} s)"
+            )
+        if figures.get("paused_for_seconds"):
+            holds.append(f"{name}: paused by Brave until {figures['paused_until']} ({figures['paused_for_seconds']} s)")
+    month = throttle.get("month") or {}
+    if month.get("cap") is not None and month["requests"] >= month["cap"]:
+        holds.append(
+            f"the spending cap of {month['cap']} requests this month (BRAVE_SEARCH_MONTHLY_REQUESTS) is reached; "
+            "it resets at the start of next month (UTC)"
+        )
+    return holds
+
+
 def render_status_text(report: dict[str, Any]) -> str:
     """A few lines a person can read at a glance."""
     key = report["key"]
     settings = report["settings"]
     cache = report["cache"]
-    plan = report.get("throttle", {}).get("plan_per_second")
+    throttle = report.get("throttle", {})
+    plan = throttle.get("plan_per_second")
     adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
+    rate = settings["rate_limit_per_second"]
+    in_force = (
+        "not learned yet (the first request goes alone)" if rate is None else f"{rate:g}/s burst {settings['burst']}"
+    )
     lines = [
         f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)",
         f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
-        f"rate in force: {settings['rate_limit_per_second']:g}/s burst {settings['burst']}"
-        f"{adaptive}; retries {settings['retries']}; "
+        f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
         f"timeout {settings['timeout_seconds']:g} s",
         f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
         f"{cache['hits']} hits, {cache['misses']} misses",
     ]
+    month = throttle.get("month")
+    if month:
+        cap = "no cap" if month["cap"] is None else f"cap {month['cap']} (BRAVE_SEARCH_MONTHLY_REQUESTS)"
+        lines.append(f"requests this month ({month['month']}, UTC): {month['requests']}, {cap}")
     rl = report.get("rate_limit")
     if rl:
         lines.append(

@@ -395,10 +395,12 @@ async def ask(
 async def run(args: AnswerArgs, ports: Ports, call: Call) -> tuple[AnswerEnvelope, str]:
     """The tool: a streamed, cited answer; partial (with a warning) when the stream breaks or time runs out."""
     call.facts.search_type = "answer"
-    return await ask(
+    envelope, text = await ask(
         args, ports.stream_post(call.facts), deadline=call.deadline, progress=call.progress, clock=ports.clock,
         trace_id=call.trace_id, server_version=__version__,
     )  # fmt: skip
+    envelope.meta.attempts = call.facts.attempts  # the requests sent, as the call log counts them
+    return envelope, text
 
 
 def _deadline(args: AnswerArgs, settings: Settings) -> float:

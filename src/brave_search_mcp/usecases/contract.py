@@ -27,6 +27,7 @@ from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.envelopes import CallMeta
+from brave_search_mcp.models.errors import BraveSearchError
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.reader.reading import UrlReader
@@ -143,7 +144,11 @@ class Ports:
             path: str, params: Params, *, deadline: float | None, headers: Mapping[str, str] | None = None
         ) -> dict[str, Any]:
             extra = tuple(sorted((headers or {}).items()))
-            response = await client.get(Endpoint(path), params, deadline=deadline, headers=extra)
+            try:
+                response = await client.get(Endpoint(path), params, deadline=deadline, headers=extra)
+            except BraveSearchError as exc:
+                facts.attempts += int(exc.details.get("attempts", 0))  # requests sent for it, as the envelope says
+                raise
             facts.cached = response.cached if facts.cached is None else facts.cached and response.cached
             facts.attempts += response.attempts
             facts.upstream_status = response.status
@@ -155,9 +160,11 @@ class Ports:
         """POST and stream through the client (admitted like every request, never cached or retried)."""
         client = self.client
 
-        def post(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
+        def sent() -> None:
             facts.attempts += 1
-            return client.stream_post(Endpoint(path), body, deadline=deadline)
+
+        def post(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
+            return client.stream_post(Endpoint(path), body, deadline=deadline, on_send=sent)
 
         return post
 

@@ -40,14 +40,15 @@ from brave_search_mcp.models.errors import (
     WarningCode,
 )
 from brave_search_mcp.models.inputs import SearchType
-from brave_search_mcp.providers.limiter import SlidingWindowLimiter
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.params import CATEGORIES, search_form
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, Window, page_failure, window_page
 from brave_search_mcp.providers.searxng.statuses import probe_outcome, redirect_error, status_error
+from brave_search_mcp.ratelimit.limiter import Limiter
+from brave_search_mcp.ratelimit.plan import EXACT
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.base import SharedCache
-from brave_search_mcp.state.memory import MemoryCache
+from brave_search_mcp.state.memory import MemoryCache, memory_limiter
 from brave_search_mcp.state.response_cache import FRESHNESS_TTL_SECONDS, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
@@ -127,11 +128,17 @@ class SearxngProvider:
         clock: Clock = time.monotonic,
         sleep: Sleep = anyio.sleep,
         cache: SharedCache | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self.config = config
         self._clock = clock
         self._sleep = sleep
-        self._limiter = SlidingWindowLimiter(config.rate, config.rate_window, clock=clock, sleep=sleep)
+        # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
+        # provider queues in one of its own on its clock: at most ``rate`` starts per ``rate_window``, exactly
+        self._limiter = limiter or memory_limiter(
+            "searxng", rate=config.rate / config.rate_window, burst=config.rate, clock=clock, sleep=sleep, margin=EXACT,
+            label="SearXNG",
+        )  # fmt: skip
         self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
         self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
@@ -208,7 +215,7 @@ class SearxngProvider:
         started = time.perf_counter()
         entry: dict[str, Any] = {"provider": PROVIDER_NAME, "endpoint": "/search"}
         try:
-            await self._limiter.acquire(deadline)
+            await self._limiter.acquire(deadline=self._on_limiter_clock(deadline))
             timeout = self._attempt_timeout(deadline)
             with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
                 response = await self._client.post(self.config.search_url, data={"format": "json"})
@@ -248,6 +255,9 @@ class SearxngProvider:
         body, _hit = await self._cache.get_or_fetch(key, fetch, ttl)
         return mine[0] if mine else decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
 
+    def _on_limiter_clock(self, deadline: float | None) -> float | None:
+        return None if deadline is None else self._limiter.clock() + (deadline - self._clock())
+
     def _safe(self, text: str, limit: int) -> str:
         """Library text made fit for a message: the configured password and header values never slip through."""
         for secret in (self.config.password, *self.config.headers.values()):
@@ -269,7 +279,7 @@ class SearxngProvider:
         async def one_attempt() -> bytes:
             nonlocal attempt
             attempt += 1
-            await self._limiter.acquire(deadline)
+            await self._limiter.acquire(deadline=self._on_limiter_clock(deadline))
             return await self._attempt(fields, deadline)
 
         try:

@@ -1,16 +1,21 @@
-"""The throttle keeps parallel calls under Brave's plan rate: fair queueing, live limits, clean cancellation."""
+"""The one queue (ratelimit/limiter.py) keeps parallel calls under a plan: fair queueing, live limits, clean
+cancellation, estimates that refuse only on a known plan."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from brave_search_mcp.ratelimit.throttle import Throttle
+from brave_search_mcp.ratelimit.limiter import Limiter
+from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.state.memory import memory_limiter
 from testkit.clock import FakeClock as FakeTime
+from tests.test_cache import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -45,13 +50,9 @@ class GatedTime(FakeTime):
                 event.set()
 
 
-async def wait_until(condition: Callable[[], bool]) -> None:
-    """Let other tasks run until ``condition`` holds (bounded)."""
-    for _ in range(1000):
-        if condition():
-            return
-        await anyio.lowlevel.checkpoint()
-    raise AssertionError("condition never became true")
+def Throttle(rate: float, burst: int, *, clock: Callable[[], float], sleep: Callable[[float], Any]) -> Limiter:
+    """A queue of this process with a known plan (the tests below predate the shared limiter's name)."""
+    return memory_limiter("t", rate=rate, burst=burst, clock=clock, sleep=sleep)
 
 
 async def test_ten_callers_at_one_per_second_start_in_order_one_window_apart() -> None:
@@ -176,11 +177,11 @@ async def test_update_wakes_a_sleeping_head_and_speeds_up_the_queue() -> None:
             for _ in range(3):
                 tg.start_soon(caller)
             await wait_until(lambda: gt.sleeping == 1 and throttle.waiting == 3)
-            throttle.update(20.0, 20)
+            await throttle.change(lambda p: PlanState.known(20.0, 20))
     # Nobody waited for the old 1 s window: the clock never moved.
     assert waits == [0.0, 0.0, 0.0]
     assert gt.now == 1000.0
-    assert (throttle.rate, throttle.burst) == (20.0, 20)
+    assert throttle.in_force() == (20.0, 20)
 
 
 async def test_update_to_a_slower_rate_makes_the_next_caller_wait_longer() -> None:
@@ -188,7 +189,7 @@ async def test_update_to_a_slower_rate_makes_the_next_caller_wait_longer() -> No
     throttle = Throttle(10.0, 10, clock=ft.clock, sleep=ft.sleep)
     with anyio.fail_after(5):
         await throttle.acquire()
-        throttle.update(0.5, 1)  # one start per 2 s
+        await throttle.change(lambda p: PlanState.known(0.5, 1))  # one start per 2 s
         waited = await throttle.acquire()
     assert waited == pytest.approx(2.0 * MARGIN + SLACK)
 
@@ -196,8 +197,8 @@ async def test_update_to_a_slower_rate_makes_the_next_caller_wait_longer() -> No
 async def test_block_until_holds_every_start_until_the_given_time() -> None:
     ft = FakeTime()
     throttle = Throttle(50.0, 50, clock=ft.clock, sleep=ft.sleep)
-    throttle.block_until(1003.0)
-    throttle.block_until(1001.0)  # an earlier time never shortens the block
+    await throttle.change(lambda p: p.blocked(1003.0))
+    await throttle.change(lambda p: p.blocked(1001.0))  # an earlier time never shortens the block
     with anyio.fail_after(5):
         first = await throttle.acquire()
         second = await throttle.acquire()
@@ -220,7 +221,43 @@ def test_invalid_limits_are_refused(rate: float, burst: int) -> None:
     ft = FakeTime()
     with pytest.raises(ValueError):
         Throttle(rate, burst, clock=ft.clock, sleep=ft.sleep)
-    throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
-    with pytest.raises(ValueError):
-        throttle.update(rate, burst)
-    assert (throttle.rate, throttle.burst) == (1.0, 1)
+
+
+async def test_the_estimate_refuses_nothing_until_the_plan_is_known() -> None:
+    """Issue 22: the queue was estimated at a guessed start rate; with no plan learned there is no estimate."""
+    ft = FakeTime()
+    limiter = memory_limiter("brave", rate=None, family="search", clock=ft.clock, sleep=ft.sleep)
+    assert limiter.estimate() is None
+    await limiter.acquire()  # the probe
+    assert limiter.estimate() is None
+    await limiter.change(lambda p: p.learned_as(2.0, 2))  # learned: one start per ~0.5 s until confirmed
+    assert limiter.estimate() == pytest.approx(1000.0 + 0.5 * MARGIN + SLACK)
+
+
+async def test_the_estimate_counts_the_callers_ahead_at_the_plan_in_force() -> None:
+    gt = GatedTime()
+    limiter = Throttle(1.0, 1, clock=gt.clock, sleep=gt.sleep)
+    with anyio.fail_after(5):
+        await limiter.acquire()
+        assert limiter.estimate() == pytest.approx(1001.035)
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(limiter.acquire)
+            await wait_until(lambda: gt.sleeping == 1 and limiter.waiting == 3)
+            assert limiter.estimate() == pytest.approx(1000.0 + 4 * 1.035)  # three ahead, then this one
+            await limiter.change(lambda p: PlanState.known(1000.0, 1000))
+    assert limiter.estimate() == 1000.0
+
+
+async def test_a_waiter_behind_another_process_probe_looks_again_often() -> None:
+    """While the plan is unknown a second caller waits for the probe's answer, polling, never refused early."""
+    ft = FakeTime()
+    limiter = memory_limiter("brave", rate=None, family="search", clock=ft.clock, sleep=ft.sleep)
+    await limiter.acquire()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(limiter.acquire)
+            await wait_until(lambda: len(ft.sleeps) >= 3)
+            assert set(ft.sleeps) == {0.05}
+            await limiter.change(lambda p: p.probe_released())  # the probe failed: the next request probes
+    assert limiter.waiting == 0

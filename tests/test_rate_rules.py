@@ -1,0 +1,210 @@
+"""The one rate rule set (ratelimit/plan.py), and Redis' Lua copy of it held to the same decisions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+
+import pytest
+
+from brave_search_mcp.ratelimit.plan import (
+    EXACT,
+    KEEP_STARTS_SECONDS,
+    NEVER,
+    PAUSED,
+    PENALTY_FLOOR_RATE,
+    PROBE,
+    PROBE_HOLD_SECONDS,
+    QUOTA,
+    WINDOW,
+    Ask,
+    PlanState,
+    decide,
+    horizon,
+)
+from testkit.redis_server import RedisServer, redis_server_binary
+
+NOW = 1_764_000_000.123456  # wall-clock sized, so precision is exercised as in production
+
+
+def test_a_key_never_seen_sends_one_request_alone_then_runs_at_the_reported_rate() -> None:
+    ask = Ask("k", "search")
+    first = decide(ask, PlanState.unknown(), [], NOW)
+    assert first.granted and first.plan.probe_until == NOW + PROBE_HOLD_SECONDS
+    second = decide(ask, first.plan, [NOW], NOW + 0.01)
+    assert (second.granted, second.reason, second.ready) == (False, PROBE, NOW + PROBE_HOLD_SECONDS)
+    assert decide(ask, first.plan, [NOW], NOW + PROBE_HOLD_SECONDS).granted  # a probe whose process died
+    assert decide(ask, first.plan.probe_released(), [NOW], NOW + 0.01).granted  # one that failed without headers
+    learned = first.plan.learned_as(20, 20)
+    assert learned.probe_until == NEVER and learned.in_force(NOW) == (20.0, 1)  # its rate, one start at a time
+    assert decide(ask, learned, [NOW], NOW + 0.01).granted is False
+    assert decide(ask, learned, [NOW], NOW + horizon(20, 1)).granted is True
+
+
+def test_whole_bursts_only_once_the_plan_is_confirmed_by_clean_answers() -> None:
+    plan = PlanState.unknown().learned_as(20, 20)
+    for _ in range(19):
+        plan = plan.confirmed(NOW)
+    assert plan.in_force(NOW) == (20.0, 1)
+    plan = plan.confirmed(NOW)
+    assert plan.in_force(NOW) == (20.0, 20)
+    assert plan.learned_as(20, 20) is plan  # every answer repeats the plan: nothing changes
+    assert plan.learned_as(10, 10).in_force(NOW) == (10.0, 10)  # a lower plan needs no confirmation
+    assert plan.learned_as(50, 50).in_force(NOW) == (50.0, 2)  # a higher one does: spread, 1/20 s of it at once
+    assert PlanState.unknown().learned_as(1000, 1000).in_force(NOW) == (1000.0, 50)
+    ask = Ask("k")
+    assert decide(ask, plan, [NOW] * 19, NOW).granted
+    assert decide(ask, plan, [NOW] * 20, NOW).ready == NOW + horizon(20, 20)
+
+
+def test_a_contradicting_429_halves_once_per_second_to_a_floor_and_recovers_slowly() -> None:
+    plan = PlanState.known(20, 20)
+    once = plan.penalized(NOW)
+    assert once.in_force(NOW) == (10.0, 1)
+    assert once.penalized(NOW + 0.5) is once  # the same overload counts once
+    assert once.penalized(NOW + 1.0).in_force(NOW + 1.0) == (5.0, 1)
+    assert once.in_force(NOW + 61) == (10.0 * 1.1, 1)
+    assert once.in_force(NOW + 60 * 8) == (20.0, 1)  # back at the plan, re-confirmed before bursts
+    low = PlanState.known(1, 1)
+    for n in range(6):
+        low = low.penalized(NOW + 2 * n)
+    assert low.in_force(NOW + 12) == (PENALTY_FLOOR_RATE, 1)
+
+
+def test_pauses_the_quota_gate_and_an_explicit_setting() -> None:
+    ask = Ask("k")
+    plan = PlanState.known(5, 5).blocked(NOW + 2)
+    assert (decide(ask, plan, [], NOW).reason, decide(ask, plan, [], NOW).ready) == (PAUSED, NOW + 2)
+    closed = PlanState.known(5, 5).quota_closed(NOW + 86400, NOW, 600)
+    refused = decide(ask, closed, [], NOW + 1)
+    assert (refused.granted, refused.reason, refused.ready) == (False, QUOTA, NOW + 600)
+    trial = decide(ask, closed, [], NOW + 600)
+    assert trial.granted and trial.plan.quota_trial_at == NOW + 1200  # one request, then the next in 10 min
+    assert decide(ask, trial.plan, [], NOW + 601).reason == QUOTA
+    assert closed.quota_opened().quota_until == NEVER
+    pinned = replace(ask, pinned=(2.0, 1))
+    assert decide(pinned, PlanState.unknown(), [NOW], NOW + 0.1).ready == NOW + horizon(2, 1)  # no probe, no plan
+
+
+def test_an_answers_request_also_fits_the_keys_one_window() -> None:
+    ask = Ask("k", "answers", PlanState.known(2, 2), primary="search")
+    search = PlanState.known(1, 1)
+    blocked = decide(ask, ask.init, [], NOW, shared=search, shared_starts=[NOW - 0.5])
+    assert (blocked.reason, blocked.ready) == (WINDOW, NOW - 0.5 + horizon(1, 1))
+    assert decide(ask, ask.init, [], NOW, shared=None, shared_starts=[NOW]).granted  # no search plan: own only
+    assert decide(ask, ask.init, [], NOW, shared=PlanState.unknown(), shared_starts=[NOW]).granted
+    assert ask.own == "k|answers" and ask.shared == "k|search"
+    assert Ask("k", "search", primary="search").shared is None
+
+
+def test_plan_state_round_trips_through_json() -> None:
+    plan = PlanState.known(20, 20).penalized(100.0).blocked(150.0).quota_closed(9e9, 160.0, 600)
+    assert PlanState.from_json(plan.to_json()) == plan
+    assert PlanState.from_json(PlanState.unknown().to_json()) == PlanState.unknown()
+    with pytest.raises(ValueError):
+        PlanState.known(0, 1)
+
+
+# ---------------------------------------------------------------------- Lua against Python
+
+
+def _random_plan(rng: random.Random) -> PlanState:
+    if rng.random() < 0.2:
+        plan = PlanState.unknown()
+        if rng.random() < 0.5:
+            plan = replace(plan, probe_until=NOW + rng.uniform(-1, 1))
+        return plan
+    rate = rng.choice([0.5, 1.0, 2.0, 5.0, 20.0, 50.0, 1000.0, rng.uniform(0.3, 60)])
+    burst = max(1, min(int(rate), rng.choice([1, 2, 5, 20, 50])))
+    plan = PlanState.known(rate, burst)
+    if rng.random() < 0.4:
+        plan = replace(plan, clean=rng.randrange(0, burst + 1))
+    if rng.random() < 0.3:
+        plan = plan.penalized(NOW - rng.uniform(0, 900))
+    if rng.random() < 0.3:
+        plan = plan.blocked(NOW + rng.uniform(-2, 2))
+    if rng.random() < 0.2:
+        plan = plan.quota_closed(NOW + rng.uniform(-100, 100), NOW - rng.uniform(0, 700), rng.choice([60.0, 600.0]))
+    return plan
+
+
+def _random_starts(rng: random.Random, n: int) -> list[float]:
+    return sorted(NOW - rng.uniform(0, 3) for _ in range(n))
+
+
+def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanState | None, list[float], float]:
+    shared = rng.random() < 0.4
+    ask = Ask(
+        f"u{rng.randrange(10**9)}",
+        "answers" if shared else "search",
+        _random_plan(rng),
+        primary="search" if shared else rng.choice([None, "search"]),
+        pinned=(rng.choice([1.0, 2.0, 10.0]), rng.choice([1, 2])) if rng.random() < 0.15 else None,
+        margin=EXACT if rng.random() < 0.2 else Ask("x").margin,
+    )
+    stored = _random_plan(rng) if rng.random() < 0.8 else None
+    shared_plan = _random_plan(rng) if shared and rng.random() < 0.8 else None
+    now = NOW + rng.choice([0.0, rng.uniform(-0.5, 0.5)])
+    return (
+        ask,
+        stored,
+        _random_starts(rng, rng.randrange(0, 60)),
+        shared_plan,
+        _random_starts(rng, rng.randrange(60)),
+        now,
+    )
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    if redis_server_binary() is None:
+        pytest.skip("redis-server is not installed here")
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[object]:
+    from redis.asyncio import Redis
+
+    from brave_search_mcp.state.redis import RedisStore
+
+    client = Redis.from_url(redis_url)
+    await client.flushdb()
+    yield RedisStore(redis_url, client)
+    await client.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: object) -> None:
+    """Same plans, starts and time in, same grant, ready time, reason, plan and recorded start out (400 cases)."""
+    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of
+
+    assert isinstance(store, RedisStore)
+    r = store._r
+    rng = random.Random(22)
+    kinds: set[str] = set()
+    for _ in range(400):
+        ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+        if stored is not None:
+            await r.hset(f"{PREFIX}plan:{ask.own}", mapping=fields_of(stored))  # type: ignore[misc]
+        if shared_plan is not None and ask.shared is not None:
+            await r.hset(f"{PREFIX}plan:{ask.shared}", mapping=fields_of(shared_plan))  # type: ignore[misc]
+        for name, starts in ((ask.own, own_starts), (ask.shared, shared_starts)):
+            if name is not None and starts:
+                await r.zadd(f"{PREFIX}starts:{name}", {f"s{i}": t for i, t in enumerate(starts)})
+        own = stored if stored is not None else ask.init
+        shared = shared_plan if ask.shared is not None else None
+        expected = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
+        got = await store.reserve(ask, now)
+        assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready, expected.reason), ask
+        assert got.plan == expected.plan
+        recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", now, now)
+        assert len(recorded) == (1 if expected.granted else 0)
+        kept = await r.zrange(f"{PREFIX}starts:{ask.own}", 0, -1, withscores=True)
+        limits = own.pinned(ask.pinned).in_force(now)
+        window = horizon(*limits, ask.margin) if limits is not None else 0.0
+        assert all(t > now - max(window, KEEP_STARTS_SECONDS) for _, t in kept)
+        kinds.add(f"{expected.granted}:{expected.reason}")
+    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
