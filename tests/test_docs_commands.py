@@ -56,8 +56,17 @@ RULES = (
     Rule(r"<[\w ]+>|=\.\.\.(\s|$)", "check", "holds a placeholder (<repository>, <summarizer_key>, KEY=...)"),
     # ---- run in the sandbox, exit 0 (`uv run [--extra dev]` is the project's environment: run in it directly)
     Rule(r"^(uv run )?brave-search-mcp --version$", "run", "prints the version"),
+    Rule(
+        r"^brave-search-mcp (skill )?read\b",
+        "check",
+        "reads a public page: needs the network (the CLI reads local sites in tests/reader/test_read_url_e2e.py)",
+    ),
     Rule(r"^brave-search-mcp (search|summarize|context|local|answer|status|tool-help)\b", "run", "a CLI call"),
-    Rule(r"^brave-search-mcp skill (web|summarizer|context|local|answer)\b", "run", "the skill's JSON CLI"),
+    Rule(
+        r"^brave-search-mcp skill (web|search|summarizer|summarize|context|local|answer|status|tool-help)\b",
+        "run",
+        "the skill's JSON CLI",
+    ),
     Rule(r"^brave-search-mcp skill install\b", "run", "installs the skill; the ~/ folders it names must appear"),
     # ---- servers: started, used once, stopped; the ones that must refuse, refused
     Rule(r"^(\w+=\S+ )*(uv run )?brave-search-mcp( serve)?$", "stdio", "the stdio server: initialize, tools/list, EOF"),
