@@ -139,3 +139,13 @@ async def test_read_url_is_hidden_like_any_tool_when_disabled() -> None:
     async with stdio_server(_env(BRAVE_SEARCH_DISABLED_TOOLS="read_url")) as session:
         listed = await session.call("tools/list")
     assert "read_url" not in [tool["name"] for tool in listed["result"]["tools"]]
+
+
+async def test_a_failing_site_is_named_not_brave(site: FakeSite) -> None:
+    site.route("/down", Reply(status=503))
+    async with stdio_server(_env()) as session:
+        result = await _read(session, url=site.url("/down"))
+    envelope = result["structuredContent"]
+    assert envelope["meta"]["provider"] == "web" and envelope["error"]["code"] == "UPSTREAM_ERROR"
+    text = result["content"][0]["text"]
+    assert "127.0.0.2" in text and "Brave" not in text  # the site is named; the advice speaks of the site

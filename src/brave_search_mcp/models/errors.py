@@ -311,7 +311,17 @@ PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
         ErrorCode.TIMEOUT: "SearXNG did not answer in time; retry, perhaps with fewer results.",
         ErrorCode.NETWORK_ERROR: "SearXNG could not be reached; retry later.",
         ErrorCode.PARSE_ERROR: "SearXNG's answer was not readable JSON; check its base URL. Retrying rarely helps.",
-    }
+    },
+    "web": {  # read_url: the site named in the message failed, not Brave
+        ErrorCode.RATE_LIMITED: "This site's politeness limit (2 requests/s per host) is booked; retry in a moment.",
+        ErrorCode.UPSTREAM_ERROR: "The site answered with an error; retry later if retryable is true, or read "
+        "another result.",
+        ErrorCode.TIMEOUT: "The site did not answer in time; retry once, or read another result.",
+        ErrorCode.NETWORK_ERROR: "The site could not be reached (name, connection, certificate); read another result.",
+        ErrorCode.PARSE_ERROR: "The page could not be read (broken markup or compression); read another result.",
+        ErrorCode.RESPONSE_TOO_LARGE: "The page is larger than the reader's cap; read another result, or ask the "
+        "operator to raise BRAVE_SEARCH_READ_MAX_BYTES.",
+    },
 }
 
 
