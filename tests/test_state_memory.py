@@ -88,6 +88,22 @@ async def test_same_upstream_gets_the_same_limiter_and_bad_limits_are_refused(cl
             backend.limiter(f"u{rate}{burst}", rate=rate, burst=burst)  # type: ignore[arg-type]
 
 
+@pytest.mark.anyio
+async def test_a_long_lived_process_keeps_a_bounded_number_of_host_limiters(clock: FakeClock) -> None:
+    """read_url meets a new host per site: queues and numbers of the least recently used are forgotten."""
+    from brave_search_mcp.state.base import MAX_UPSTREAMS
+
+    backend = await _memory(clock)
+    brave = backend.limiter("brave", rate=20, burst=20)
+    for n in range(MAX_UPSTREAMS + 500):
+        await backend.limiter(f"read:site{n}.example", rate=2, burst=2).acquire()
+        if n % 1000 == 0:  # in use (the client asks for its queue): never the least recently used
+            await backend.limiter("brave", rate=20, burst=20).acquire()
+    assert len(backend._limiters) == MAX_UPSTREAMS  # type: ignore[attr-defined]
+    assert len(backend.slots._plans) <= MAX_UPSTREAMS  # type: ignore[attr-defined]
+    assert backend.limiter("brave", rate=20, burst=20) is brave
+
+
 @pytest.mark.parametrize(
     ("url", "kind", "path"),
     [

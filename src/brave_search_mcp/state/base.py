@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from cachetools import LRUCache
+
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, PlanState, check_limits
@@ -93,6 +95,10 @@ class StateBackend(Protocol):
         ...
 
 
+# Upstreams (Brave families, SearXNG, one per host read_url visits) whose queues and numbers a process keeps.
+MAX_UPSTREAMS = 4096
+
+
 class LimiterFactory:
     """One ``Limiter`` per upstream family and process, over the backend's ``slots``."""
 
@@ -101,7 +107,7 @@ class LimiterFactory:
     def __init__(self, *, clock: Clock, sleep: Sleep) -> None:
         self.clock = clock
         self.sleep = sleep
-        self._limiters: dict[str, Limiter] = {}
+        self._limiters: LRUCache[str, Limiter] = LRUCache(MAX_UPSTREAMS)  # per read host too: bounded
 
     def limiter(
         self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any

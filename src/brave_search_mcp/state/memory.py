@@ -8,10 +8,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from cachetools import LRUCache
+
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
-from brave_search_mcp.state.base import Fetch, LimiterFactory, RecordStore, SharedCache
+from brave_search_mcp.state.base import MAX_UPSTREAMS, Fetch, LimiterFactory, RecordStore, SharedCache
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -24,19 +26,23 @@ class MemorySlots:
 
     def __init__(self, *, clock: Clock) -> None:
         self._clock = clock
-        self._plans: dict[str, PlanState] = {}
-        self._starts: dict[str, list[float]] = {}
+        # Bounded: a long-lived server reading pages meets a new host limiter per site; the least recently used
+        # ones are forgotten (a forgotten host restarts at its published politeness rate, a Brave key re-learns).
+        self._plans: LRUCache[str, PlanState] = LRUCache(MAX_UPSTREAMS)
+        self._starts: LRUCache[str, list[float]] = LRUCache(MAX_UPSTREAMS)
         self._counters: dict[str, tuple[int, float]] = {}
 
     def _recent(self, name: str, now: float, limits: tuple[float, int] | None, ask: Ask) -> list[float]:
-        starts = self._starts.setdefault(name, [])
+        starts = self._starts.get(name)
+        if starts is None:
+            starts = self._starts[name] = []
         cut = bisect.bisect_right(starts, keep_after(now, limits, ask.margin))
         del starts[:cut]
         return starts
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """``plan.decide`` over this process's plans and starts."""
-        own = self._plans.setdefault(ask.own, ask.init)
+        own = self._plans.get(ask.own, ask.init)
         shared = self._plans.get(ask.shared) if ask.shared is not None else None
         own_starts = self._recent(ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
         shared_limits = shared.in_force(now) if shared is not None else None
