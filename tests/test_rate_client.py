@@ -16,7 +16,7 @@ from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import upstream_id
 from brave_search_mcp.state.memory import MemoryBackend
 from testkit.clock import FakeClock as FakeTime
-from tests.test_client import BASE, KEY, Upstream, call, call_query, make_client, ok, settings, web_body
+from tests.brave_client_support import BASE, KEY, Upstream, call, call_query, make_client, ok, settings, web_body
 
 pytestmark = pytest.mark.anyio
 
