@@ -16,7 +16,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from testkit.tracked_server import TrackedServer
 
-from .brave import FakeBrave, Reply, reset_cut, split_chunks
+from .brave import FakeBrave
+from .reply import Reply, reset_cut, split_chunks
 
 logger = logging.getLogger(__name__)
 
