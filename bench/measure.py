@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import statistics
 import sys
@@ -19,9 +18,10 @@ import anyio
 
 from testkit.brave.brave import FIXTURES_DIR, VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import RpcSession, server_env
 
 from .hotspots import HitProfile, profile_hits
-from .rpc import BenchError, RpcSession, capture_stderr, spawn_server, time_command, time_to_output
+from .rpc import BenchError, capture_stderr, proc_status, spawn_server, time_command, time_to_output
 from .upstream import DIRECT_KEY, DirectClient, load_recorded_page, make_fake
 
 logger = logging.getLogger(__name__)
@@ -164,20 +164,6 @@ class Results:
 # --------------------------------------------------------------------------------------------- pure helpers
 
 
-def server_env(base_url: str, **extra: str) -> dict[str, str]:
-    """A minimal, reproducible environment: the fake's URL and key, nothing from the caller's shell but PATH/HOME."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "BRAVE_SEARCH_API_KEY": VALID_KEY,
-        "BRAVE_SEARCH_BASE_URL": base_url,
-        "BRAVE_SEARCH_LOG_LEVEL": "INFO",
-        "BRAVE_SEARCH_LOG_FORMAT": "json",
-    }
-    env.update(extra)
-    return env
-
-
 def find_markup(text: str) -> list[str]:
     """HTML tags or character entities left in text meant to be clean."""
     return _MARKUP.findall(text)
@@ -310,7 +296,7 @@ async def measure_startup(env: Mapping[str, str], reps: int) -> StartupResult:
 
 async def measure_tools_list(session: RpcSession) -> ToolsListResult:
     """Size of the ``tools`` array as the model's host receives it (compact UTF-8 JSON)."""
-    result, _ = await session.request("tools/list")
+    result, _ = await session.round_trip("tools/list")
     tools = result.get("tools")
     if not isinstance(tools, list) or not tools:
         raise BenchError("tools/list returned no tools")
@@ -404,7 +390,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
     """A fresh server, 200 calls alternating miss and hit, then VmHWM from /proc/<pid>/status."""
     async with spawn_server(env) as session:
         await session.initialize()
-        at_init = session.proc_status()
+        at_init = proc_status(session.pid)
         hits = misses = 0
         for i in range(MEMORY_CALLS):
             result, _ = await session.call_tool(WEB_TOOL, _search_args(f"memory query {i // 2}"))
@@ -412,7 +398,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
                 hits += 1
             else:
                 misses += 1
-        status = session.proc_status()
+        status = proc_status(session.pid)
     if "VmHWM" not in status or "VmHWM" not in at_init:
         raise BenchError("/proc/<pid>/status has no VmHWM line")
     return MemoryResult(
@@ -428,7 +414,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
 async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
     """Ten concurrent distinct searches from a fresh server against an upstream allowing ``rate`` requests/s."""
     with FakeBraveServer(rate_per_second=rate, monthly_limit=0) as upstream:
-        async with spawn_server(server_env(upstream.base_url)) as session:
+        async with spawn_server(server_env(upstream.base_url, for_tests=False)) as session:
             await session.initialize()
             if teach:
                 _meta((await session.call_tool(WEB_TOOL, {"query": f"{label} teaches the rate"}))[0])
@@ -436,7 +422,7 @@ async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
             requests_before = upstream.fake.hits(WEB_PATH)
             started = time.perf_counter()
             ids = [
-                await session.send("tools/call", {"name": WEB_TOOL, "arguments": {"query": f"{label} call {n}"}})
+                await session.request("tools/call", {"name": WEB_TOOL, "arguments": {"query": f"{label} call {n}"}})
                 for n in range(BURST_CALLS)
             ]
             replies = [await session.receive(request_id) for request_id in ids]
@@ -479,7 +465,7 @@ async def run_all(plan: Plan, *, quick: bool) -> Results:
         work_dir = Path(tmp)
         fake = make_fake(page, rate_per_second=FAST_RATE, keys=(VALID_KEY, DIRECT_KEY))
         with FakeBraveServer(fake) as upstream:
-            env = server_env(upstream.base_url)
+            env = server_env(upstream.base_url, for_tests=False)
             logger.info("measuring start-up (%d reps)", plan.startup_reps)
             results.startup = await measure_startup(env, plan.startup_reps)
             logger.info("measuring import time (%d runs)", plan.profile_runs)

@@ -31,7 +31,6 @@ from bench.measure import (
     import_profile,
     parse_call_log,
     parse_importtime,
-    server_env,
     source_ages,
     text_of,
 )
@@ -54,10 +53,11 @@ from bench.report import (
     render_table,
     status_word,
 )
-from bench.rpc import BenchError, read_vm_status, result_of
+from bench.rpc import BenchError, read_vm_status
 from bench.stats import paired_differences, summarize
 from bench.upstream import DIRECT_KEY, DirectClient, RecordedPageBrave, page_slice
 from testkit.brave.brave import VALID_KEY, WEB_PATH
+from testkit.stdio import RpcError, result_of, server_env
 
 MS = 0.001
 
@@ -334,18 +334,20 @@ def test_vm_status_lines() -> None:
     assert read_vm_status(status) == {"VmPeak": 300, "VmHWM": 79000, "VmRSS": 78000}
 
 
-def test_jsonrpc_error_is_a_bench_error() -> None:
+def test_jsonrpc_error_is_an_rpc_error() -> None:
     assert result_of({"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}) == {"ok": True}
-    with pytest.raises(BenchError, match="JSON-RPC error"):
+    with pytest.raises(RpcError, match="JSON-RPC error"):
         result_of({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "nope"}})
 
 
-def test_server_env_is_minimal_and_points_at_the_fake() -> None:
-    env = server_env("http://127.0.0.1:1234", BRAVE_SEARCH_RETRIES="0")
+@pytest.mark.parametrize("for_tests", [True, False])
+def test_server_env_is_minimal_and_points_at_the_fake(for_tests: bool) -> None:
+    env = server_env("http://127.0.0.1:1234", for_tests=for_tests, BRAVE_SEARCH_RETRIES="0")
     assert env["BRAVE_SEARCH_BASE_URL"] == "http://127.0.0.1:1234"
     assert env["BRAVE_SEARCH_API_KEY"] == VALID_KEY
     assert env["BRAVE_SEARCH_RETRIES"] == "0"
     assert not [name for name in env if name not in ("PATH", "HOME") and not name.startswith("BRAVE_SEARCH_")]
+    assert ("BRAVE_SEARCH_STATE" in env) is for_tests  # the bench measures the shipped defaults
 
 
 CPUINFO = """processor\t: 0

@@ -37,7 +37,7 @@ from bench.official import (
     official_env,
 )
 from bench.pipeline import PipelineResult, check_replies
-from bench.rpc import BenchError, Timed
+from bench.rpc import BenchError
 from bench.serverprofile import ServerProfile, by_package, package_of
 from bench.sidebyside import OURS, ServerFigures, SideBySide, contenders
 from bench.speed import QUICK_SKIP, SpeedResults
@@ -51,6 +51,7 @@ from bench.speed_report import (
 )
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import Timed
 
 # ------------------------------------------------------------------------------------------ official install
 

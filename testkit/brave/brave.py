@@ -88,8 +88,9 @@ class FakeBrave:
         self.local = LocalRoute()
         self.answers = AnswersRoute()
         self._summaries = Summaries()
-        routes = (SearchRoute(self, self._summaries), SummarizerRoute(self, self._summaries))
-        self._router = Router((*routes, self.llm_context, self.local, self.answers), self._keys, clock)
+        self.search = SearchRoute(self, self._summaries)  # web, news, images, videos
+        routes = (self.search, SummarizerRoute(self, self._summaries), self.llm_context, self.local, self.answers)
+        self._router = Router(routes, self._keys, clock)
         self._lock = threading.RLock()
         self._log = RequestLog()
         self.requests: list[RecordedRequest] = self._log.requests

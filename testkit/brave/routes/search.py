@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from testkit.brave.exchange import Exchange
@@ -42,6 +42,8 @@ class SearchRoute:
         self.controls = controls
         self.summaries = summaries
         self._fixtures = {name: load(name) for name in ENDPOINTS.values()}
+        # Answer valid web searches from this (a recorded page, say) instead of the fixtures:
+        self.web_page: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
 
     def answer(self, ex: Exchange) -> Reply:
         """One search, answered from the fixtures."""
@@ -50,7 +52,7 @@ class SearchRoute:
         if errors:
             return ex.validation(errors)
         if endpoint == "web":
-            body = self._web(values, goggles)
+            body = self._web(values, goggles) if self.web_page is None else self.web_page(values)
         elif endpoint == "images":
             body = self._images(values)
         else:
