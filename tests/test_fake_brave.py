@@ -24,21 +24,12 @@ from testkit.brave.brave import (
     Reply,
 )
 from testkit.brave.http_server import FakeBraveServer
+from testkit.clock import FakeClock
 from testkit.foreground import foreground_server, interrupt
 
 BASE = "https://api.search.brave.com"
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-policy", "x-ratelimit-remaining", "x-ratelimit-reset")
 Params = list[tuple[str, str]]
-
-
-class ManualClock:
-    """A clock tests move by hand."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def ask(
@@ -272,7 +263,7 @@ def test_unknown_paths_and_methods_get_brave_style_errors(fake: FakeBrave) -> No
 
 
 def test_rate_window_rejects_the_second_request_in_the_same_second() -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     fake = FakeBrave(rate_per_second=1, monthly_limit=2000, clock=clock)
     first = ask(fake)
     assert first.status == 200
@@ -307,7 +298,7 @@ def test_rate_window_rejects_the_second_request_in_the_same_second() -> None:
 
 
 def test_rate_window_slides_rather_than_resetting_each_second() -> None:
-    clock = ManualClock(0.0)
+    clock = FakeClock(0.0)
     fake = FakeBrave(rate_per_second=2, clock=clock)
     statuses = []
     for t in (0.0, 0.6, 0.9, 1.0, 1.5, 1.6):
@@ -317,14 +308,14 @@ def test_rate_window_slides_rather_than_resetting_each_second() -> None:
 
 
 def test_each_key_has_its_own_rate_window() -> None:
-    fake = FakeBrave(api_keys=("key-a-fake", "key-b-fake"), rate_per_second=1, clock=ManualClock())
+    fake = FakeBrave(api_keys=("key-a-fake", "key-b-fake"), rate_per_second=1, clock=FakeClock())
     assert ask(fake, token="key-a-fake").status == 200
     assert ask(fake, token="key-b-fake").status == 200
     assert ask(fake, token="key-a-fake").status == 429
 
 
 def test_failed_requests_use_the_rate_window_but_not_the_monthly_quota() -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     fake = FakeBrave(rate_per_second=1, monthly_limit=10, clock=clock)
     bad = ask(fake, params=[("q", "")])
     assert bad.status == 422
@@ -333,7 +324,7 @@ def test_failed_requests_use_the_rate_window_but_not_the_monthly_quota() -> None
 
 
 def test_monthly_quota_counts_only_successes() -> None:
-    clock = ManualClock()
+    clock = FakeClock()
     fake = FakeBrave(rate_per_second=100, monthly_limit=2, clock=clock)
     assert ask(fake).header("X-RateLimit-Remaining") == "99, 1"
     assert ask(fake, params=[("q", "x"), ("count", "0")]).status == 422
@@ -624,7 +615,7 @@ def test_summarizer_failure_and_never_ending_keys() -> None:
 
 
 def test_summarizer_polls_are_not_billed() -> None:
-    fake = FakeBrave(monthly_limit=5, summarizer_pending_polls=0, clock=ManualClock())
+    fake = FakeBrave(monthly_limit=5, summarizer_pending_polls=0, clock=FakeClock())
     key = summary_key(fake)
     for _ in range(3):
         reply = ask(fake, SUMMARIZER_PATH, [("key", key)])

@@ -31,6 +31,7 @@ from brave_search_mcp.models.errors import (
     UpstreamTimeout,
 )
 from brave_search_mcp.models.summary import Reference
+from testkit.clock import FakeClock
 
 from .conftest import BRAVE_BODIES
 
@@ -46,21 +47,6 @@ def anyio_backend() -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Fakes
-
-
-class FakeClock:
-    """A monotonic clock that only moves when the code under test sleeps (or a fake request takes time)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 @dataclass
