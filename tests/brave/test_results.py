@@ -10,10 +10,7 @@ from brave_search_mcp.brave.results import parse_answer
 from brave_search_mcp.models.errors import ParseError, WarningCode
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.render.text import dedup_key as normalize_url
-from tests.search_pages import (
-    full_web_answer,
-    web_item,
-)
+from tests.search_pages import full_web_answer, web_item
 
 # ------------------------------------------------------------------------------------ parse_answer: web
 

@@ -10,9 +10,7 @@ from brave_search_mcp.models.envelopes import Result, Section
 from brave_search_mcp.render.compact import fit_to_limits
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.render.text import dedup_key as normalize_url
-from tests.search_pages import (
-    envelope_for,
-)
+from tests.search_pages import envelope_for
 
 # ------------------------------------------------------------------------------------ clean_text
 
