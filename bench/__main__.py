@@ -18,10 +18,12 @@ from typing import TextIO
 import anyio
 
 from .machine import describe_machine, render_machine_line
-from .measure import FULL_PLAN, QUICK_PLAN, run_all
-from .report import build_rows, render_document, render_table
+from .measure import run_all
+from .report import build_rows, render_document
+from .results import FULL_PLAN, QUICK_PLAN
 from .speed import SpeedResults, run_speed
 from .speed_report import render_speed
+from .targets import render_table
 
 logger = logging.getLogger("bench")
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from testkit.settings import make_settings
 
 from . import hot
+from .tables import table
 from .upstream import load_recorded_page, page_slice
 
 BASELINE = Path(__file__).resolve().parent / "baseline.json"
@@ -173,19 +174,22 @@ def baseline_document(timings: Sequence[Timing], note: str) -> str:
 
 def render_micro(timings: Sequence[Timing], baseline: Mapping[str, float]) -> str:
     """The micro-benchmark table, each case beside its baseline and the ±20 % verdict."""
-    lines = [
-        "| Hot path | best µs/call | median µs/call | baseline µs | machine × | verdict (±20 %, load-corrected) |",
-        "|---|---|---|---|---|---|",
-    ]
+    header = (
+        "Hot path",
+        "best µs/call",
+        "median µs/call",
+        "baseline µs",
+        "machine ×",
+        "verdict (±20 %, load-corrected)",
+    )
+    rows = []
     for t in timings:
         base = baseline.get(t.name)
-        shown = f"{base:.1f}" if base is not None else "—"
         scale = machine_scale(t, baseline)
         judged = "calibration" if t.name == REFERENCE else verdict(t.best_us, base, scale=scale)
-        lines.append(
-            f"| `{t.name}`: {t.what} | {t.best_us:.1f} | {t.median_us:.1f} | {shown} | {scale:.2f} | {judged} |"
-        )
-    return "\n".join(lines) + "\n"
+        shown = f"{base:.1f}" if base is not None else "—"
+        rows.append((f"`{t.name}`: {t.what}", f"{t.best_us:.1f}", f"{t.median_us:.1f}", shown, f"{scale:.2f}", judged))
+    return table(header, rows)
 
 
 def micro_section(timings: Sequence[Timing], baseline: Mapping[str, float]) -> str:

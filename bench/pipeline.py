@@ -17,7 +17,8 @@ from testkit.brave.brave import WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import RpcSession, Timed
 
-from .measure import WEB_TOOL, text_of
+from .readings import text_of
+from .results import WEB_TOOL
 from .rpc import BenchError, proc_status, spawn_server
 
 PIPELINE_CALLS = 1000

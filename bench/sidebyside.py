@@ -20,9 +20,10 @@ from testkit.brave.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import RpcSession, server_env
 
-from .measure import FLOOR_CODE, WEB_TOOL, text_of
 from .official import SERVER_NAME as OFFICIAL_NAME
 from .official import OfficialServer, official_env
+from .readings import text_of
+from .results import FLOOR_CODE, WEB_TOOL
 from .rpc import BenchError, proc_status, spawn_server, time_command
 
 logger = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ from testkit.stdio import server_env
 
 from .callprofile import PROFILE_CALLS, PathProfile, profile_path
 from .imports import StartImports, measure_start_imports
-from .measure import FAST_RATE
 from .micro import Timing, load_baseline, run_micro
 from .official import ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
+from .results import FAST_RATE
 from .serverprofile import ServerProfile, profile_server
 from .sidebyside import SIDE_FULL, SideBySide, run_side_by_side
 from .upstream import DIRECT_KEY, load_recorded_page, make_fake

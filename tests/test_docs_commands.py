@@ -69,7 +69,7 @@ RULES = (
     Rule(r"^(uv tool install|pipx install|uv build$)", "check", "installs from the package index or builds a wheel"),
     Rule(r"^uv sync\b", "check", "changes the environment this suite runs in (and may download)"),
     Rule(r"^uv run --extra dev (pytest|ruff|mypy)\b|^\.venv/bin/pytest\b", "check", "the suite and linters: CI"),
-    Rule(r"python -m bench\b", "check", "minutes of benchmarks; rewrites docs/benchmarks.md (tests/test_bench*.py)"),
+    Rule(r"python -m bench\b", "check", "minutes of benchmarks; rewrites docs/benchmarks.md (tests/bench/)"),
     Rule(r"^bash \.ci/run$", "check", "the CI entry point itself"),
     Rule(r"^scripts/(register|uninstall)-mcp\.sh\b", "check", "edits the real Codex/Claude config (test_clients.py)"),
     Rule(r"^scripts/pack-mcpb\.sh\b", "check", "packs a 14 MB bundle with node's mcpb (tests/test_manifest.py)"),

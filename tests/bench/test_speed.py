@@ -49,7 +49,7 @@ from bench.speed_report import (
     side_rows,
     speed_causes,
 )
-from testkit.brave.brave import VALID_KEY, WEB_PATH
+from testkit.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import Timed
 
