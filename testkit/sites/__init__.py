@@ -63,6 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "FakeSite/1.0"
     sys_version = ""
     timeout = 10
+    disable_nagle_algorithm = True  # headers and body go out in separate writes; avoid delayed-ACK stalls
     server: _Server
 
     def do_GET(self) -> None:
