@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import timeit
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +18,7 @@ from typing import Any, TextIO
 from testkit.settings import make_settings
 
 from . import hot
-from .tables import table
+from .tables import replace_section, table
 from .upstream import load_recorded_page, page_slice
 
 BASELINE = Path(__file__).resolve().parent / "baseline.json"
@@ -209,14 +208,6 @@ def micro_section(timings: Sequence[Timing], baseline: Mapping[str, float]) -> s
     )
 
 
-def replace_section(document: str, section: str) -> str:
-    """``document`` with its micro section replaced by ``section`` (appended when it has none)."""
-    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END) + r"\n?", re.DOTALL)
-    if pattern.search(document):
-        return pattern.sub(lambda _: section, document, count=1)
-    return document.rstrip("\n") + "\n\n" + section
-
-
 def run_micro(repeat: int = 5, min_seconds: float = 0.2) -> list[Timing]:
     """Time every case in ``repeat`` interleaved rounds, so a burst of load cannot spoil all repeats of one case.
 
@@ -252,7 +243,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         out.write(f"wrote {BASELINE}\n")
     if ns.write:
         current = DOC.read_text(encoding="utf-8") if DOC.is_file() else "# Benchmarks\n"
-        DOC.write_text(replace_section(current, micro_section(timings, baseline)), encoding="utf-8")
+        DOC.write_text(replace_section(current, micro_section(timings, baseline), START, END), encoding="utf-8")
         out.write(f"wrote {DOC}\n")
     return 0
 

@@ -308,7 +308,8 @@ def render_document(results: Results, machine: Machine, command: str, extra: str
         "## Command\n\n"
         f"```\n{command}\n```\n\n"
         f"Took {results.elapsed:.0f} s. CI (`.ci/run`) runs `uv run --extra dev python -m bench --quick --no-write` "
-        "(3 start-up repetitions, 20 latency samples, one burst of each kind): it prints the table, never writes "
+        "(3 start-up repetitions, 20 latency samples, one burst of each kind, each `read_url` page 5 times and the "
+        "2 MB one once): it prints the table, never writes "
         "this file, and fails only if the bench itself breaks, not when a target is missed.\n"
     )
     return "\n".join(parts)

@@ -6,6 +6,7 @@ would start a new column, a newline a new row), one line per row.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from .stats import Summary
@@ -54,3 +55,12 @@ def fmt_mib(kib: int) -> str:
 def spread(summary: Summary, fmt: Callable[[float], str]) -> str:
     """IQR, 10th-90th percentile and sample count in one cell."""
     return f"IQR {fmt(summary.q1)} – {fmt(summary.q3)}; p10–p90 {fmt(summary.p10)} – {fmt(summary.p90)}; n={summary.n}"
+
+
+def replace_section(document: str, section: str, start: str, end: str) -> str:
+    """``document`` with the part between the markers ``start`` and ``end`` replaced by ``section`` (which carries
+    the markers itself); ``section`` is appended when the document has no such part yet."""
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end) + r"\n?", re.DOTALL)
+    if pattern.search(document):
+        return pattern.sub(lambda _: section, document, count=1)
+    return document.rstrip("\n") + "\n\n" + section

@@ -23,7 +23,6 @@ from bench.micro import (
     load_baseline,
     machine_scale,
     render_micro,
-    replace_section,
     verdict,
 )
 from bench.official import (
@@ -49,6 +48,7 @@ from bench.speed_report import (
     side_rows,
     speed_causes,
 )
+from bench.tables import replace_section
 from testkit.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import Timed
@@ -195,8 +195,8 @@ def test_micro_table_shows_a_regression() -> None:
 def test_replace_section_replaces_only_the_marked_part_or_appends() -> None:
     section = f"{START}\nnew\n{END}\n"
     document = f"# B\n\n{START}\nold\n{END}\n\n## Command\n"
-    assert replace_section(document, section) == f"# B\n\n{section}\n## Command\n"
-    assert replace_section("# B\n", section) == f"# B\n\n{section}"
+    assert replace_section(document, section, START, END) == f"# B\n\n{section}\n## Command\n"
+    assert replace_section("# B\n", section, START, END) == f"# B\n\n{section}"
 
 
 # ------------------------------------------------------------------------------------------ profile and imports
