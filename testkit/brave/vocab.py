@@ -1,4 +1,8 @@
-"""Brave's documented vocabulary for the search endpoints (reference/brave-api.md §3-4): the one copy in the fake."""
+"""Brave's documented vocabulary for the search endpoints (reference/brave-api.md §3-4): the one copy in the fake.
+
+Written from Brave's documentation, not imported from ``brave_search_mcp.brave.facts``: a fake that read the
+product's lists would agree with the product's mistakes.
+"""
 
 from __future__ import annotations
 
