@@ -18,10 +18,13 @@ from typing import TextIO
 import anyio
 
 from .machine import describe_machine, render_machine_line
-from .measure import FULL_PLAN, QUICK_PLAN, run_all
-from .report import build_rows, render_document, render_table
+from .measure import run_all
+from .read_url import run_read_url
+from .report import build_rows, render_document
+from .results import FULL_PLAN, QUICK_PLAN
 from .speed import SpeedResults, run_speed
 from .speed_report import render_speed
+from .targets import render_table
 
 logger = logging.getLogger("bench")
 
@@ -42,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-speed",
         action="store_true",
-        help="leave out the speed part (official server side by side, pipelining, imports, profile, micro)",
+        help="leave out the speed part (official server side by side, pipelining, imports, profile, micro, read_url)",
     )
     parser.add_argument("--verbose", action="store_true", help="log progress at DEBUG level")
     return parser
@@ -101,6 +104,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     try:
         results = anyio.run(lambda: run_all(plan, quick=ns.quick))
         speed: SpeedResults | None = None if ns.no_speed else anyio.run(lambda: run_speed(quick=ns.quick))
+        reading = "" if ns.no_speed else anyio.run(run_read_url, ns.quick)
     except KeyboardInterrupt:
         sys.stderr.write("bench: interrupted\n")
         return 130
@@ -112,6 +116,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     speed_text = render_speed(speed) if speed is not None else ""
     if not ns.quick and not ns.no_speed:
         speed_text += "".join(_side_bench(module) for module in SIDE_BENCHES)
+    if reading:
+        speed_text += f"\n{reading}"
     out.write(f"\n{speed_text}")
     out.write(
         f"\n{results.elapsed:.0f} s in total. Targets are reported, never enforced (exit 0 unless the bench broke).\n"

@@ -14,6 +14,8 @@ from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.searxng import FakeSearxng, FakeSearxngServer
 
+from .tables import table
+
 SAMPLES = 30
 
 
@@ -64,14 +66,24 @@ async def run_fallback() -> str:
                 assert outcome.structured["meta"]["provider"] == "searxng"
             sent_while_open = brave.fake.hits("/web/search") - sent_before
     return (
-        "| figure | value |\n|---|---|\n"
-        f"| web call answered by Brave (median of {SAMPLES}, no cache) | {brave_only:.2f} ms |\n"
-        f"| web call answered by SearXNG alone | {searxng_only:.2f} ms |\n"
-        f"| Brave fails (503, no retries) then SearXNG answers: the hop (median of 3) | "
-        f"{statistics.median(hop):.2f} ms (+{statistics.median(hop) - searxng_only:.2f} ms over SearXNG alone) |\n"
-        f"| requests sent to the dead Brave during 100 calls with its breaker open | {sent_while_open} "
-        "(target 0 beyond the half-open trial; the cool-down here is 600 s, so no trial falls inside) |\n"
-        "\nThe fake SearXNG is a plain threaded `http.server`; its keep-alive replies wait on the peer's delayed ACK "
+        table(
+            ("figure", "value"),
+            [
+                (f"web call answered by Brave (median of {SAMPLES}, no cache)", f"{brave_only:.2f} ms"),
+                ("web call answered by SearXNG alone", f"{searxng_only:.2f} ms"),
+                (
+                    "Brave fails (503, no retries) then SearXNG answers: the hop (median of 3)",
+                    f"{statistics.median(hop):.2f} ms (+{statistics.median(hop) - searxng_only:.2f} ms over SearXNG "
+                    "alone)",
+                ),
+                (
+                    "requests sent to the dead Brave during 100 calls with its breaker open",
+                    f"{sent_while_open} (target 0 beyond the half-open trial; the cool-down here is 600 s, so no "
+                    "trial falls inside)",
+                ),
+            ],
+        )
+        + "\nThe fake SearXNG is a plain threaded `http.server`; its keep-alive replies wait on the peer's delayed ACK "
         "(~40 ms), which is most of the SearXNG figures: compare the hop's increment, not the absolute times.\n"
     )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from .measure import FLOOR_CODE
+from .results import FLOOR_CODE
 from .rpc import capture_stderr, spawn_server, time_command
 
 TYPES_CODE = "import mcp_types"

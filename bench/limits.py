@@ -16,6 +16,8 @@ from brave_search_mcp.config import Settings
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 
+from .tables import table
+
 
 @dataclass(frozen=True)
 class QueueResult:
@@ -108,13 +110,22 @@ def render_limits(queue: QueueResult, lying: LyingPlanResult) -> str:
         "## Rate limits and deadlines (issue 11)\n\n"
         "`python -m bench` (real client and tool boundary, in-process, real sockets and real time against the "
         "local fake Brave):\n\n"
-        "| scenario | figure | target |\n|---|---|---|\n"
-        f"| {queue.calls} concurrent calls, 1-rps plan, 10 s deadline | {queue.succeeded} succeeded, "
-        f"{queue.failed_fast} refused as RATE_LIMITED within 0.5 s (slowest refusal {queue.slowest_refusal_s:.3f} s), "
-        f"{queue.timeouts} TIMEOUT, {queue.other} other | about 10 succeed, the rest fail fast, 0 TIMEOUT |\n"
-        f"| {lying.calls} concurrent calls, plan header 20/s, upstream allows 5/s | {lying.succeeded}/{lying.calls} "
-        f"succeeded, {lying.upstream_429} upstream 429s, rate in force afterwards {lying.rate_in_force:g}/s, "
-        f"{lying.seconds:.1f} s | all succeed, at most 5 upstream 429s |\n"
+    ) + table(
+        ("scenario", "figure", "target"),
+        [
+            (
+                f"{queue.calls} concurrent calls, 1-rps plan, 10 s deadline",
+                f"{queue.succeeded} succeeded, {queue.failed_fast} refused as RATE_LIMITED within 0.5 s (slowest "
+                f"refusal {queue.slowest_refusal_s:.3f} s), {queue.timeouts} TIMEOUT, {queue.other} other",
+                "about 10 succeed, the rest fail fast, 0 TIMEOUT",
+            ),
+            (
+                f"{lying.calls} concurrent calls, plan header 20/s, upstream allows 5/s",
+                f"{lying.succeeded}/{lying.calls} succeeded, {lying.upstream_429} upstream 429s, rate in force "
+                f"afterwards {lying.rate_in_force:g}/s, {lying.seconds:.1f} s",
+                "all succeed, at most 5 upstream 429s",
+            ),
+        ],
     )
 
 

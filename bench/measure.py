@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,242 +15,33 @@ import anyio
 
 from testkit.brave.brave import FIXTURES_DIR, VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import RpcSession, server_env
 
-from .hotspots import HitProfile, profile_hits
-from .rpc import BenchError, RpcSession, capture_stderr, spawn_server, time_command, time_to_output
+from .hotspots import profile_hits
+from .readings import find_markup, import_profile, parse_call_log, parse_importtime, source_ages, text_of
+from .results import (
+    BURST_CALLS,
+    FAST_RATE,
+    FLOOR_CODE,
+    FLOOR_IMPORT_CODE,
+    MEMORY_CALLS,
+    TEXT_QUERY,
+    WARMUP_CALLS,
+    WEB_TOOL,
+    BurstRun,
+    ImportProfile,
+    LatencyResult,
+    MemoryResult,
+    Plan,
+    Results,
+    StartupResult,
+    TextResult,
+    ToolsListResult,
+)
+from .rpc import BenchError, capture_stderr, proc_status, spawn_server, time_command, time_to_output
 from .upstream import DIRECT_KEY, DirectClient, load_recorded_page, make_fake
 
 logger = logging.getLogger(__name__)
-
-WEB_TOOL = "brave_web_search"
-FLOOR_CODE = "from mcp.server.mcpserver import MCPServer"
-FLOOR_IMPORT_CODE = FLOOR_CODE + "; import os; os.write(1, b'.')"
-TEXT_QUERY = "hello world"  # the query the hello-world page answers
-BURST_CALLS = 10
-WARMUP_CALLS = 5
-MEMORY_CALLS = 200
-FAST_RATE = 1000  # requests/second the latency upstream allows: never the bottleneck
-# Lower-case tag names (what Brave's snippets carry) and character entities; "Vec<T>" is text, not markup.
-_MARKUP = re.compile(r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How much to repeat each measurement (full run vs the CI's quick run)."""
-
-    startup_reps: int
-    latency_samples: int
-    slow_bursts: int
-    fast_bursts: int
-    profile_runs: int
-
-
-FULL_PLAN = Plan(startup_reps=15, latency_samples=200, slow_bursts=3, fast_bursts=5, profile_runs=3)
-QUICK_PLAN = Plan(startup_reps=3, latency_samples=20, slow_bursts=1, fast_bursts=1, profile_runs=1)
-
-
-@dataclass(frozen=True)
-class StartupResult:
-    """Spawn-to-``initialize`` times of the server beside the SDK-import floor, measured interleaved (seconds)."""
-
-    server: list[float]
-    floor: list[float]
-    floor_import: list[float]  # the floor's import alone: spawn to a byte written after it (no interpreter exit)
-
-
-@dataclass(frozen=True)
-class ToolsListResult:
-    """Bytes of the ``tools`` array as compact JSON, in total and per tool."""
-
-    total_bytes: int
-    per_tool: dict[str, int]
-
-
-@dataclass(frozen=True)
-class TextResult:
-    """What the model reads for one 10-result web search, and whether it kept ages and clean snippets."""
-
-    source: str
-    text_bytes: int
-    structured_bytes: int
-    results: int
-    ages_expected: int
-    ages_shown: int
-    markup: list[str]
-    text: str
-
-    @property
-    def per_result(self) -> float:
-        """Text bytes per returned result."""
-        return self.text_bytes / self.results if self.results else float("inf")
-
-
-@dataclass(frozen=True)
-class CallLog:
-    """The fields of the server's per-call log line that the bench uses."""
-
-    duration_ms: float
-    cache_hit: bool | None
-    attempts: int
-
-
-@dataclass(frozen=True)
-class LatencyResult:
-    """Per-call times (seconds): round trips through stdio, the server's own durations, the bare upstream."""
-
-    miss_rtt: list[float]
-    hit_rtt: list[float]
-    upstream: list[float]
-    miss_inside: list[float]
-    hit_inside: list[float]
-
-
-@dataclass(frozen=True)
-class BurstRun:
-    """One burst of concurrent calls: outcomes, upstream 429s and wall time (seconds)."""
-
-    calls: int
-    ok: int
-    rate_limited: int
-    upstream_requests: int
-    wall: float
-
-
-@dataclass(frozen=True)
-class MemoryResult:
-    """Resident memory of the server process (kB) at start and after the calls."""
-
-    calls: int
-    hits: int
-    misses: int
-    hwm_after_init_kb: int
-    hwm_kb: int
-    rss_kb: int
-
-
-@dataclass(frozen=True)
-class ImportProfile:
-    """Import self-times (ms, median over runs) of what the server imports beyond the SDK floor."""
-
-    runs: int
-    floor_total_ms: float
-    server_total_ms: float
-    extra_total_ms: float
-    top_extra: list[tuple[str, float]]
-
-
-@dataclass
-class Results:
-    """Everything one bench run measured."""
-
-    plan: Plan
-    quick: bool
-    startup: StartupResult | None = None
-    tools_list: ToolsListResult | None = None
-    text: TextResult | None = None
-    latency: LatencyResult | None = None
-    slow_bursts: list[BurstRun] = field(default_factory=list)
-    fast_bursts: list[BurstRun] = field(default_factory=list)
-    memory: MemoryResult | None = None
-    profile: ImportProfile | None = None
-    hit_profile: HitProfile | None = None
-    elapsed: float = 0.0
-
-
-# --------------------------------------------------------------------------------------------- pure helpers
-
-
-def server_env(base_url: str, **extra: str) -> dict[str, str]:
-    """A minimal, reproducible environment: the fake's URL and key, nothing from the caller's shell but PATH/HOME."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "BRAVE_SEARCH_API_KEY": VALID_KEY,
-        "BRAVE_SEARCH_BASE_URL": base_url,
-        "BRAVE_SEARCH_LOG_LEVEL": "INFO",
-        "BRAVE_SEARCH_LOG_FORMAT": "json",
-    }
-    env.update(extra)
-    return env
-
-
-def find_markup(text: str) -> list[str]:
-    """HTML tags or character entities left in text meant to be clean."""
-    return _MARKUP.findall(text)
-
-
-def source_ages(results: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The age each source result carries (``age``, else ``page_age``), for results that have one."""
-    ages = []
-    for result in results:
-        age = result.get("age") or result.get("page_age")
-        if isinstance(age, str) and age.strip():
-            ages.append(age.strip())
-    return ages
-
-
-def text_of(result: Mapping[str, Any]) -> str:
-    """The text content of a CallToolResult, joined: what the model reads."""
-    return "".join(
-        str(item.get("text", ""))
-        for item in result.get("content", [])
-        if isinstance(item, dict) and item.get("type") == "text"
-    )
-
-
-def parse_call_log(text: str) -> dict[str, CallLog]:
-    """The server's per-call JSON log lines on stderr, by trace id (other lines are ignored)."""
-    calls: dict[str, CallLog] = {}
-    for line in text.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("msg") != "tool call" or "trace_id" not in record:
-            continue
-        calls[str(record["trace_id"])] = CallLog(
-            duration_ms=float(record["duration_ms"]),
-            cache_hit=record.get("cache_hit"),
-            attempts=int(record.get("attempts") or 0),
-        )
-    return calls
-
-
-def parse_importtime(text: str) -> dict[str, int]:
-    """``-X importtime`` output as ``{module: self microseconds}`` (the first import of each module)."""
-    modules: dict[str, int] = {}
-    for line in text.splitlines():
-        if not line.startswith("import time:"):
-            continue
-        parts = line[len("import time:") :].split("|")
-        if len(parts) != 3 or not parts[0].strip().isdigit():
-            continue  # the header line
-        name = parts[2].strip()
-        modules.setdefault(name, int(parts[0].strip()))
-    return modules
-
-
-def import_profile(floor_runs: list[dict[str, int]], server_runs: list[dict[str, int]], top: int = 10) -> ImportProfile:
-    """Median per-module self time; what the server imports that the floor does not, largest first."""
-    if not floor_runs or len(floor_runs) != len(server_runs):
-        raise ValueError("need the same, non-zero number of floor and server import profiles")
-
-    def medians(runs: list[dict[str, int]]) -> dict[str, float]:
-        names = set().union(*runs)
-        return {name: statistics.median(run.get(name, 0) for run in runs) / 1000 for name in names}
-
-    floor, server = medians(floor_runs), medians(server_runs)
-    extra = {name: ms for name, ms in server.items() if name not in floor}
-    ranked = sorted(extra.items(), key=lambda item: (-item[1], item[0]))
-    return ImportProfile(
-        runs=len(server_runs),
-        floor_total_ms=sum(floor.values()),
-        server_total_ms=sum(server.values()),
-        extra_total_ms=sum(extra.values()),
-        top_extra=[(name, round(ms, 2)) for name, ms in ranked[:top]],
-    )
 
 
 def _search_args(query: str) -> dict[str, Any]:
@@ -310,7 +97,7 @@ async def measure_startup(env: Mapping[str, str], reps: int) -> StartupResult:
 
 async def measure_tools_list(session: RpcSession) -> ToolsListResult:
     """Size of the ``tools`` array as the model's host receives it (compact UTF-8 JSON)."""
-    result, _ = await session.request("tools/list")
+    result, _ = await session.round_trip("tools/list")
     tools = result.get("tools")
     if not isinstance(tools, list) or not tools:
         raise BenchError("tools/list returned no tools")
@@ -404,7 +191,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
     """A fresh server, 200 calls alternating miss and hit, then VmHWM from /proc/<pid>/status."""
     async with spawn_server(env) as session:
         await session.initialize()
-        at_init = session.proc_status()
+        at_init = proc_status(session.pid)
         hits = misses = 0
         for i in range(MEMORY_CALLS):
             result, _ = await session.call_tool(WEB_TOOL, _search_args(f"memory query {i // 2}"))
@@ -412,7 +199,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
                 hits += 1
             else:
                 misses += 1
-        status = session.proc_status()
+        status = proc_status(session.pid)
     if "VmHWM" not in status or "VmHWM" not in at_init:
         raise BenchError("/proc/<pid>/status has no VmHWM line")
     return MemoryResult(
@@ -428,7 +215,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
 async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
     """Ten concurrent distinct searches from a fresh server against an upstream allowing ``rate`` requests/s."""
     with FakeBraveServer(rate_per_second=rate, monthly_limit=0) as upstream:
-        async with spawn_server(server_env(upstream.base_url)) as session:
+        async with spawn_server(server_env(upstream.base_url, for_tests=False)) as session:
             await session.initialize()
             if teach:
                 _meta((await session.call_tool(WEB_TOOL, {"query": f"{label} teaches the rate"}))[0])
@@ -436,7 +223,7 @@ async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
             requests_before = upstream.fake.hits(WEB_PATH)
             started = time.perf_counter()
             ids = [
-                await session.send("tools/call", {"name": WEB_TOOL, "arguments": {"query": f"{label} call {n}"}})
+                await session.request("tools/call", {"name": WEB_TOOL, "arguments": {"query": f"{label} call {n}"}})
                 for n in range(BURST_CALLS)
             ]
             replies = [await session.receive(request_id) for request_id in ids]
@@ -479,7 +266,7 @@ async def run_all(plan: Plan, *, quick: bool) -> Results:
         work_dir = Path(tmp)
         fake = make_fake(page, rate_per_second=FAST_RATE, keys=(VALID_KEY, DIRECT_KEY))
         with FakeBraveServer(fake) as upstream:
-            env = server_env(upstream.base_url)
+            env = server_env(upstream.base_url, for_tests=False)
             logger.info("measuring start-up (%d reps)", plan.startup_reps)
             results.startup = await measure_startup(env, plan.startup_reps)
             logger.info("measuring import time (%d runs)", plan.profile_runs)

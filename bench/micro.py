@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import timeit
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import Any, TextIO
 from testkit.settings import make_settings
 
 from . import hot
+from .tables import replace_section, table
 from .upstream import load_recorded_page, page_slice
 
 BASELINE = Path(__file__).resolve().parent / "baseline.json"
@@ -173,19 +173,22 @@ def baseline_document(timings: Sequence[Timing], note: str) -> str:
 
 def render_micro(timings: Sequence[Timing], baseline: Mapping[str, float]) -> str:
     """The micro-benchmark table, each case beside its baseline and the ±20 % verdict."""
-    lines = [
-        "| Hot path | best µs/call | median µs/call | baseline µs | machine × | verdict (±20 %, load-corrected) |",
-        "|---|---|---|---|---|---|",
-    ]
+    header = (
+        "Hot path",
+        "best µs/call",
+        "median µs/call",
+        "baseline µs",
+        "machine ×",
+        "verdict (±20 %, load-corrected)",
+    )
+    rows = []
     for t in timings:
         base = baseline.get(t.name)
-        shown = f"{base:.1f}" if base is not None else "—"
         scale = machine_scale(t, baseline)
         judged = "calibration" if t.name == REFERENCE else verdict(t.best_us, base, scale=scale)
-        lines.append(
-            f"| `{t.name}`: {t.what} | {t.best_us:.1f} | {t.median_us:.1f} | {shown} | {scale:.2f} | {judged} |"
-        )
-    return "\n".join(lines) + "\n"
+        shown = f"{base:.1f}" if base is not None else "—"
+        rows.append((f"`{t.name}`: {t.what}", f"{t.best_us:.1f}", f"{t.median_us:.1f}", shown, f"{scale:.2f}", judged))
+    return table(header, rows)
 
 
 def micro_section(timings: Sequence[Timing], baseline: Mapping[str, float]) -> str:
@@ -203,14 +206,6 @@ def micro_section(timings: Sequence[Timing], baseline: Mapping[str, float]) -> s
         "change that is meant to cost time, on the same machine.\n\n"
         f"{render_micro(timings, baseline)}{END}\n"
     )
-
-
-def replace_section(document: str, section: str) -> str:
-    """``document`` with its micro section replaced by ``section`` (appended when it has none)."""
-    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END) + r"\n?", re.DOTALL)
-    if pattern.search(document):
-        return pattern.sub(lambda _: section, document, count=1)
-    return document.rstrip("\n") + "\n\n" + section
 
 
 def run_micro(repeat: int = 5, min_seconds: float = 0.2) -> list[Timing]:
@@ -248,7 +243,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         out.write(f"wrote {BASELINE}\n")
     if ns.write:
         current = DOC.read_text(encoding="utf-8") if DOC.is_file() else "# Benchmarks\n"
-        DOC.write_text(replace_section(current, micro_section(timings, baseline)), encoding="utf-8")
+        DOC.write_text(replace_section(current, micro_section(timings, baseline), START, END), encoding="utf-8")
         out.write(f"wrote {DOC}\n")
     return 0
 

@@ -13,6 +13,8 @@ from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.settings import make_settings
 
+from .tables import table
+
 CALLS = {
     "brave_web_search": {"query": "hello world"},
     "brave_llm_context": {"query": "rust async runtimes"},
@@ -38,14 +40,15 @@ async def run_new_tools() -> str:
         for name, arguments in CALLS.items():
             result = await mcp.call_tool(name, arguments)
             text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
-            rows.append(f"| `{name}` | {len(text.encode()):,} B |")
+            rows.append((f"`{name}`", f"{len(text.encode()):,} B"))
     per_tool = ", ".join(
         f"{t.name} {len(json.dumps(t.model_dump(mode='json', by_alias=True, exclude_none=True)))} B" for t in tools
     )
     return (
         f"`tools/list` for all {len(tools)} tools: **{len(listed.encode()):,} bytes** (target ≤ 15,000; Brave's "
         f"official server: 117,111 for its eight). Per tool: {per_tool}.\n\n"
-        "| default call on the fake upstream | text the model reads |\n|---|---|\n" + "\n".join(rows) + "\n\n"
+        + table(("default call on the fake upstream", "text the model reads"), rows)
+        + "\n"
         "peers.md records no per-tool text figure for the official server's LLM-context, local or answer tools. "
         "It passes Brave's JSON through as text, so the raw JSON is the comparison: for the same fake answers "
         "that is 1,660 B for the LLM context (ours ~980 B), 3,529 B for three places (ours ~850 B) and a "

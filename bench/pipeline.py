@@ -15,9 +15,11 @@ import anyio
 
 from testkit.brave.brave import WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import RpcSession, Timed
 
-from .measure import WEB_TOOL, text_of
-from .rpc import BenchError, RpcSession, Timed, spawn_server
+from .readings import text_of
+from .results import WEB_TOOL
+from .rpc import BenchError, proc_status, spawn_server
 
 PIPELINE_CALLS = 1000
 DISTINCT_QUERIES = 10  # warmed first, then every pipelined call is a cache hit on one of them
@@ -65,7 +67,7 @@ async def pipelined(session: RpcSession, calls: int) -> tuple[float, list[Timed]
         async with send_ids:
             for n in range(calls):
                 args = pipeline_arguments(n)
-                await send_ids.send(await session.send("tools/call", {"name": WEB_TOOL, "arguments": args}))
+                await send_ids.send(await session.request("tools/call", {"name": WEB_TOOL, "arguments": args}))
 
     async def read() -> None:
         async with receive_ids:
@@ -86,7 +88,7 @@ async def measure_pipeline(
     """A fresh server: warm the queries, pipeline ``calls`` cache hits, then read VmHWM/VmRSS."""
     async with spawn_server(env) as session:
         await session.initialize()
-        at_init = session.proc_status()
+        at_init = proc_status(session.pid)
         for n in range(DISTINCT_QUERIES):
             result, _ = await session.call_tool(WEB_TOOL, pipeline_arguments(n))
             if result.get("isError"):
@@ -94,7 +96,7 @@ async def measure_pipeline(
         before = upstream.fake.hits(WEB_PATH)
         wall, replies = await pipelined(session, calls)
         check_replies(replies)
-        status = session.proc_status()
+        status = proc_status(session.pid)
         requests = upstream.fake.hits(WEB_PATH) - before
     if "VmHWM" not in status or "VmHWM" not in at_init:
         raise BenchError("/proc/<pid>/status has no VmHWM line")

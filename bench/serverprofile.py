@@ -19,8 +19,9 @@ from testkit.brave.http_server import FakeBraveServer
 
 from .callprofile import ProfileRow, rank
 from .hotspots import code_label
-from .measure import WEB_TOOL, text_of
 from .pipeline import DISTINCT_QUERIES, check_replies, pipeline_arguments, pipelined
+from .readings import text_of
+from .results import WEB_TOOL
 from .rpc import BenchError, spawn_server
 from .upstream import REPO_ROOT
 

@@ -18,11 +18,13 @@ from typing import Any
 
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import RpcSession, server_env
 
-from .measure import FLOOR_CODE, WEB_TOOL, server_env, text_of
 from .official import SERVER_NAME as OFFICIAL_NAME
 from .official import OfficialServer, official_env
-from .rpc import BenchError, RpcSession, spawn_server, time_command
+from .readings import text_of
+from .results import FLOOR_CODE, WEB_TOOL
+from .rpc import BenchError, proc_status, spawn_server, time_command
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ def official_arguments(query: str) -> dict[str, Any]:
 
 def contenders(base_url: str, official: OfficialServer | None) -> list[Contender]:
     """Ours, and the official server when installed, both pointed at the fake at ``base_url``."""
-    found = [Contender(OURS, "brave-search", None, server_env(base_url), None, our_arguments)]
+    found = [Contender(OURS, "brave-search", None, server_env(base_url, for_tests=False), None, our_arguments)]
     if official is not None:
         env = official_env(base_url, VALID_KEY)
         found.append(Contender(THEIRS, OFFICIAL_NAME, official.command(), env, official.cache_dir, official_arguments))
@@ -135,7 +137,7 @@ async def parallel_wall(session: RpcSession, contender: Contender, label: str) -
     """Ten distinct web searches written back to back; seconds from the first write to the last answer."""
     begin = time.perf_counter()
     ids = [
-        await session.send("tools/call", {"name": WEB_TOOL, "arguments": contender.arguments(f"{label} {n}")})
+        await session.request("tools/call", {"name": WEB_TOOL, "arguments": contender.arguments(f"{label} {n}")})
         for n in range(PARALLEL_CALLS)
     ]
     replies = [await session.receive(request_id) for request_id in ids]
@@ -185,7 +187,7 @@ async def measure_sessions(
         requests_before = upstream.fake.hits(WEB_PATH)
         for _ in range(plan.tools_list_reps):
             for contender in people:
-                result, elapsed = await sessions[contender.name].request("tools/list")
+                result, elapsed = await sessions[contender.name].round_trip("tools/list")
                 figures[contender.name].tools_list.append(elapsed)
                 figures[contender.name].tools_list_bytes = tools_bytes(result)
         for contender in people:
@@ -207,7 +209,7 @@ async def measure_sessions(
         for contender in people:
             fig = figures[contender.name]
             fig.calls = WARMUP_CALLS + 2 * plan.call_samples + PARALLEL_CALLS * plan.parallel_runs
-            status = sessions[contender.name].proc_status()
+            status = proc_status(sessions[contender.name].pid)
             if "VmHWM" not in status:
                 raise BenchError(f"{contender.name}: /proc/<pid>/status has no VmHWM line")
             fig.hwm_kb = status["VmHWM"]

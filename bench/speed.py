@@ -15,13 +15,14 @@ import anyio
 
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import server_env
 
 from .callprofile import PROFILE_CALLS, PathProfile, profile_path
 from .imports import StartImports, measure_start_imports
-from .measure import FAST_RATE, server_env
 from .micro import Timing, load_baseline, run_micro
 from .official import ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
+from .results import FAST_RATE
 from .serverprofile import ServerProfile, profile_server
 from .sidebyside import SIDE_FULL, SideBySide, run_side_by_side
 from .upstream import DIRECT_KEY, load_recorded_page, make_fake
@@ -62,16 +63,17 @@ async def run_speed(*, quick: bool) -> SpeedResults:
                     logger.warning("%s", official)
                 logger.info("side by side with the official server")
                 results.side = await run_side_by_side(upstream, official, SIDE_FULL)
+            env = server_env(upstream.base_url, for_tests=False)
             calls = 200 if quick else PIPELINE_CALLS
             logger.info("pipelining %d cached calls on one session", calls)
-            results.pipeline = await measure_pipeline(server_env(upstream.base_url), upstream, calls)
+            results.pipeline = await measure_pipeline(env, upstream, calls)
             logger.info("start-up imports and mcp_types cost")
             runs, reps = (1, 2) if quick else (3, 7)
-            results.imports = await measure_start_imports(server_env(upstream.base_url), runs, reps, Path(tmp))
+            results.imports = await measure_start_imports(env, runs, reps, Path(tmp))
             for kind, count in (("hit", calls), ("miss", 20 if quick else 200)):
                 logger.info("profiling the server process: %d calls (cache %s)", count, kind)
                 out = Path(tmp) / f"server-{kind}.prof"
-                profile = await profile_server(server_env(upstream.base_url), upstream, kind, count, out)
+                profile = await profile_server(env, upstream, kind, count, out)
                 results.server_profiles.append(profile)
     profile_calls = 100 if quick else PROFILE_CALLS
     for kind in ("hit", "miss"):

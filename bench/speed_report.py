@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .callprofile import PathProfile
+from .callprofile import PathProfile, ProfileRow
 from .imports import StartImports
 from .micro import micro_section
 from .pipeline import PipelineResult
-from .report import NO_TARGET, Row, fmt_ms, fmt_s, render_table, status_word
 from .serverprofile import ServerProfile
 from .sidebyside import PARALLEL_CALLS, SideBySide
 from .speed import SpeedResults
 from .stats import summarize
+from .tables import fmt_ms, fmt_s, table
+from .targets import NO_TARGET, Row, render_table, status_word
 
 FLOOR_MAX_RATIO = 1.05
 MISS_MAX_RATIO = 0.75  # ours / official, cache-miss web call
@@ -124,11 +125,12 @@ def side_rows(side: SideBySide) -> list[Row]:
     return rows
 
 
+SIDE_HEADER = ("Measurement", "Ours (median)", "Official (median)", "Ratio ours/official — target", "Status")
+
+
 def render_side_table(rows: Sequence[Row]) -> str:
     """The side-by-side rows under their own header (the shared Row type, other column names)."""
-    table = render_table(rows)
-    header = "| Measurement | Ours (median) | Official (median) | Ratio ours/official — target | Status |"
-    return header + table[table.index("\n") :]
+    return render_table(rows, SIDE_HEADER)
 
 
 def pipeline_rows(result: PipelineResult) -> list[Row]:
@@ -164,10 +166,10 @@ def render_imports(imports: StartImports) -> str:
         f"all modules' self time sums to {imports.total_self_ms:.0f} ms, inflated by the flag). The 15 largest "
         "imports by cumulative time (a submodule of a listed module is not listed again):",
         "",
-        "| module | cumulative ms | also imported by the SDK floor |",
-        "|---|---|---|",
-        *(f"| `{name}` | {ms:.1f} | {'yes' if floor else '**no**'} |" for name, ms, floor in imports.top_cumulative),
-        "",
+        table(
+            ("module", "cumulative ms", "also imported by the SDK floor"),
+            ((f"`{name}`", f"{ms:.1f}", "yes" if floor else "**no**") for name, ms, floor in imports.top_cumulative),
+        ),
         "Our own package's modules by cumulative time: "
         + ", ".join(f"`{name}` {ms:.1f} ms" for name, ms in imports.ours_top)
         + ".",
@@ -197,6 +199,13 @@ def render_imports(imports: StartImports) -> str:
     return "\n".join(lines) + "\n"
 
 
+def top_functions(top: Sequence[ProfileRow]) -> str:
+    """A profile's top functions: own and cumulative µs per call, calls per call."""
+    header = ("function", "own µs/call", "cumulative µs/call", "calls per call")
+    rows = ((f"`{r.label}`", f"{r.own_us:.1f}", f"{r.cumulative_us:.1f}", f"{r.calls_per_call:.1f}") for r in top)
+    return table(header, rows)
+
+
 def render_profiles(profiles: Sequence[PathProfile]) -> str:
     """Per-call stages (cumulative µs per call) and the top-10 functions by own time, hits and misses."""
     if not profiles:
@@ -210,33 +219,19 @@ def render_profiles(profiles: Sequence[PathProfile]) -> str:
         "profile. Hits repeat one warmed query; misses use a new query each. Figures under `cProfile` are "
         "inflated; the unprofiled time per call is given first.",
         "",
-        "| stage (cumulative µs per call, under the profiler) | " + " | ".join(p.kind for p in profiles) + " |",
-        "|---|" + "---|" * len(profiles),
     ]
-    lines.append(
-        "| **whole call, no profiler** | " + " | ".join(f"**{p.per_call_ms * 1000:.0f}**" for p in profiles) + " |"
-    )
-    lines.append(
-        "| whole call, under the profiler | "
-        + " | ".join(f"{p.profiled_per_call_ms * 1000:.0f}" for p in profiles)
-        + " |"
-    )
-    for index, (stage, _) in enumerate(profiles[0].stages):
-        lines.append(f"| {stage} | " + " | ".join(f"{p.stages[index][1]:.0f}" for p in profiles) + " |")
+    stages = [
+        ["**whole call, no profiler**", *(f"**{p.per_call_ms * 1000:.0f}**" for p in profiles)],
+        ["whole call, under the profiler", *(f"{p.profiled_per_call_ms * 1000:.0f}" for p in profiles)],
+        *(
+            [stage, *(f"{p.stages[index][1]:.0f}" for p in profiles)]
+            for index, (stage, _) in enumerate(profiles[0].stages)
+        ),
+    ]
+    lines.append(table(("stage (cumulative µs per call, under the profiler)", *(p.kind for p in profiles)), stages))
     for p in profiles:
-        lines += [
-            "",
-            f"Top 10 functions by own time, cache {p.kind}:",
-            "",
-            "| function | own µs/call | cumulative µs/call | calls per call |",
-            "|---|---|---|---|",
-            *(
-                f"| `{row.label.replace('|', '/')}` | {row.own_us:.1f} | {row.cumulative_us:.1f} "
-                f"| {row.calls_per_call:.1f} |"
-                for row in p.top
-            ),
-        ]
-    return "\n".join(lines) + "\n"
+        lines += [f"Top 10 functions by own time, cache {p.kind}:", "", top_functions(p.top)]
+    return "\n".join(lines)
 
 
 def render_server_profiles(profiles: Sequence[ServerProfile]) -> str:
@@ -259,30 +254,16 @@ def render_server_profiles(profiles: Sequence[ServerProfile]) -> str:
         "totals are the reliable part. One-off start-up work after the imports (the HTTP client's TLS context, "
         "`load_verify_locations`) is spread over the calls here:",
         "",
-        "| package group | " + " | ".join(f"µs/call ({p.kind})" for p in profiles) + " |",
-        "|---|" + "---|" * len(profiles),
     ]
     groups: list[str] = []
     for p in profiles:
         groups.extend(group for group, _ in p.by_package if group not in groups)
-    for group in groups:
-        cells = [f"{dict(p.by_package).get(group, 0.0):.0f}" for p in profiles]
-        lines.append(f"| {group} | " + " | ".join(cells) + " |")
-    lines.append("| **all** | " + " | ".join(f"**{p.per_call_us:.0f}**" for p in profiles) + " |")
+    rows = [[group, *(f"{dict(p.by_package).get(group, 0.0):.0f}" for p in profiles)] for group in groups]
+    rows.append(["**all**", *(f"**{p.per_call_us:.0f}**" for p in profiles)])
+    lines.append(table(("package group", *(f"µs/call ({p.kind})" for p in profiles)), rows))
     for p in profiles:
-        lines += [
-            "",
-            f"Top 10 functions by own time in the server process, cache {p.kind}:",
-            "",
-            "| function | own µs/call | cumulative µs/call | calls per call |",
-            "|---|---|---|---|",
-            *(
-                f"| `{row.label.replace('|', '/')}` | {row.own_us:.1f} | {row.cumulative_us:.1f} "
-                f"| {row.calls_per_call:.1f} |"
-                for row in p.top
-            ),
-        ]
-    return "\n".join(lines) + "\n"
+        lines += [f"Top 10 functions by own time in the server process, cache {p.kind}:", "", top_functions(p.top)]
+    return "\n".join(lines)
 
 
 def speed_causes(speed: SpeedResults) -> list[str]:

@@ -23,6 +23,8 @@ from testkit.brave.http_server import FakeBraveServer
 from testkit.redis_server import RedisServer, redis_server_binary
 from testkit.state_worker import run_workers
 
+from .tables import table
+
 PROCESSES = 8
 CALLS_PER_PROCESS = 5
 
@@ -109,16 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("State backends (issue 14 item 4): the state layer's limiter + cache called directly from real processes")
     print("against a local fake Brave; the client is not in the loop. Latency is the median in-process cost.")
     print()
-    print(
-        f"| backend | {p}x{c} calls on 1 rps: ok | upstream 429 | wall s | {p} procs same query: upstream "
-        "requests | acquire ms | cache hit ms |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['backend']} | {r['ok']}/{r['total']} | {r['429']} | {r['seconds']:.1f} | {r['upstream_same']} "
-            f"| {r['acquire_ms']:.3f} | {r['hit_ms']:.3f} |"
-        )
+    header = (
+        "backend", f"{p}x{c} calls on 1 rps: ok", "upstream 429", "wall s", f"{p} procs same query: upstream requests",
+        "acquire ms", "cache hit ms",
+    )  # fmt: skip
+    cells = [
+        (r["backend"], f"{r['ok']}/{r['total']}", r["429"], f"{r['seconds']:.1f}", r["upstream_same"],
+         f"{r['acquire_ms']:.3f}", f"{r['hit_ms']:.3f}")
+        for r in rows
+    ]  # fmt: skip
+    print(table(header, cells), end="")
     base = next((r for r in rows if r["backend"] == "memory"), None)
     if base is not None:
         for r in rows:

@@ -85,16 +85,13 @@ def _shape_result(item: Any, decorations: bool, extra: bool) -> Any:
 class RecordedPageBrave(FakeBrave):
     """The fake Brave, but successful web searches are answered from a recorded page.
 
-    Hooks the fake's web-body builder, so key, rate window, parameter validation, headers and gzip
+    Sets the search route's ``web_page``, so key, rate window, parameter validation, headers and gzip
     stay exactly the fake's, and the answer is built once (about a millisecond end to end).
     """
 
     def __init__(self, page: Mapping[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._page = page
-
-    def _web_body(self, values: Mapping[str, str], goggles: list[str]) -> dict[str, Any]:
-        return page_slice(self._page, values)
+        self.search.web_page = lambda values: page_slice(page, values)
 
 
 def make_fake(page: Mapping[str, Any] | None, *, rate_per_second: int, keys: Sequence[str]) -> FakeBrave:

@@ -2,25 +2,24 @@
 
 The shell scripts drive the client CLIs (``codex mcp ...``, ``claude mcp ...``); this helper does what
 shell does badly: read JSON, write backups byte-for-byte with mode 0600, patch one TOML line, and speak
-the MCP stdio handshake to check that a server really starts. It never receives the API key: the key
-file is written by the shell with a builtin, and only its path travels through here.
+the MCP stdio handshake to check that a server really starts (``_mcp_smoke.py``). It never receives the
+API key: the key file is written by the shell with a builtin, and only its path travels through here.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import json
 import os
 import re
-import select
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _mcp_smoke import SmokeError, smoke
 
 BACKUP_FORMAT = "brave-search-mcp-backup"
 BACKUP_VERSION = 1
@@ -312,78 +311,12 @@ def _split_pairs(pairs: list[str]) -> list[tuple[str, str]]:
     return result
 
 
-def _read_message(proc: subprocess.Popen[str], want_id: int, deadline: float) -> dict[str, Any]:
-    """Read JSON-RPC lines until the response with want_id arrives or the deadline passes."""
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, min(1.0, deadline - time.monotonic())))
-        if not ready:
-            continue
-        line = proc.stdout.readline()
-        if not line:
-            raise HelperError("the server exited (closed its output) before answering")
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            raise HelperError("the server printed something that is not JSON-RPC on stdout") from None
-        if isinstance(message, dict) and message.get("id") == want_id:
-            if "error" in message:
-                raise HelperError(f"the server answered with an error: {message['error']}")
-            if isinstance(message.get("result"), dict):
-                return message
-    raise HelperError("the server did not answer in time")
-
-
 def _cmd_smoke(args: argparse.Namespace) -> int:
     """Start the server once over stdio (initialize + tools/list) so the client's first start is warm."""
-    env = dict(os.environ)
-    env.update(_split_pairs(args.env))
-    deadline = time.monotonic() + args.timeout
-    with tempfile.TemporaryFile(mode="w+") as stderr_file:
-        try:
-            proc = subprocess.Popen(
-                [args.command, *args.arg],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr_file,
-                env=env,
-                text=True,
-            )
-        except OSError as exc:
-            raise HelperError(f"cannot start {args.command}: {exc.strerror}") from None
-        assert proc.stdin is not None
-        try:
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "brave-search-mcp-register", "version": "1"},
-                },
-            }
-            proc.stdin.write(json.dumps(init) + "\n")
-            proc.stdin.flush()
-            info = _read_message(proc, 1, deadline)["result"].get("serverInfo", {})
-            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n")
-            proc.stdin.flush()
-            tools = [tool["name"] for tool in _read_message(proc, 2, deadline)["result"].get("tools", [])]
-        except (HelperError, BrokenPipeError) as exc:
-            reason = "the server exited before answering" if isinstance(exc, BrokenPipeError) else str(exc)
-            stderr_file.seek(0)
-            tail = stderr_file.read()[-1500:].strip()
-            raise HelperError(reason + (f"\nserver stderr (last lines):\n{tail}" if tail else "")) from None
-        finally:
-            with contextlib.suppress(BrokenPipeError):
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-    print(f"{info.get('name', '?')} {info.get('version', '')}: {len(tools)} tools ({', '.join(tools)})")
+    try:
+        print(smoke(args.command, args.arg, _split_pairs(args.env), args.timeout))
+    except SmokeError as exc:
+        raise HelperError(str(exc)) from None
     return 0
 
 

@@ -11,18 +11,14 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from testkit.tracked_server import free_port
+
 START_TIMEOUT_SECONDS = 5.0
 
 
 def redis_server_binary() -> str | None:
     """Path of redis-server, or None when it is not installed."""
     return shutil.which("redis-server")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ping(port: int) -> bool:
@@ -42,7 +38,7 @@ class RedisServer:
         if binary is None:
             raise RuntimeError("redis-server is not installed (apt-get install -y redis-server)")
         self._binary = binary
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self._dir = Path(tempfile.mkdtemp(prefix="redis-test-"))
         self._proc: subprocess.Popen[bytes] | None = None
 

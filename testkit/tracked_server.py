@@ -1,4 +1,9 @@
-"""A threaded loopback HTTP server that knows its connections, so a fake upstream can stop at once mid-fault."""
+"""The one way a fake serves HTTP: a threaded loopback server that knows its connections, run in a daemon thread.
+
+Every fake (Brave, SearXNG, the sites the URL reader fetches) is a ``BackgroundServer``: ``with`` starts it on a
+free port and stops it at once, even mid-fault (stalled replies wake on ``stopping``, open sockets are shut, worker
+threads are joined for a bounded time). ``tls`` makes it answer HTTPS (the handshake runs in the worker thread).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,21 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 logger = logging.getLogger(__name__)
+
+JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for threads
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (for programs that must be told their port before they bind)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 class TrackedServer(ThreadingHTTPServer):
@@ -21,10 +37,17 @@ class TrackedServer(ThreadingHTTPServer):
     allow_reuse_address = True
     thread_name = "fake-upstream-conn"
 
-    def __init__(self, port: int, handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(("127.0.0.1", port), handler)
+    def __init__(
+        self,
+        port: int,
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        host: str = "127.0.0.1",
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        super().__init__((host, port), handler)
+        self.tls = tls  # answer HTTPS with this context (the handshake runs in the worker thread)
         self.stopping = threading.Event()
-        self.tls: ssl.SSLContext | None = None  # set before serving to answer HTTPS (handshake in the worker thread)
         self.track_lock = threading.Lock()
         self.connections: set[socket.socket] = set()
         self.threads: set[threading.Thread] = set()
@@ -66,3 +89,86 @@ class TrackedServer(ThreadingHTTPServer):
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+
+class BackgroundServer:
+    """Starts a ``TrackedServer`` (built by ``make_server``) in a daemon thread; ``with`` starts and stops it."""
+
+    label = "fake-server"  # the serving thread's name, and the label of log lines
+    poll_interval = 0.05
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None) -> None:
+        self.host = host
+        self._port = port
+        self._tls = tls  # answer HTTPS with this server context (a test CA's certificate)
+        self._server: TrackedServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> TrackedServer:
+        """The server to run (bound, not yet serving)."""
+        raise NotImplementedError
+
+    @property
+    def server(self) -> TrackedServer:
+        """The running server."""
+        if self._server is None:
+            raise RuntimeError("server is not running")
+        return self._server
+
+    @property
+    def port(self) -> int:
+        """The port the running server listens on."""
+        return int(self.server.server_address[1])
+
+    @property
+    def scheme(self) -> str:
+        """``https`` with TLS, else ``http``."""
+        return "https" if self._tls is not None else "http"
+
+    @property
+    def base_url(self) -> str:
+        """``http://HOST:PORT`` (``https://`` with TLS) of the running server."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def start(self) -> Self:
+        """Bind and serve in a daemon thread."""
+        if self._server is not None:
+            raise RuntimeError("server already started")
+        self._server = self.make_server(self.host, self._port, self._tls)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": self.poll_interval},
+            name=self.label,
+            daemon=True,
+        )
+        self._thread.start()
+        logger.debug("%s listening on %s", self.label, self.base_url)
+        return self
+
+    def stop(self) -> None:
+        """Stop promptly: wake stalled replies, close open connections, join threads for a bounded time."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._server = self._thread = None
+        deadline = time.monotonic() + JOIN_BUDGET
+        server.stopping.set()
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with server.track_lock:
+            workers = list(server.threads)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        logger.debug("%s stopped", self.label)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -18,6 +18,7 @@ from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng
 from testkit.searxng.provider import make_provider
 from testkit.settings import make_settings
+from tests import fault_cases
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BRAVE_BODIES = REPO_ROOT / "tests" / "fixtures" / "brave"  # Brave bodies in the documented shapes (README there)
@@ -85,3 +86,9 @@ async def searxng(searx: FakeSearxng, clock: FakeClock) -> AsyncIterator[Searxng
     provider = make_provider(searx, clock)
     yield provider
     await provider.aclose()
+
+
+@pytest.fixture
+def counting_server() -> Iterator[FakeBraveServer]:
+    with FakeBraveServer(fault_cases.new_fake()) as server:
+        yield server

@@ -23,7 +23,7 @@ from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
-from testkit.brave.more import _answer_deltas, _sse_events
+from testkit.brave.routes.answers import answer_deltas, sse_events
 
 from .conftest import BRAVE_BODIES
 
@@ -76,7 +76,7 @@ async def test_streamed_answer_has_numbered_sources_usage_and_sends_brave_body(
     )
     assert "Usage: 1 request, 2 search queries, 1,200 tokens in, 96 tokens out, cost $0.01128." in text
     assert envelope.meta.finish_reason == "stop"
-    sent = fake.more.chat_requests[-1]
+    sent = fake.answers.chat_requests[-1]
     assert sent["model"] == "brave" and sent["stream"] is True and sent["enable_citations"] is True
     assert sent["messages"] == [{"role": "user", "content": QUESTION}]
 
@@ -86,11 +86,11 @@ async def test_country_and_language_are_checked_and_sent_in_braves_spelling(
     fake: FakeBrave, upstream: HttpUpstream
 ) -> None:
     envelope, _ = await ask(upstream, country="de", language="zh", safe_search="strict")
-    sent = fake.more.chat_requests[-1]
+    sent = fake.answers.chat_requests[-1]
     assert (sent["country"], sent["language"], sent["safesearch"]) == ("de", "zh-hans", "strict")
     assert codes(envelope) == ["VALUE_NORMALIZED"]
     envelope, _ = await ask(upstream, country="VN")
-    assert "country" not in fake.more.chat_requests[-1]
+    assert "country" not in fake.answers.chat_requests[-1]
     assert codes(envelope) == ["INVALID_COUNTRY"]
 
 
@@ -99,7 +99,7 @@ async def test_research_mode_skips_thinking_drops_citations_and_gets_its_own_dea
     fake: FakeBrave, upstream: HttpUpstream
 ) -> None:
     envelope, text = await ask(upstream, research=True, research_maximum_number_of_queries=99)
-    sent = fake.more.chat_requests[-1]
+    sent = fake.answers.chat_requests[-1]
     assert sent["enable_research"] is True and sent["enable_citations"] is False
     assert sent["research_maximum_number_of_queries"] == 50
     assert codes(envelope) == ["PARAM_IGNORED", "COUNT_CLAMPED"]
@@ -149,7 +149,7 @@ async def test_progress_is_reported_and_a_failing_progress_callback_costs_nothin
 async def test_long_answer_is_cut_to_max_chars_and_keeps_only_sources_it_still_cites() -> None:
     cite = '<citation>{"number": %d, "url": "https://s%d.example/"}</citation>'
     deltas = ["Intro sentence." + cite % (1, 1), " filler text" * 300, "Late claim." + cite % (2, 2)]
-    data = b"".join(_sse_events("q", "brave", deltas))
+    data = b"".join(sse_events("q", "brave", deltas))
     envelope = await _answer_from(data, [])
     assert len(envelope.answer) > 3000 and codes(envelope) == [] and len(envelope.sources) == 2
     short, _ = await run(
@@ -186,7 +186,7 @@ def test_inputs_are_strict() -> None:
 
 @pytest.mark.anyio
 async def test_stream_reset_midway_returns_what_arrived_with_a_warning(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.stream_cut_after = 3
+    fake.answers.stream_cut_after = 3
     envelope, text = await ask(upstream)
     assert envelope.meta.complete is False
     assert codes(envelope) == ["STREAM_INTERRUPTED"]
@@ -196,7 +196,7 @@ async def test_stream_reset_midway_returns_what_arrived_with_a_warning(fake: Fak
 
 @pytest.mark.anyio
 async def test_stream_ending_without_done_is_partial(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.stream_eof_after = 2
+    fake.answers.stream_eof_after = 2
     envelope, _ = await ask(upstream)
     assert codes(envelope) == ["STREAM_INTERRUPTED"]
     assert "without [DONE]" in envelope.warnings[0].message
@@ -205,11 +205,11 @@ async def test_stream_ending_without_done_is_partial(fake: FakeBrave, upstream: 
 
 @pytest.mark.anyio
 async def test_in_stream_error_keeps_the_text_or_becomes_an_error(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.stream_error_after = 2
+    fake.answers.stream_error_after = 2
     envelope, _ = await ask(upstream)
     assert codes(envelope) == ["STREAM_INTERRUPTED"]
     assert "failed mid-answer" in envelope.warnings[0].message
-    fake.more.stream_error_after = 0
+    fake.answers.stream_error_after = 0
     with pytest.raises(errors.UpstreamError) as info:
         await ask(upstream)
     assert info.value.retryable
@@ -217,7 +217,7 @@ async def test_in_stream_error_keeps_the_text_or_becomes_an_error(fake: FakeBrav
 
 @pytest.mark.anyio
 async def test_deadline_ends_a_stalled_stream_with_the_partial_answer(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.stream_hang_after = 2
+    fake.answers.stream_hang_after = 2
     with anyio.fail_after(5):
         envelope, _ = await ask(upstream, deadline=anyio.current_time() + 0.1)
     assert codes(envelope) == ["DEADLINE_REACHED"]
@@ -227,7 +227,7 @@ async def test_deadline_ends_a_stalled_stream_with_the_partial_answer(fake: Fake
 
 @pytest.mark.anyio
 async def test_deadline_with_no_text_is_a_timeout_error(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.stream_hang_after = 0
+    fake.answers.stream_hang_after = 0
     with anyio.fail_after(5), pytest.raises(errors.UpstreamTimeout) as info:
         await ask(upstream, deadline=anyio.current_time() + 0.1)
     assert info.value.code is ErrorCode.TIMEOUT and info.value.retryable
@@ -238,7 +238,7 @@ async def test_deadline_with_no_text_is_a_timeout_error(fake: FakeBrave, upstrea
 
 @pytest.mark.anyio
 async def test_plan_without_answers_says_which_plan(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.plan_lacks = {"answers"}
+    fake.plan_lacks = {"answers"}
     with pytest.raises(errors.NotInPlan) as info:
         await ask(upstream)
     assert "Answers plan" in info.value.message and info.value.details["plan_needed"] == "Answers"
@@ -300,7 +300,7 @@ async def test_fake_rejects_what_brave_rejects(fake: FakeBrave) -> None:
 
 def _stream_bytes() -> bytes:
     return b"".join(
-        _sse_events("chunking test ö–✓", "brave", _answer_deltas("chunking ö–✓", citations=True, research=False))
+        sse_events("chunking test ö–✓", "brave", answer_deltas("chunking ö–✓", citations=True, research=False))
     )
 
 
@@ -386,11 +386,11 @@ async def test_over_a_real_socket_streams_and_breaks() -> None:
             upstream = HttpUpstream(http)
             envelope, _ = await ask(upstream)
             assert envelope.meta.complete and len(envelope.sources) == 2
-            server.fake.more.stream_cut_after = 4
+            server.fake.answers.stream_cut_after = 4
             envelope, _ = await ask(upstream)
             assert codes(envelope) == ["STREAM_INTERRUPTED"] and envelope.answer.startswith("Short answer")
-            server.fake.more.stream_cut_after = None
-            server.fake.more.stream_hang_after = 2
+            server.fake.answers.stream_cut_after = None
+            server.fake.answers.stream_hang_after = 2
             with anyio.fail_after(5):
                 envelope, _ = await ask(upstream, deadline=anyio.current_time() + 0.15)
             assert codes(envelope) == ["DEADLINE_REACHED"]

@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.shape import MAX_MODULE_LINES, import_cycles, import_graph, module_name
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "brave_search_mcp"
 # Layers, lowest first: a module may import only from its own rank or a lower one.
 RANKS = {
@@ -37,51 +39,14 @@ PURE_MODULES = {
     *("brave.facts", "brave.wire", "brave.results", "brave.params", "brave.arguments", "usecases.page_memo"),
     *("ratelimit.info", "ratelimit.plan", "upstream.retry"),
 }
-MAX_MODULE_LINES = 450
 
 
 def _module_name(path: Path) -> str:
-    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """Package-internal modules imported by ``path`` (relative and absolute forms, at any depth)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = _module_name(path).rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".") if package else []
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-                names = [target] if node.module else [".".join([*base, alias.name]) for alias in node.names]
-                found.update(name for name in names if name)
-            elif node.module == "brave_search_mcp":
-                found.update(alias.name for alias in node.names)
-            elif node.module and node.module.startswith("brave_search_mcp."):
-                module = node.module.removeprefix("brave_search_mcp.")
-                found.add(module)
-                found.update(f"{module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(
-                a.name.removeprefix("brave_search_mcp.") for a in node.names if a.name.startswith("brave_search_mcp.")
-            )
-    return found
+    return module_name(path, PACKAGE)
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets = set()
-        for imported in _imports(path):
-            while imported and imported not in modules:  # "pkg.sub" of a package means its __init__
-                imported = imported + ".__init__" if imported + ".__init__" in modules else ""
-            if imported and imported != name:
-                targets.add(imported)
-        graph[name] = targets
-    return graph
+    return import_graph(PACKAGE, PACKAGE.rglob("*.py"), "brave_search_mcp")
 
 
 def _rank(module: str) -> int:
@@ -127,23 +92,7 @@ def test_the_url_reader_never_imports_brave() -> None:
 
 
 def test_no_import_cycle_anywhere() -> None:
-    graph = _graph()
-    state: dict[str, int] = {}
-    cycles: list[list[str]] = []
-
-    def visit(node: str, stack: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt) :], nxt] if nxt in stack else [node, nxt])
-            elif nxt not in state:
-                visit(nxt, [*stack, nxt])
-        state[node] = 2
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == []
+    assert import_cycles(_graph()) == []
 
 
 def test_only_the_composition_root_use_cases_and_status_import_the_http_client() -> None:

@@ -9,6 +9,7 @@ import anyio.lowlevel
 import pytest
 
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
+from testkit.clock import FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -18,16 +19,6 @@ WEB = "/res/v1/web/search"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 5000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Upstream:
@@ -104,7 +95,7 @@ def test_freshness_is_detected_from_the_key() -> None:
 
 
 async def test_second_identical_request_is_a_hit_without_fetching() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=clock)
     up = Upstream()
     key = make_key(WEB, [("q", "x")])
@@ -115,7 +106,7 @@ async def test_second_identical_request_is_a_hit_without_fetching() -> None:
 
 
 async def test_entries_expire_after_the_ttl_on_the_clock() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=clock)
     up = Upstream()
     key = make_key(WEB, [("q", "x")])
@@ -128,7 +119,7 @@ async def test_entries_expire_after_the_ttl_on_the_clock() -> None:
 
 
 async def test_freshness_filtered_answers_live_at_most_a_minute() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=clock)
     up = Upstream()
     fresh = make_key(WEB, [("q", "news today"), ("freshness", "pd")])
@@ -144,7 +135,7 @@ async def test_freshness_filtered_answers_live_at_most_a_minute() -> None:
 
 
 async def test_per_call_ttl_overrides_the_default() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=clock)
     up = Upstream()
     key = make_key(WEB, [("q", "x")])
@@ -156,7 +147,7 @@ async def test_per_call_ttl_overrides_the_default() -> None:
 
 
 async def test_least_recently_used_entry_goes_first_when_full() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(2, 300.0, clock=clock)
     up = Upstream()
     a, b, c = (make_key(WEB, [("q", q)]) for q in "abc")
@@ -171,7 +162,7 @@ async def test_least_recently_used_entry_goes_first_when_full() -> None:
 
 
 async def test_errors_are_never_cached() -> None:
-    clock = FakeClock()
+    clock = FakeClock(5000.0)
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=clock)
     up = Upstream()
     up.error = RuntimeError("upstream down")

@@ -16,12 +16,7 @@ import pytest
 
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from testkit.tracked_server import free_port
 
 
 def _env(base_url: str, **extra: str) -> dict[str, str]:
@@ -42,7 +37,7 @@ def _healthz(port: int, deadline: float) -> dict[str, str]:
 
 
 def test_http_transport_from_flags_serves_healthz_and_stops_on_sigterm(fake_server: FakeBraveServer) -> None:
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)]
     with subprocess.Popen(command, env=_env(fake_server.base_url), stderr=subprocess.PIPE, text=True) as proc:
         try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_clients import SERVER, TOOL_NAMES, _require_tools
+from tests.client_programs import SERVER, TOOL_NAMES, require_tools
 
 pytestmark = pytest.mark.clients
 
@@ -67,7 +67,7 @@ def test_every_json_and_toml_snippet_parses() -> None:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """Throw-away homes, and brave-search-mcp on PATH from outside the checkout."""
-    bin_dir = _require_tools("codex", "claude", "mcp-inspector")
+    bin_dir = require_tools("codex", "claude", "mcp-inspector")
     tools = tmp_path / "bin"
     tools.mkdir()
     (tools / "brave-search-mcp").symlink_to(SERVER)

@@ -17,7 +17,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ import pytest
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import PROTOCOL, RpcSession
+from testkit.tracked_server import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -78,7 +78,7 @@ RULES = (
     Rule(r"^(uv tool install|pipx install|uv build$)", "check", "installs from the package index or builds a wheel"),
     Rule(r"^uv sync\b", "check", "changes the environment this suite runs in (and may download)"),
     Rule(r"^uv run --extra dev (pytest|ruff|mypy)\b|^\.venv/bin/pytest\b", "check", "the suite and linters: CI"),
-    Rule(r"python -m bench\b", "check", "minutes of benchmarks; rewrites docs/benchmarks.md (tests/test_bench*.py)"),
+    Rule(r"python -m bench\b", "check", "minutes of benchmarks; rewrites docs/benchmarks.md (tests/bench/)"),
     Rule(r"^bash \.ci/run$", "check", "the CI entry point itself"),
     Rule(r"^scripts/(register|uninstall)-mcp\.sh\b", "check", "edits the real Codex/Claude config (test_clients.py)"),
     Rule(r"^scripts/pack-mcpb\.sh\b", "check", "packs a 14 MB bundle with node's mcpb (tests/test_manifest.py)"),
@@ -244,13 +244,6 @@ def _check(command: Command) -> None:
 # ------------------------------------------------------------------------------------------ the sandbox
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _sandbox(tmp_path: Path, brave_url: str) -> dict[str, str]:
     home = tmp_path / "home"
     env = {
@@ -308,7 +301,7 @@ async def _stdio(command: Command, env: dict[str, str]) -> None:
 
 def _serve_until_interrupted(command: Command, env: dict[str, str], probe: str, **headers: str) -> None:
     """Start it on a free loopback port, GET ``probe`` until it answers 200, then Ctrl-C: it must exit 0."""
-    port = _free_port()
+    port = free_port()
     text, moved = re.subn(r"--port \d+", f"--port {port}", command.text)
     env = {**env, "BRAVE_SEARCH_PORT": str(port)} if not moved else env
     log = Path(env["HOME"]) / "server.log"

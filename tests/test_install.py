@@ -25,7 +25,7 @@ import pytest
 
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
-from tests.test_clients import TOOL_NAMES, AppServer, Sandbox, _require_tools
+from tests.client_programs import TOOL_NAMES, AppServer, Sandbox, require_tools
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 300
@@ -99,7 +99,7 @@ def _skill_commands(skill_md: str, command: str) -> list[str]:
 @pytest.mark.clients
 def test_install_register_check_and_use_the_skill_from_a_bare_directory(tmp_path: Path) -> None:
     """The whole install path of issue 15, as a user without a clone would walk it."""
-    node_bin = _require_tools("codex", "claude")
+    node_bin = require_tools("codex", "claude")
     uv = _uv()
     root = tmp_path.resolve()
     home, bare, tools, tool_bin, uv_bin = (root / n for n in ("home", "bare", "uv-tools", "bin", "uv-bin"))

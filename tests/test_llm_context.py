@@ -21,7 +21,7 @@ from brave_search_mcp.usecases.llm_context import fetch_context as run
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
-from testkit.brave.more_data import context_body
+from testkit.brave.routes.llm_context import context_body
 
 from .conftest import BRAVE_BODIES
 
@@ -190,7 +190,7 @@ def test_text_never_exceeds_max_chars(max_chars: int, local: bool, urls: int) ->
 
 @pytest.mark.anyio
 async def test_nothing_found_is_no_results(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.no_context_for = {"RUST async runtime"}
+    fake.llm_context.no_context_for = {"RUST async runtime"}
     with pytest.raises(errors.NoResults):
         await ground(upstream)
 
@@ -240,11 +240,11 @@ async def test_each_brave_error_becomes_its_envelope_code(
 
 @pytest.mark.anyio
 async def test_plan_control_and_fake_validation(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.plan_lacks = {"llm_context"}
+    fake.plan_lacks = {"llm_context"}
     with pytest.raises(errors.NotInPlan) as info:
         await ground(upstream)
     assert info.value.details["plan_needed"] == "Search"
-    fake.more.plan_lacks = set()
+    fake.plan_lacks = set()
     with pytest.raises(errors.UpstreamValidation) as bad:
         await upstream.fetch("/res/v1/llm/context", [("q", "q"), ("maximum_number_of_tokens", "10")], deadline=None)
     assert bad.value.details["errors"][0]["field"] == "maximum_number_of_tokens"

@@ -38,7 +38,7 @@ async def test_each_new_tool_answers_over_real_stdio(fake_server: FakeBraveServe
         places = await _call(rpc, "brave_local_search", CALLS["brave_local_search"])
         nearby = await _call(rpc, "brave_local_search", {"query": "coffee near alexanderplatz"})
         answer = await _call(rpc, "brave_answer", CALLS["brave_answer"])
-        fake_server.fake.more.stream_cut_after = 3
+        fake_server.fake.answers.stream_cut_after = 3
         cut = await _call(rpc, "brave_answer", {"question": "A question whose stream breaks"})
     assert not context["isError"] and context["structuredContent"]["sources"]
     assert len(context["content"][0]["text"]) <= 2000
@@ -80,7 +80,7 @@ async def test_every_documented_brave_error_has_its_code_for_each_new_tool(tool:
 async def test_status_says_per_tool_what_the_plan_was_seen_to_allow_never_guessing() -> None:
     clock = FakeClock()
     fake = FakeBrave(rate_per_second=1000, clock=clock)
-    fake.more.plan_lacks.add("answers")
+    fake.plan_lacks.add("answers")
     settings = make_settings(retries=1)
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
         tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)

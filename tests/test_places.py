@@ -111,7 +111,7 @@ async def test_query_alone_uses_web_locations_then_pois_and_descriptions(upstrea
 async def test_plan_without_local_falls_back_to_web_results_with_a_warning(
     fake: FakeBrave, upstream: HttpUpstream
 ) -> None:
-    fake.more.plan_lacks = {"local"}
+    fake.plan_lacks = {"local"}
     envelope, text = await find(upstream, location="lisboa  portugal")
     assert envelope.meta.path == "web_fallback" and envelope.sections[0].key == "web"
     assert codes(envelope) == ["LOCAL_FALLBACK"] and "not in this key's plan" in envelope.warnings[0].message
@@ -122,7 +122,7 @@ async def test_plan_without_local_falls_back_to_web_results_with_a_warning(
 
 @pytest.mark.anyio
 async def test_web_path_without_pois_in_plan_keeps_web_place_summaries(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.plan_lacks = {"local"}
+    fake.plan_lacks = {"local"}
     envelope, _ = await find(upstream)
     assert envelope.meta.path == "web_locations"
     assert codes(envelope) == ["LOCAL_FALLBACK", "LOCAL_FALLBACK"]  # no details, no descriptions
@@ -131,7 +131,7 @@ async def test_web_path_without_pois_in_plan_keeps_web_place_summaries(fake: Fak
 
 @pytest.mark.anyio
 async def test_no_place_found_falls_back_to_web(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.no_places_for = {"PASTRY"}
+    fake.local.no_places_for = {"PASTRY"}
     envelope, _ = await find(upstream, location="lisboa")
     assert envelope.meta.path == "web_fallback" and codes(envelope) == ["LOCAL_FALLBACK"]
     assert "found no place" in envelope.warnings[0].message
@@ -212,7 +212,7 @@ async def test_plan_errors_never_fail_the_call(fake: FakeBrave, upstream: HttpUp
 
 @pytest.mark.anyio
 async def test_nothing_anywhere_is_no_results(fake: FakeBrave, upstream: HttpUpstream) -> None:
-    fake.more.no_places_for = {"nothing"}
+    fake.local.no_places_for = {"nothing"}
     fake.no_results_for = {"nothing lisboa"}  # the fallback searches the query with the place
     with pytest.raises(errors.NoResults):
         await find(upstream, query="nothing", location="lisboa")

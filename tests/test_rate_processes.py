@@ -57,7 +57,8 @@ def cache_home(tmp_path: Path) -> Path:
 
 
 def sqlite_env(base_url: str, cache_home: Path, **extra: str) -> dict[str, str]:
-    env = server_env(base_url, XDG_CACHE_HOME=str(cache_home), **extra)
+    env = server_env(base_url)
+    env.update(XDG_CACHE_HOME=str(cache_home), **extra)
     del env["BRAVE_SEARCH_STATE"]  # the default a user gets: SQLite in the user's cache directory
     return env
 

@@ -20,7 +20,7 @@ from brave_search_mcp.models import errors
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.upstream.bodies import decode_json_object
 
-from .brave import VALID_KEY
+from .auth import VALID_KEY
 
 
 class HttpUpstream:

@@ -9,20 +9,18 @@ import socket
 import ssl
 import struct
 import threading
-import time
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from testkit.tracked_server import TrackedServer
+from testkit.tracked_server import BackgroundServer, TrackedServer
 
-from .brave import FakeBrave, Reply, reset_cut, split_chunks
+from .brave import FakeBrave
+from .reply import Reply, reset_cut, split_chunks
 
 logger = logging.getLogger(__name__)
 
 CONTROL_PREFIX = "/__fake/"
-_JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for threads
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
 
 
@@ -32,8 +30,8 @@ class _Server(TrackedServer):
     thread_name = "fake-brave-conn"
     request_queue_size = 128
 
-    def __init__(self, fake: FakeBrave, port: int) -> None:
-        super().__init__(port, _Handler)
+    def __init__(self, fake: FakeBrave, host: str, port: int, tls: ssl.SSLContext | None) -> None:
+        super().__init__(port, _Handler, host=host, tls=tls)
         self.fake = fake
         self.handled = threading.Condition()
         self.handled_count = 0
@@ -186,72 +184,26 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
 
 
-class FakeBraveServer:
+class FakeBraveServer(BackgroundServer):
     """Runs ``FakeBrave`` on 127.0.0.1 (random port) in daemon threads; ``with`` starts it and stops it promptly."""
+
+    label = "fake-brave-server"
 
     def __init__(
         self, fake: FakeBrave | None = None, *, port: int = 0, tls: ssl.SSLContext | None = None, **fake_kwargs: Any
     ) -> None:
         if fake is not None and fake_kwargs:
             raise TypeError("pass either a FakeBrave or keyword arguments for one, not both")
+        super().__init__(port=port, tls=tls)
         self.fake = fake if fake is not None else FakeBrave(**fake_kwargs)
-        self._port = port
-        self._tls = tls  # answer HTTPS with this server context (a test CA's certificate)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (``https://`` with TLS) of the running server."""
-        if self._server is None:
-            raise RuntimeError("server is not running")
-        host, port = self._server.server_address[:2]
-        return f"{'https' if self._tls is not None else 'http'}://{host!s}:{port}"
-
-    def start(self) -> FakeBraveServer:
-        """Bind and serve in a daemon thread."""
-        if self._server is not None:
-            raise RuntimeError("server already started")
-        self._server = _Server(self.fake, self._port)
-        self._server.tls = self._tls
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-brave-server", daemon=True
-        )
-        self._thread.start()
-        logger.info("fake brave listening on %s", self.base_url)
-        return self
+    def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
+        """The fake behind a tracked server."""
+        return _Server(self.fake, host, port, tls)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
         """Block until ``count`` Brave requests have been answered (or are in a fault); False on timeout."""
-        server = self._server
-        if server is None:
-            raise RuntimeError("server is not running")
+        server = self.server
+        assert isinstance(server, _Server)
         with server.handled:
             return server.handled.wait_for(lambda: server.handled_count >= count, timeout)
-
-    def stop(self) -> None:
-        """Stop promptly: wake hanging faults, close open connections, and join threads for a bounded time."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._server = self._thread = None
-        deadline = time.monotonic() + _JOIN_BUDGET
-        server.stopping.set()
-        server.shutdown()
-        server.drop_connections()
-        server.server_close()
-        if thread is not None:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        with server.track_lock:
-            workers = list(server.threads)
-        for worker in workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-        logger.info("fake brave stopped")
-
-    def __enter__(self) -> FakeBraveServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -5,14 +5,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import ssl
-import threading
-import time
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from testkit.tracked_server import TrackedServer
+from testkit.tracked_server import BackgroundServer, TrackedServer
 
 from .fake import FakeSearxng, Reply
 
@@ -20,7 +17,6 @@ __all__ = ["FakeSearxngServer"]
 
 logger = logging.getLogger(__name__)
 
-_JOIN_BUDGET = 2.0  # seconds, in total, that stopping may spend waiting for threads
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
 
 
@@ -29,8 +25,8 @@ class _Server(TrackedServer):
 
     thread_name = "fake-searxng-conn"
 
-    def __init__(self, fake: FakeSearxng, port: int) -> None:
-        super().__init__(port, _Handler)
+    def __init__(self, fake: FakeSearxng, host: str, port: int, tls: ssl.SSLContext | None) -> None:
+        super().__init__(port, _Handler, host=host, tls=tls)
         self.fake = fake
 
 
@@ -85,58 +81,15 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
 
 
-class FakeSearxngServer:
+class FakeSearxngServer(BackgroundServer):
     """Runs ``FakeSearxng`` on 127.0.0.1 (a free port) in daemon threads; ``with`` starts and stops it."""
 
+    label = "fake-searxng"
+
     def __init__(self, fake: FakeSearxng | None = None, *, port: int = 0, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__(port=port, tls=tls)
         self.fake = fake if fake is not None else FakeSearxng()
-        self._port = port
-        self._tls = tls  # answer HTTPS with this server context (a test CA's certificate)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (``https://`` with TLS) of the running server."""
-        if self._server is None:
-            raise RuntimeError("server is not running")
-        host, port = self._server.server_address[:2]
-        return f"{'https' if self._tls is not None else 'http'}://{host!s}:{port}"
-
-    def start(self) -> FakeSearxngServer:
-        """Bind and serve in a daemon thread."""
-        if self._server is not None:
-            raise RuntimeError("server already started")
-        self._server = _Server(self.fake, self._port)
-        self._server.tls = self._tls
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-searxng", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop promptly: wake delayed replies, close connections, join threads for a bounded time."""
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._server = self._thread = None
-        deadline = time.monotonic() + _JOIN_BUDGET
-        server.stopping.set()
-        server.shutdown()
-        server.drop_connections()
-        server.server_close()
-        if thread is not None:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        with server.track_lock:
-            workers = list(server.threads)
-        for worker in workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-
-    def __enter__(self) -> FakeSearxngServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+    def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
+        """The fake behind a tracked server."""
+        return _Server(self.fake, host, port, tls)

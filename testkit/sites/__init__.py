@@ -10,16 +10,15 @@ The pages the project owns for benchmarks live beside this file (``pages.py``, `
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from testkit.tracked_server import BackgroundServer, TrackedServer
 
 
 @dataclass
@@ -48,40 +47,15 @@ class Seen:
 Handler = Reply | Callable[[Seen], Reply]
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
+class _Server(TrackedServer):
+    thread_name = "fake-site-conn"
 
-    def __init__(self, site: FakeSite, host: str, tls: ssl.SSLContext | None) -> None:
-        super().__init__((host, 0), _Handler)
+    def __init__(self, site: FakeSite, host: str, port: int, tls: ssl.SSLContext | None) -> None:
+        super().__init__(port, _Handler, host=host, tls=tls)
         self.site = site
-        self.tls = tls
-        self.connections: set[socket.socket] = set()
-        self.lock = threading.Lock()
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        conn, address = super().get_request()
-        if self.tls is not None:
-            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
-        with self.lock:
-            self.connections.add(conn)
-        return conn, address
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients that give up mid-answer (caps, timeouts) are expected: stay quiet."""
-
-    def drop_connections(self) -> None:
-        with self.lock:
-            conns = list(self.connections)
-        for conn in conns:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -89,13 +63,14 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "FakeSite/1.0"
     sys_version = ""
     timeout = 10
+    disable_nagle_algorithm = True  # headers and body go out in separate writes; avoid delayed-ACK stalls
     server: _Server
 
     def do_GET(self) -> None:
         """Answer from the site's script."""
         seen = Seen("GET", self.path, {k.lower(): v for k, v in self.headers.items()})
         reply = self.server.site.answer(seen)
-        if reply.stall and self.server.site.stopping.wait(reply.stall):
+        if reply.stall and self.server.stopping.wait(reply.stall):
             return
         try:
             self._send(reply)
@@ -113,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.end_headers()
             for chunk in reply.stream():
-                if self.server.site.stopping.is_set():
+                if self.server.stopping.is_set():
                     break
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")
@@ -134,41 +109,28 @@ class _Handler(BaseHTTPRequestHandler):
         """Silent: stdout and stderr stay clean in tests."""
 
 
-class FakeSite:
+class FakeSite(BackgroundServer):
     """A scripted site on a loopback address; use as a context manager (``with FakeSite() as site``)."""
 
+    label = "fake-site"
+    poll_interval = 0.02
+
     def __init__(self, host: str = "127.0.0.1", *, tls: ssl.SSLContext | None = None, name: str | None = None) -> None:
-        self.host = host
+        super().__init__(host=host, tls=tls)
         self.name = name  # the host name tests resolve to this site (its URLs use it), else the address
         self.requests: list[Seen] = []
-        self.stopping = threading.Event()
         self._routes: dict[str, Handler] = {}
         self._lock = threading.Lock()
-        self._server = _Server(self, host, tls)
-        self.port = int(self._server.server_address[1])
-        self._scheme = "https" if tls is not None else "http"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-site", daemon=True
-        )
 
-    def __enter__(self) -> FakeSite:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        """End stalls and streams, close connections, stop serving."""
-        self.stopping.set()
-        self._server.drop_connections()
-        self._server.shutdown()
-        self._server.server_close()
+    def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
+        """The site behind a tracked server."""
+        return _Server(self, host, port, tls)
 
     def url(self, path: str = "/") -> str:
         """The address of ``path`` on this site (by its name when it has one)."""
-        host = self.name or (f"[{self.host}]" if ":" in self.host else self.host)
-        return f"{self._scheme}://{host}:{self.port}{path}"
+        if self.name is None:
+            return f"{self.base_url}{path}"
+        return f"{self.scheme}://{self.name}:{self.port}{path}"
 
     def route(self, path: str, reply: Handler) -> None:
         """Answer GET ``path`` (query included) with ``reply``, or with what ``reply(seen)`` returns."""

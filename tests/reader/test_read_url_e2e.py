@@ -38,7 +38,7 @@ def internal() -> Iterator[FakeSite]:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = server_env(NOT_BRAVE, BRAVE_SEARCH_READ_ALLOWED_HOSTS="127.0.0.2", **extra)
+    env = {**server_env(NOT_BRAVE, BRAVE_SEARCH_READ_ALLOWED_HOSTS="127.0.0.2"), **extra}
     del env["BRAVE_SEARCH_API_KEY"]  # SearXNG-only and keyless users get the reader too
     return env
 

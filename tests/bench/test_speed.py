@@ -23,7 +23,6 @@ from bench.micro import (
     load_baseline,
     machine_scale,
     render_micro,
-    replace_section,
     verdict,
 )
 from bench.official import (
@@ -37,7 +36,7 @@ from bench.official import (
     official_env,
 )
 from bench.pipeline import PipelineResult, check_replies
-from bench.rpc import BenchError, Timed
+from bench.rpc import BenchError
 from bench.serverprofile import ServerProfile, by_package, package_of
 from bench.sidebyside import OURS, ServerFigures, SideBySide, contenders
 from bench.speed import QUICK_SKIP, SpeedResults
@@ -49,8 +48,10 @@ from bench.speed_report import (
     side_rows,
     speed_causes,
 )
-from testkit.brave.brave import VALID_KEY, WEB_PATH
+from bench.tables import replace_section
+from testkit.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import Timed
 
 # ------------------------------------------------------------------------------------------ official install
 
@@ -194,8 +195,8 @@ def test_micro_table_shows_a_regression() -> None:
 def test_replace_section_replaces_only_the_marked_part_or_appends() -> None:
     section = f"{START}\nnew\n{END}\n"
     document = f"# B\n\n{START}\nold\n{END}\n\n## Command\n"
-    assert replace_section(document, section) == f"# B\n\n{section}\n## Command\n"
-    assert replace_section("# B\n", section) == f"# B\n\n{section}"
+    assert replace_section(document, section, START, END) == f"# B\n\n{section}\n## Command\n"
+    assert replace_section("# B\n", section, START, END) == f"# B\n\n{section}"
 
 
 # ------------------------------------------------------------------------------------------ profile and imports

@@ -1,9 +1,6 @@
-"""Fuzzing the two doors junk comes in by: tool arguments from the agent and response bodies from Brave.
+"""Fuzzing Brave's door: random response bodies and wire bytes through the whole search and summarizer service.
 
-Whatever arrives, a tool answers with a v1 envelope: never a protocol error, never a traceback, never an
-INTERNAL_ERROR, and text within its bounds. The MCP session (or service) is opened once per test and each
-hypothesis example runs in a worker thread that calls back into the event loop (``anyio.from_thread``),
-so an example costs one tool call, not one server start.
+Whatever Brave sends, a tool answers with a v1 envelope whose text stays within its bounds.
 """
 
 from __future__ import annotations
@@ -11,7 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -19,266 +15,20 @@ import anyio.from_thread
 import anyio.to_thread
 import httpx2
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
-from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
 from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES, MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES
-from brave_search_mcp.models.errors import ErrorCode
 from brave_search_mcp.tools.boundary import ToolOutcome
-from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
-from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
+from tests.fuzz.checks import BODY_FUZZ, CALL_LIMIT, in_worker
+from tests.fuzz.strategies import markup_text, scalars, texts, values
 
 pytestmark = pytest.mark.anyio
-
-_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-ARGUMENT_FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=_QUIET)  # 4 tool calls each
-BODY_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=_QUIET)
-CALL_LIMIT = 10.0  # seconds any single fuzzed call may take before it counts as hung
-ERROR_CODES = frozenset(code.value for code in ErrorCode)
-
-# -- strategies: agent-side junk ----------------------------------------------------------------
-
-control_text = st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp", "Zs"]), max_size=20)
-surrogate_text = st.text(st.characters(categories=["Cs"]), min_size=1, max_size=4)
-markup_text = st.sampled_from(
-    ["<b>x</b>", "&amp;&lt;&#x27;", "<script>alert(1)</script>", "\u202eevil", "\x1b[31mred", "a\r\nb", "\ufeff"]
-)
-huge_text = st.builds(lambda piece, n: piece * n, st.text(min_size=1, max_size=3), st.integers(2_000, 120_000))
-texts = st.one_of(st.text(max_size=60), control_text, markup_text, huge_text)
-
-TOOL_NAMES = ("brave_web_search", "brave_summarizer", "brave_web_search_help", "brave_web_search_status")
-
-
-def nested(leaf: Any, depth: int, as_dict: bool) -> Any:
-    """``leaf`` wrapped ``depth`` times in lists or one-key objects."""
-    for _ in range(depth):
-        leaf = {"k": leaf} if as_dict else [leaf]
-    return leaf
-
-
-def scalars(*, wild: bool) -> st.SearchStrategy[Any]:
-    """JSON scalars; ``wild`` adds what only a hand-written JSON text could carry (NaN, huge ints, surrogates)."""
-    options: list[st.SearchStrategy[Any]] = [
-        st.none(),
-        st.booleans(),
-        st.integers(-(2**63), 2**63 - 1),
-        st.floats(allow_nan=False, allow_infinity=False),
-        texts,
-    ]
-    if wild:
-        options += [st.floats(), st.integers(-(10**40), 10**40), surrogate_text]
-    return st.one_of(options)
-
-
-def values(*, wild: bool, max_depth: int) -> st.SearchStrategy[Any]:
-    leaf = scalars(wild=wild)
-    shallow = st.recursive(
-        leaf,
-        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
-        max_leaves=8,
-    )
-    deep = st.builds(nested, leaf, st.integers(20, max_depth), st.booleans())
-    return st.one_of(shallow, shallow, deep)
-
-
-# Values each field accepts (and a few it soft-corrects), so most examples get past validation to the upstream.
-_bools = st.booleans()
-PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
-    "search_type": st.sampled_from(["web", "news", "images", "videos"]),
-    "result_filter": st.one_of(
-        st.lists(st.sampled_from(["web", "news", "faq", "discussions", "videos", "infobox", "bogus"]), max_size=4),
-        st.just("web,discussions"),
-    ),
-    "max_results": st.integers(1, 250),
-    "count": st.integers(1, 250),
-    "offset": st.integers(0, 12),
-    "country": st.sampled_from(["US", "de", "ALL", "XX", "gb", ""]),
-    "search_language": st.sampled_from(["en", "zh-hant", "de", "xx", "EN"]),
-    "search_lang": st.sampled_from(["en", "jp", "pt-br"]),
-    "ui_language": st.sampled_from(["en-US", "de-DE", "xx-YY", "en-us"]),
-    "ui_lang": st.sampled_from(["en-GB", "fr-FR"]),
-    "safe_search": st.sampled_from(["off", "moderate", "strict"]),
-    "safesearch": st.sampled_from(["off", "moderate", "strict"]),
-    "units": st.sampled_from(["metric", "imperial"]),
-    "freshness": st.sampled_from(["pd", "pw", "pm", "py", "2024-01-01to2024-02-01", "1w", "2024-13-01to2024-01-01"]),
-    "goggles": st.lists(st.sampled_from(["https://x.example/g", "$discard\n$site=a.example", "http://x"]), max_size=4),
-    "max_lines": st.integers(0, 500),
-    "max_bytes": st.integers(0, 200_000),
-    "key": st.text(min_size=1, max_size=40),
-    "query": st.one_of(st.text(min_size=1, max_size=80), texts),
-    "deadline_seconds": st.floats(0.01, 200),
-    "topic": st.sampled_from(["params", "examples", "limits", "errors", "all", "bogus"]),
-    **dict.fromkeys(
-        (
-            "spellcheck", "extra_snippets", "text_decorations", "summary", "debug", "include_raw_payload",
-            "include_request_url", "disable_cache", "disable_throttle", "entity_info", "inline_references",
-            "probe_connectivity", "verbose", "include_limits",
-        ),
-        _bools,
-    ),
-}  # fmt: skip
-TOOL_FIELDS: dict[str, tuple[str, ...]] = {
-    "brave_web_search": (
-        "search_type", "result_filter", "max_results", "count", "offset", "country", "search_language",
-        "search_lang", "ui_language", "ui_lang", "safe_search", "safesearch", "units", "freshness", "spellcheck",
-        "extra_snippets", "text_decorations", "goggles", "summary", "max_lines", "max_bytes", "debug",
-        "include_raw_payload", "include_request_url", "disable_cache", "disable_throttle",
-    ),
-    "brave_summarizer": (
-        "entity_info", "inline_references", "country", "search_language", "search_lang", "deadline_seconds",
-    ),
-    "brave_web_search_help": ("topic",),
-    "brave_web_search_status": ("probe_connectivity", "verbose", "include_limits"),
-}  # fmt: skip
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "brave_web_search": ("query",),
-    "brave_summarizer": ("key", "query"),  # exactly one of them
-    "brave_web_search_help": (),
-    "brave_web_search_status": (),
-}
-
-
-def tool_arguments(tool: str, *, wild: bool, max_depth: int) -> st.SearchStrategy[dict[str, Any]]:
-    """Arguments for ``tool``: a few of its fields, each plausible four times in five, else any junk at all."""
-    junk = values(wild=wild, max_depth=max_depth)
-    keys = st.one_of(st.text(max_size=12), st.text(max_size=12), surrogate_text) if wild else st.text(max_size=12)
-
-    def field_value(name: str) -> st.SearchStrategy[Any]:
-        return st.integers(0, 4).flatmap(lambda roll: junk if roll == 0 else PLAUSIBLE[name])
-
-    def pick(names: list[str]) -> st.SearchStrategy[dict[str, Any]]:
-        return st.fixed_dictionaries({name: field_value(name) for name in names})
-
-    optional = st.lists(st.sampled_from(TOOL_FIELDS[tool]), max_size=4, unique=True).flatmap(pick)
-    required = REQUIRED[tool]
-    if required:
-        source = st.sampled_from(required).flatmap(lambda name: pick([name]))
-        typical = st.builds(lambda head, rest: {**head, **rest}, source, optional)
-    else:
-        typical = optional
-    with_extra = st.builds(lambda args, extra: {**args, **extra}, typical, st.dictionaries(keys, junk, max_size=2))
-    anything = st.dictionaries(keys, junk, max_size=4)
-    return st.one_of(typical, typical, typical, typical, with_extra, anything)
-
-
-def every_tool_arguments(*, wild: bool, max_depth: int) -> st.SearchStrategy[dict[str, dict[str, Any]]]:
-    """One argument object per tool."""
-    return st.fixed_dictionaries({tool: tool_arguments(tool, wild=wild, max_depth=max_depth) for tool in TOOL_NAMES})
-
-
-# -- checks -------------------------------------------------------------------------------------
-
-# What a healthy fake upstream can legitimately answer with, per tool, for any argument object.
-ALLOWED_CODES: dict[str, frozenset[str]] = {
-    "brave_web_search": frozenset({"INVALID_ARGUMENT", "NO_RESULTS"}),
-    "brave_summarizer": frozenset({"INVALID_ARGUMENT", "NO_RESULTS", "SUMMARY_UNAVAILABLE"}),
-    "brave_web_search_help": frozenset({"INVALID_ARGUMENT"}),
-    "brave_web_search_status": frozenset({"INVALID_ARGUMENT"}),
-}
-
-
-def allowed_codes(tool: str, arguments: dict[str, Any]) -> frozenset[str]:
-    allowed = ALLOWED_CODES[tool]
-    if tool == "brave_summarizer" and "key" in arguments:
-        allowed |= {"UPSTREAM_VALIDATION"}  # a made-up summarizer key is Brave's to reject
-    return allowed
-
-
-def check_envelope(tool: str, arguments: dict[str, Any], structured: dict[str, Any], text: str, is_error: bool) -> None:
-    """The common promise: a v1 envelope, readable text, valid UTF-8, no internals."""
-    assert structured["api_version"] == "v1"
-    assert "Traceback" not in text
-    assert 'File "' not in text
-    text.encode("utf-8")  # no lone surrogates: stdout must stay valid UTF-8
-    json.dumps(structured, ensure_ascii=False).encode("utf-8")
-    if is_error:
-        error = structured["error"]
-        assert error["code"] in ERROR_CODES
-        assert error["code"] in allowed_codes(tool, arguments), (tool, error)
-        assert isinstance(error["retryable"], bool)
-        assert text.startswith(error["code"])
-        event(f"{tool}: {error['code']}")
-    else:
-        assert "error" not in structured
-        event(f"{tool}: ok")
-        if tool == "brave_web_search_status" and structured.get("probe") is not None:
-            assert structured["status"] == "ok"
-
-
-def check_mcp_result(tool: str, arguments: dict[str, Any], result: CallToolResult) -> None:
-    assert len(result.content) == 1
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    assert result.structured_content is not None
-    check_envelope(tool, arguments, result.structured_content, block.text, result.is_error)
-
-
-def healthy_fake() -> FakeBrave:
-    return FakeBrave(rate_per_second=1_000_000, monthly_limit=0, summarizer_pending_polls=0)
-
-
-async def in_worker(example_runner: Callable[[], None]) -> None:
-    """Run a hypothesis test in a worker thread, so its examples can call back into this event loop."""
-    await anyio.to_thread.run_sync(example_runner)
-
-
-# -- argument fuzzing ---------------------------------------------------------------------------
-
-
-async def test_random_arguments_through_the_mcp_client_always_get_an_envelope() -> None:
-    fake = healthy_fake()
-    config = make_settings()
-    async with (
-        mcp_client(config, fake.mock_transport()) as (mcp, _clock),
-    ):
-
-        async def call(tool: str, arguments: dict[str, Any]) -> CallToolResult:
-            with anyio.fail_after(CALL_LIMIT):
-                return await mcp.call_tool(tool, arguments)
-
-        # Nesting stays under ~250 levels: deeper, the SDK client itself refuses to serialize the request.
-        @ARGUMENT_FUZZ
-        @given(every_tool_arguments(wild=False, max_depth=120))
-        def every_tool(per_tool: dict[str, dict[str, Any]]) -> None:
-            for tool, arguments in per_tool.items():
-                result = anyio.from_thread.run(call, tool, arguments)
-                check_mcp_result(tool, arguments, result)
-
-        await in_worker(every_tool)
-        # After all that, the server still answers a plain call correctly.
-        after = await call("brave_web_search", {"query": "still alive"})
-        assert not after.is_error
-        assert after.structured_content is not None
-        assert after.structured_content["meta"]["returned"] > 0
-
-
-async def test_wild_arguments_at_the_tool_boundary_always_get_an_envelope() -> None:
-    """What only a hand-written JSON text can carry (NaN, 40-digit ints, lone surrogates, 3000-deep nesting)."""
-    fake = healthy_fake()
-    clock = FakeClock()
-    config = make_settings()
-    async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave:
-        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
-
-        async def call(tool: str, arguments: dict[str, Any]) -> ToolOutcome:
-            with anyio.fail_after(CALL_LIMIT):
-                return await service.call(tool, arguments)
-
-        @ARGUMENT_FUZZ
-        @given(every_tool_arguments(wild=True, max_depth=3000))
-        def every_tool(per_tool: dict[str, dict[str, Any]]) -> None:
-            for tool, arguments in per_tool.items():
-                outcome = anyio.from_thread.run(call, tool, arguments)
-                assert outcome.tool == tool
-                check_envelope(tool, arguments, outcome.structured, outcome.text, outcome.is_error)
-
-        await in_worker(every_tool)
 
 
 # -- strategies: Brave-side junk ----------------------------------------------------------------

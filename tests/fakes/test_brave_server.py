@@ -1,0 +1,94 @@
+"""The fake's real server: it stops at once mid-request, serves keep-alive clients concurrently, has control
+endpoints for other processes, and runs in the foreground until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx2
+
+from testkit.brave import NEWS_PATH, VALID_KEY, WEB_PATH
+from testkit.brave.http_server import FakeBraveServer
+from testkit.foreground import foreground_server, interrupt
+
+
+def test_server_stops_promptly_with_a_hanging_request_in_flight() -> None:
+    outcome: list[BaseException | int] = []
+    srv = FakeBraveServer().start()
+    srv.fake.inject("hang", seconds=30)
+
+    def call() -> None:
+        try:
+            with httpx2.Client(headers={"X-Subscription-Token": VALID_KEY}, timeout=20.0) as client:
+                outcome.append(client.get(srv.base_url + WEB_PATH, params={"q": "x"}).status_code)
+        except httpx2.HTTPError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    assert srv.wait_for_requests(1, timeout=5.0)
+    started = time.monotonic()
+    srv.stop()
+    assert time.monotonic() - started < 1.5
+    worker.join(5.0)
+    assert not worker.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], httpx2.TransportError)
+
+
+def test_server_serves_concurrent_keep_alive_requests(server: FakeBraveServer, http: httpx2.Client) -> None:
+    results: list[int] = []
+    lock = threading.Lock()
+
+    def call(i: int) -> None:
+        status = http.get(WEB_PATH, params={"q": f"query {i}", "count": "1"}).status_code
+        with lock:
+            results.append(status)
+
+    workers = [threading.Thread(target=call, args=(i,)) for i in range(16)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(10.0)
+    assert results == [200] * 16
+    assert server.fake.hits(WEB_PATH) == 16
+
+
+# ---------------------------------------------------------------------------------------------- control endpoints
+
+
+def test_control_endpoints(server: FakeBraveServer, http: httpx2.Client) -> None:
+    injected = http.post("/__fake/inject", json={"fault": "503", "path": "/web/search", "times": 2})
+    assert injected.json() == {"ok": True, "pending": 2}
+    assert http.post("/__fake/inject", json={"fault": "429", "retry_after": 4}).status_code == 200
+    assert [http.get(WEB_PATH, params={"q": "x"}).status_code for _ in range(2)] == [503, 503]
+    limited = http.get(WEB_PATH, params={"q": "x"})
+    assert (limited.status_code, limited.headers["retry-after"]) == (429, "4")
+    assert http.get(NEWS_PATH, params={"q": "x"}).status_code == 200
+    assert http.get("/__fake/stats").json() == {
+        "requests": 4,
+        "rate_limited": 1,
+        "by_path": {WEB_PATH: 3, NEWS_PATH: 1},
+    }
+    assert http.post("/__fake/reset").json() == {"ok": True}
+    assert http.get("/__fake/stats").json() == {"requests": 0, "rate_limited": 0, "by_path": {}}
+    assert server.fake.requests == []
+
+
+def test_control_endpoints_reject_bad_input(http: httpx2.Client) -> None:
+    assert http.post("/__fake/inject", json={"fault": "teapot"}).status_code == 400
+    assert http.post("/__fake/inject", json={"path": "/web/search"}).status_code == 400
+    assert http.post("/__fake/inject", content=b"not json").status_code == 400
+    assert http.post("/__fake/inject", json=["503"]).status_code == 400
+    assert http.get("/__fake/nothing").status_code == 404
+    assert http.get("/__fake/inject").status_code == 404
+
+
+def test_module_runs_a_foreground_server_until_interrupted() -> None:
+    # Started as nohup or a background job would start it (SIGINT ignored): Ctrl-C must still stop it.
+    with foreground_server("testkit.brave", "--rate", "1", "--monthly", "2000") as (process, url):
+        response = httpx2.get(url + WEB_PATH, params={"q": "x"}, headers={"X-Subscription-Token": VALID_KEY})
+        assert response.status_code == 200
+        assert response.headers["x-ratelimit-limit"] == "1, 2000"
+        assert interrupt(process) == (0, "")

@@ -1,0 +1,47 @@
+"""Junk both doors share: control characters, markup, huge and surrogate text, JSON scalars and deep nesting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+control_text = st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp", "Zs"]), max_size=20)
+surrogate_text = st.text(st.characters(categories=["Cs"]), min_size=1, max_size=4)
+markup_text = st.sampled_from(
+    ["<b>x</b>", "&amp;&lt;&#x27;", "<script>alert(1)</script>", "\u202eevil", "\x1b[31mred", "a\r\nb", "\ufeff"]
+)
+huge_text = st.builds(lambda piece, n: piece * n, st.text(min_size=1, max_size=3), st.integers(2_000, 120_000))
+texts = st.one_of(st.text(max_size=60), control_text, markup_text, huge_text)
+
+
+def nested(leaf: Any, depth: int, as_dict: bool) -> Any:
+    """``leaf`` wrapped ``depth`` times in lists or one-key objects."""
+    for _ in range(depth):
+        leaf = {"k": leaf} if as_dict else [leaf]
+    return leaf
+
+
+def scalars(*, wild: bool) -> st.SearchStrategy[Any]:
+    """JSON scalars; ``wild`` adds what only a hand-written JSON text could carry (NaN, huge ints, surrogates)."""
+    options: list[st.SearchStrategy[Any]] = [
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        texts,
+    ]
+    if wild:
+        options += [st.floats(), st.integers(-(10**40), 10**40), surrogate_text]
+    return st.one_of(options)
+
+
+def values(*, wild: bool, max_depth: int) -> st.SearchStrategy[Any]:
+    leaf = scalars(wild=wild)
+    shallow = st.recursive(
+        leaf,
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+        max_leaves=8,
+    )
+    deep = st.builds(nested, leaf, st.integers(20, max_depth), st.booleans())
+    return st.one_of(shallow, shallow, deep)

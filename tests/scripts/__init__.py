@@ -1,0 +1,1 @@
+"""Tests of scripts/: the register, uninstall and restore scripts and their helper, without client programs."""
