@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCRequest, JSONRPCResponse
 
 from brave_search_mcp.faces.stdio import (
@@ -445,3 +446,52 @@ async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its
     assert all(line["jsonrpc"] == "2.0" for line in lines)
     assert any(line.get("id") is None and line["error"]["code"] == PARSE_ERROR for line in lines)
     assert "Traceback" not in read_stderr(stderr_file)
+
+
+@pytest.mark.parametrize("queued", [0, 60_000])
+async def test_replies_reach_a_slow_reader_whole_and_in_order_whether_or_not_the_pipe_has_room(queued: int) -> None:
+    """A reply that fits in the pipe goes in one write; one that does not (the reader is behind) is written as the
+    reader drains it, without blocking the event loop meanwhile."""
+    out_read, out_write = os.pipe()
+    in_read, in_write = os.pipe()
+    big = {"text": "é" * 20_000}  # 40 KB of UTF-8
+    backlog = b"x" * (queued - 1) + b"\n" if queued else b""
+    got = bytearray()
+    try:
+        os.write(out_write, backlog)
+        ticks = 0
+        drained = anyio.Event()
+        with anyio.fail_after(WAIT_SECONDS):
+            async with stdio_wire(in_read, out_write) as (_, write_stream):
+
+                async def drain_slowly() -> None:
+                    while not got.endswith(b'"id":2,"result":{"n":2}}\n'):
+                        await anyio.wait_readable(out_read)
+                        got.extend(os.read(out_read, 8192))
+                        await anyio.sleep(0.005)
+                    drained.set()
+
+                async def tick() -> None:
+                    nonlocal ticks
+                    while True:
+                        ticks += 1
+                        await anyio.sleep(0.001)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(tick)
+                    tg.start_soon(drain_slowly)
+                    for n, result in ((1, big), (2, {"n": 2})):
+                        message = JSONRPCResponse(jsonrpc="2.0", id=n, result=result)
+                        await write_stream.send(SessionMessage(message))
+                    await drained.wait()
+                    tg.cancel_scope.cancel()
+                os.close(in_write)
+                in_write = -1
+    finally:
+        for fd in (in_read, out_read, out_write, in_write):
+            if fd >= 0:
+                os.close(fd)
+    lines = bytes(got[len(backlog) :]).splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [1, 2]
+    assert json.loads(lines[0])["result"] == big
+    assert ticks > 5  # the loop ran while the reply waited for room
