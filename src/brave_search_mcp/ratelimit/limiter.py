@@ -186,7 +186,12 @@ class Limiter:
         now = self.clock()
         rate, burst = limits
         h = horizon(rate, burst, self.ask.margin)
-        starts = [t for t in self._recent if t + h > now]
+        starts: list[float] = []  # the newest ``burst`` starts still in the window: all the rule looks at
+        for t in reversed(self._recent):
+            if t + h <= now or len(starts) == burst:
+                break
+            starts.append(t)
+        starts.reverse()
         floor = max(now, self.plan.blocked_until, self._head_ready if self._queue else now)
         at = floor
         for _ in range(len(self._queue) + 1):
