@@ -138,7 +138,12 @@ def test_serving_leaves_what_start_up_built_out_of_full_collections(monkeypatch:
     from brave_search_mcp.faces import cli, stdio
 
     seen: list[int] = []
-    monkeypatch.setattr(stdio, "run_stdio", lambda server: seen.append(gc.get_freeze_count()) or 0)
+
+    def run_stdio(server: object) -> int:
+        seen.append(gc.get_freeze_count())
+        return 0
+
+    monkeypatch.setattr(stdio, "run_stdio", run_stdio)
     gc.unfreeze()
     try:
         assert cli.serve(Settings(api_key=VALID_KEY, log_level="WARNING"), io.StringIO()) == 0
