@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -206,17 +207,31 @@ async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLite's automatic checkpoint (which fsyncs inside a commit) is off; the store moves the WAL into the file
-    itself, in a worker thread, every CHECKPOINT_EVERY operations."""
+    itself, in a thread and on a connection of its own, every CHECKPOINT_EVERY operations."""
     monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 4)
     path = tmp_path / "s.db"
     backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
     try:
-        for n in range(2):  # get and lease, put and release: four operations
-            await backend.cache.get_or_fetch(f"k{n}", lambda: _value(b"v" * 10_000), 60)
+        # get and lease, put and release: four operations
+        await backend.cache.get_or_fetch("k", lambda: _value(b"v" * 10_000), 60)
         copy = tmp_path / "copy.db"  # the database file alone, without its WAL
-        copy.write_bytes(path.read_bytes())
+
+        def rows_in_the_file() -> int:
+            copy.write_bytes(path.read_bytes())
+            with contextlib.closing(sqlite3.connect(copy)) as conn:
+                try:
+                    return int(conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
+                except sqlite3.OperationalError:  # not even the schema is in the file yet
+                    return 0
+
+        def wait_for_rows() -> int:  # the checkpoint runs in a thread of its own
+            deadline = time.monotonic() + 5.0
+            while rows_in_the_file() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return rows_in_the_file()
+
+        assert await anyio.to_thread.run_sync(wait_for_rows) == 1
         with contextlib.closing(sqlite3.connect(copy)) as conn:
-            assert conn.execute("SELECT COUNT(*) FROM cache").fetchone() == (2,)
             assert conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)  # a new connection's default
     finally:
         await backend.aclose()

@@ -5,9 +5,9 @@ lock while waiting on the network (a single-flight "lock" is a lease row with an
 on the event loop when the file is free (tens of microseconds: cheaper than a hop to a worker thread, and
 never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
 ``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
-a worker thread too, every ``CHECKPOINT_EVERY`` operations, never inside a commit on the event loop. A file that
-is corrupt or cannot be written logs one warning and the process runs on memory instead: state is an
-optimisation, never a reason for a call to fail.
+a thread of their own on a connection of their own, every ``CHECKPOINT_EVERY`` operations, never inside a commit
+on the event loop. A file that is corrupt or cannot be written logs one warning and the process runs on memory
+instead: state is an optimisation, never a reason for a call to fail.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
-CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a worker thread; SQLite's own is turned off)
+CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 _SCHEMA = """
@@ -81,6 +81,8 @@ class SqliteStore:
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self._operations = 0  # since the last WAL checkpoint
+        self._checkpointer: threading.Thread | None = None
+        self._checkpoint_conn: sqlite3.Connection | None = None
 
     def location(self) -> str:
         """The database file."""
@@ -99,7 +101,7 @@ class SqliteStore:
             finally:
                 self._lock.release()
             if done:
-                return await self._counted(result)
+                return self._counted(result)
 
         def waiting() -> T:
             with self._lock:
@@ -109,7 +111,7 @@ class SqliteStore:
                 finally:
                     self._execute("PRAGMA busy_timeout=0")
 
-        return await self._counted(await anyio.to_thread.run_sync(waiting))
+        return self._counted(await anyio.to_thread.run_sync(waiting))
 
     def _execute(self, statement: str) -> None:
         try:
@@ -144,19 +146,28 @@ class SqliteStore:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
 
-    async def _counted(self, result: T) -> T:
-        """Every ``CHECKPOINT_EVERY`` operations, move the WAL into the file in a worker thread (it fsyncs)."""
+    def _counted(self, result: T) -> T:
+        """Every ``CHECKPOINT_EVERY`` operations, start moving the WAL into the file (see ``_checkpoint``)."""
         self._operations += 1
-        if self._operations >= CHECKPOINT_EVERY:
+        if self._operations >= CHECKPOINT_EVERY and self._checkpointer is None:
             self._operations = 0
-
-            def checkpoint() -> None:
-                with self._lock:
-                    self._execute("PRAGMA wal_checkpoint(PASSIVE)")
-
-            with contextlib.suppress(StoreUnavailable):  # the next one tries again; the operation succeeded
-                await anyio.to_thread.run_sync(checkpoint)
+            self._checkpointer = threading.Thread(target=self._checkpoint, name="sqlite-checkpoint", daemon=True)
+            self._checkpointer.start()
         return result
+
+    def _checkpoint(self) -> None:
+        """A passive checkpoint on a connection of its own, in its own thread: it fsyncs, but holds neither the event
+        loop nor the operations' connection, and never waits for a lock (a busy file is checkpointed next time)."""
+        try:
+            if self._checkpoint_conn is None:
+                self._checkpoint_conn = sqlite3.connect(
+                    self._path, timeout=0, isolation_level=None, check_same_thread=False
+                )
+            self._checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            logger.debug("state: WAL checkpoint skipped (%s)", exc)
+        finally:
+            self._checkpointer = None
 
     @staticmethod
     def _plan(conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
@@ -332,6 +343,11 @@ class SqliteStore:
         """Close the connection."""
 
         def close() -> None:
+            checkpointer = self._checkpointer
+            if checkpointer is not None:
+                checkpointer.join(timeout=BUSY_TIMEOUT_MS / 1000)
+            if self._checkpoint_conn is not None:
+                self._checkpoint_conn.close()
             with self._lock:
                 self._conn.close()
 
