@@ -1,0 +1,274 @@
+"""Issue 22 item 3: per-call overhead beside the official server, with each SDK's own floor and a baseline revision.
+
+``python -m bench.overhead`` (also part of the full ``python -m bench``) runs, in one session against one fake
+Brave (real HTTP, the recorded 10-result page, 1,000 requests/s), samples interleaved and the order rotating:
+
+- ours as a user gets it (the default SQLite state, in a private ``XDG_CACHE_HOME``);
+- ours at ``--baseline`` (default: main before this work), extracted with ``git archive``, same settings: the
+  *before* of every figure, measured in the same session as the *after*;
+- Brave's official server (``bench.official``);
+- each SDK's floor: one trivial async tool answering 4,000 bytes of text, on the Python SDK over our stdio
+  transport (``--serve-floor``, what our server runs on), and on the Node SDK the official server installed
+  (``bench/node/floor-server.mjs``). What a server spends beyond its SDK's floor is its own.
+
+Figures: one web search, a cache miss (round trip over stdio), and 10 distinct searches written at once (wall from
+the first write to the last answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import anyio
+
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
+
+from .measure import FAST_RATE
+from .official import OfficialServer, ensure_official
+from .rpc import BenchError, RpcSession
+from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, started, timed_call
+from .stats import Summary, summarize
+from .upstream import REPO_ROOT, load_recorded_page, make_fake
+
+logger = logging.getLogger(__name__)
+
+BASELINE_REV = "8e7a657"  # main before issue 22 item 3 (the per-call overhead work)
+BASELINE = "baseline"
+PY_FLOOR, NODE_FLOOR = "python-floor", "node-floor"
+FLOOR_TOOL = "echo"
+FLOOR_BYTES = 4000  # about the size of the text a 10-result search answers with
+NODE_FLOOR_SCRIPT = Path(__file__).resolve().parent / "node" / "floor-server.mjs"
+SAMPLES, RUNS, WARMUP, PARALLEL = 100, 15, 5, 10
+
+
+@dataclass
+class Figures:
+    """One server's samples (seconds)."""
+
+    miss: list[float] = field(default_factory=list)
+    parallel: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Overhead:
+    """Every server's figures from one session; absent servers say why."""
+
+    figures: dict[str, Figures]
+    notes: list[str]
+    baseline_rev: str | None
+    official_version: str | None
+
+
+def serve_floor() -> int:
+    """The Python SDK's floor: one trivial async tool served by our stdio transport (``--serve-floor``)."""
+    from mcp.server.mcpserver import MCPServer
+
+    from brave_search_mcp.faces.stdio import run_stdio
+
+    server: MCPServer[None] = MCPServer("floor")
+    text = "x" * FLOOR_BYTES
+
+    @server.tool(name=FLOOR_TOOL)
+    async def echo(query: str) -> str:
+        """Echo."""
+        return text
+
+    return run_stdio(server)
+
+
+def floor_contenders(installed: OfficialServer | None) -> list[Contender]:
+    """Both SDKs' floors (the Node one only when the official server, and so its SDK, is installed)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
+    python = [sys.executable, "-m", "bench.overhead", "--serve-floor"]
+    found = [Contender(PY_FLOOR, "floor", python, env, REPO_ROOT, lambda q: {"query": q})]
+    node = shutil.which("node")
+    if installed is not None and node is not None:
+        node_env = {**env, "BENCH_NODE_MODULES": str(installed.cache_dir / "node_modules")}
+        node_env["BENCH_FLOOR_BYTES"] = str(FLOOR_BYTES)
+        argv = [node, str(NODE_FLOOR_SCRIPT)]
+        found.append(Contender(NODE_FLOOR, "floor", argv, node_env, installed.cache_dir, lambda q: {"query": q}))
+    return found
+
+
+def extract_baseline(rev: str, into: Path) -> Path | str:
+    """``src/`` of ``rev`` under ``into`` (for PYTHONPATH), or why it could not be had."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", rev, "src"],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"baseline {rev} not run: git archive failed ({exc})"
+    if archive.returncode != 0:
+        return f"baseline {rev} not run: {archive.stderr.decode(errors='replace').strip()[:200]}"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+async def floor_call(session: RpcSession, query: str) -> float:
+    """One trivial call on a floor server; its round trip."""
+    result, elapsed = await session.call_tool(FLOOR_TOOL, {"query": query})
+    if result.get("isError"):
+        raise BenchError(f"the floor server failed: {str(result)[:200]}")
+    return elapsed
+
+
+async def floor_parallel(session: RpcSession, label: str) -> float:
+    """Ten trivial calls written at once; wall from the first write to the last answer."""
+    begin = time.perf_counter()
+    ids = [
+        await session.send("tools/call", {"name": FLOOR_TOOL, "arguments": {"query": f"{label} {n}"}})
+        for n in range(PARALLEL)
+    ]
+    replies = [await session.receive(i) for i in ids]
+    return max(reply.arrived for reply in replies) - begin
+
+
+async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str | None = BASELINE_REV) -> Overhead:
+    """All servers in one session: ``samples`` interleaved misses, then ``runs`` rounds of 10 at once."""
+    notes: list[str] = []
+    official = await anyio.to_thread.run_sync(ensure_official)
+    installed = official if isinstance(official, OfficialServer) else None
+    if installed is None:
+        notes.append(str(official))
+    fake = make_fake(load_recorded_page(), rate_per_second=FAST_RATE, keys=(VALID_KEY,))
+    with tempfile.TemporaryDirectory(prefix="brave-bench-overhead-") as tmp_dir, FakeBraveServer(fake) as upstream:
+        tmp = Path(tmp_dir)
+        found = contenders(upstream.base_url, installed)
+        ours = found[0]
+        web = [replace(ours, env={**ours.env, "XDG_CACHE_HOME": str(tmp / "ours")})]
+        if baseline:
+            src = await anyio.to_thread.run_sync(extract_baseline, baseline, tmp / "baseline")
+            if isinstance(src, str):
+                notes.append(src)
+                baseline = None
+            else:
+                env = {**ours.env, "XDG_CACHE_HOME": str(tmp / BASELINE), "PYTHONPATH": str(src)}
+                web.append(replace(ours, name=BASELINE, env=env))
+        web += found[1:]
+        floors = floor_contenders(installed)
+        everyone = web + floors
+        figures = {c.name: Figures() for c in everyone}
+        async with AsyncExitStack() as stack:
+            sessions = {c.name: await stack.enter_async_context(started(c)) for c in everyone}
+
+            async def miss(c: Contender, query: str) -> float:
+                if c in floors:
+                    return await floor_call(sessions[c.name], query)
+                return await timed_call(sessions[c.name], c, query, upstream, expect_request=True)
+
+            async def burst(c: Contender, label: str) -> float:
+                if c in floors:
+                    return await floor_parallel(sessions[c.name], label)
+                return await parallel_wall(sessions[c.name], c, label)
+
+            for c in everyone:
+                for n in range(WARMUP):
+                    await miss(c, f"warm-up {n}")
+            for k in range(samples):
+                for c in everyone[k % len(everyone) :] + everyone[: k % len(everyone)]:
+                    figures[c.name].miss.append(await miss(c, f"overhead {k}"))
+            for r in range(runs):
+                for c in everyone[r % len(everyone) :] + everyone[: r % len(everyone)]:
+                    figures[c.name].parallel.append(await burst(c, f"overhead parallel {r}"))
+    return Overhead(figures, notes, baseline, installed.version if installed else None)
+
+
+def _ms(s: Summary) -> str:
+    return f"{s.median * 1000:.2f} ms (IQR {s.q1 * 1000:.2f}–{s.q3 * 1000:.2f}; n={s.n})"
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def render_overhead(result: Overhead, command: str = "uv run --extra dev python -m bench.overhead") -> str:
+    """The Markdown section for docs/benchmarks.md."""
+    f = result.figures
+    names = {
+        OURS: "ours (this revision)",
+        BASELINE: f"ours at {result.baseline_rev} (before)",
+        THEIRS: f"official {result.official_version}",
+        PY_FLOOR: "Python SDK floor (trivial async tool, our stdio transport)",
+        NODE_FLOOR: "Node SDK floor (trivial tool, the official server's SDK)",
+    }
+    out = [
+        f"Command: `{command}`. One session, one fake Brave (real HTTP on 127.0.0.1, the recorded 10-result page, "
+        "1,000 requests/s), samples interleaved with the order rotating; ours on the default SQLite state in a "
+        "private `XDG_CACHE_HOME`. Ratios are of medians measured in this same run; the machine is shared, so "
+        "absolute times move between runs and only the ratios in one run count.\n",
+    ]
+    out += [f"- {note}" for note in result.notes]
+    official = f.get(THEIRS)
+    rows = [
+        "",
+        "| server | cache miss, round trip | vs official | 10 at once, wall | vs official |",
+        "|---|---|---|---|---|",
+    ]
+    for name in (OURS, BASELINE, THEIRS, PY_FLOOR, NODE_FLOOR):
+        if name not in f or not f[name].miss:
+            continue
+        miss, par = summarize(f[name].miss), summarize(f[name].parallel)
+        ratio_miss = f"{miss.median / _median(official.miss):.2f}×" if official else "—"
+        ratio_par = f"{par.median / _median(official.parallel):.2f}×" if official else "—"
+        rows.append(f"| {names[name]} | {_ms(miss)} | {ratio_miss} | {_ms(par)} | {ratio_par} |")
+    out += rows
+    if official and PY_FLOOR in f and NODE_FLOOR in f:
+        out.append("")
+        for label, attr in (("cache miss", "miss"), ("10 at once", "parallel")):
+            py, node = _median(getattr(f[PY_FLOOR], attr)), _median(getattr(f[NODE_FLOOR], attr))
+            mine, theirs = _median(getattr(f[OURS], attr)), _median(getattr(official, attr))
+            out.append(
+                f"- **{label}**: the Python SDK's floor is {py * 1000:.2f} ms against the Node SDK's "
+                f"{node * 1000:.2f} ms ({(py - node) * 1000:+.2f} ms, the SDKs' own difference). Beyond its floor "
+                f"ours spends {(mine - py) * 1000:.2f} ms, the official server {(theirs - node) * 1000:.2f} ms "
+                f"({(mine - py) / (theirs - node):.2f}×)."
+            )
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run and print the section (or serve the Python floor)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.overhead", description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=SAMPLES, help=f"cache misses per server (default {SAMPLES})")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"rounds of 10 at once per server (default {RUNS})")
+    parser.add_argument("--baseline", default=BASELINE_REV, help="git revision measured as 'before' ('' for none)")
+    parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
+    ns = parser.parse_args(argv)
+    if ns.serve_floor:
+        return serve_floor()
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s bench.overhead: %(message)s")
+    for noisy in ("testkit.brave", "httpx2", "httpcore2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    result = anyio.run(lambda: run_overhead(max(1, ns.samples), max(1, ns.runs), ns.baseline or None))
+    args = "".join(
+        f" {flag} {value}"
+        for flag, value, default in (("--samples", ns.samples, SAMPLES), ("--runs", ns.runs, RUNS))
+        if value != default
+    )
+    if ns.baseline != BASELINE_REV:
+        args += f" --baseline '{ns.baseline}'"
+    print(render_overhead(result, f"uv run --extra dev python -m bench.overhead{args}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
