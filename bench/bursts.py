@@ -205,24 +205,21 @@ def _wall(bursts: Sequence[Burst]) -> str:
 
 
 def _cell(bursts: Sequence[Burst]) -> str:
-    """ok of calls, upstream 429s, wall: medians over the runs (range of the walls)."""
+    """ok of calls, failures by code, upstream 429s, wall: medians over the runs (range of the walls)."""
     if not bursts:
         return "—"
     ok = statistics.median(b.ok for b in bursts)
-    codes: dict[str, int] = {}
-    for b in bursts:
-        for code, n in b.codes.items():
-            codes[code] = codes.get(code, 0) + n
-    failed = "".join(f", {n / len(bursts):g} {code}" for code, n in sorted(codes.items()))
+    codes = sorted({code for b in bursts for code in b.codes})
+    failed = "".join(f", {statistics.median(b.codes.get(code, 0) for b in bursts):g} {code}" for code in codes)
     limited = statistics.median(b.upstream_429 for b in bursts)
     return f"{ok:g}/{bursts[0].calls} ok{failed}, {limited:g} × 429, wall {_wall(bursts)}"
 
 
-def render_bursts(results: Results, command: str = "uv run --extra dev python -m bench.bursts") -> str:
-    """The Markdown section for docs/benchmarks.md."""
+def render_bursts(results: Results) -> str:
+    """The Markdown section for docs/benchmarks.md (``python -m bench`` puts the command above it)."""
     official = f"official {results.official_version}" if results.official_version else "official (not run)"
     head = (
-        f"Command: `{command}`. Each figure: the median of {results.runs} run(s), each on a fresh fake and a fresh "
+        f"Each figure: the median of {results.runs} run(s), each on a fresh fake and a fresh "
         "server (ours with the default SQLite state in its own `XDG_CACHE_HOME`, so the key is never seen before "
         "the run), the order of the two servers alternating; the wall runs from the first request written to the "
         "last answer read (start-up excluded), with the range over the runs in brackets. Failed calls are counted "
@@ -262,8 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     skip = "--no-official given" if ns.no_official else None
     results = anyio.run(lambda: run_bursts(max(1, ns.runs), skip))
-    command = "uv run --extra dev python -m bench.bursts" + (f" --runs {ns.runs}" if ns.runs != RUNS else "")
-    print(render_bursts(results, command))
+    print(render_bursts(results))
     return 0
 
 

@@ -239,8 +239,8 @@ def _median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def render_overhead(result: Overhead, command: str = "uv run --extra dev python -m bench.overhead") -> str:
-    """The Markdown section for docs/benchmarks.md."""
+def render_overhead(result: Overhead) -> str:
+    """The Markdown section for docs/benchmarks.md (``python -m bench`` puts the command above it)."""
     f = result.figures
     names = {
         OURS: "ours (this revision)",
@@ -250,7 +250,7 @@ def render_overhead(result: Overhead, command: str = "uv run --extra dev python 
         NODE_FLOOR: "Node SDK floor (trivial tool, the official server's SDK)",
     }
     out = [
-        f"Command: `{command}`. One session, one fake Brave (real HTTP on 127.0.0.1, the recorded 10-result page, "
+        "One session, one fake Brave (real HTTP on 127.0.0.1, the recorded 10-result page, "
         "1,000 requests/s), samples interleaved with the order rotating; ours on the default SQLite state in a "
         "private `XDG_CACHE_HOME`. Ratios are of medians measured in this same run; the machine is shared, so "
         "absolute times move between runs and only the ratios in one run count.\n",
@@ -302,14 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("testkit.brave", "httpx2", "httpcore2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     result = anyio.run(lambda: run_overhead(max(1, ns.samples), max(1, ns.runs), ns.baseline or None))
-    args = "".join(
-        f" {flag} {value}"
-        for flag, value, default in (("--samples", ns.samples, SAMPLES), ("--runs", ns.runs, RUNS))
-        if value != default
-    )
-    if ns.baseline != BASELINE_REV:
-        args += f" --baseline '{ns.baseline}'"
-    print(render_overhead(result, f"uv run --extra dev python -m bench.overhead{args}"))
+    print(render_overhead(result))
     return 0
 
 

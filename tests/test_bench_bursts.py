@@ -26,7 +26,7 @@ def test_outcomes_are_ok_our_code_or_the_official_plain_error() -> None:
 
 def test_a_cell_gives_medians_failures_per_run_and_the_wall_range() -> None:
     cell = _cell([_burst(8, wall=1.0, limited=2, error=2), _burst(10, wall=3.0), _burst(9, wall=2.0, error=1)])
-    assert cell == "9/10 ok, 1 error, 0 × 429, wall 2.00 s (1.00–3.00)"
+    assert cell == "9/10 ok, 1 error, 0 × 429, wall 2.00 s (1.00–3.00)"  # failures: median of 2, 0, 1 per run
     assert _cell([]) == "—"
 
 
