@@ -75,6 +75,8 @@ SIDE_BENCHES: tuple[tuple[str, str], ...] = (
     ("bench.new_tools", "Context size of all tools (issue 12)"),
     ("bench.state_backends", "Shared state backends (issue 14)"),
     ("bench.http_transport", "HTTP transport (issue 14)"),
+    ("bench.bursts", "Bursts beside the official server (issue 22)"),
+    ("bench.overhead", "Per-call overhead beside the official server, with each SDK's floor (issue 22)"),
 )
 
 

@@ -30,13 +30,13 @@ PROFILE_CALLS = 1000
 WARMUP = 20
 # (file tail, function) of the per-call stages, reported as cumulative time per call.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("validation (WebSearchArgs.model_validate)", "brave_search_mcp/tools.py", "validate_arguments"),
-    ("parameters (prepare_search)", "brave_search_mcp/params.py", "prepare_search"),
-    ("client + cache (BraveClient.get)", "brave_search_mcp/client.py", "get"),
-    ("parse (parse_answer)", "brave_search_mcp/answers.py", "parse_answer"),
-    ("render (fit_to_limits)", "brave_search_mcp/render.py", "fit_to_limits"),
-    ("envelope dump (Envelope.dump)", "brave_search_mcp/models.py", "dump"),
-    ("CallToolResult (to_call_result)", "brave_search_mcp/server.py", "_to_result"),
+    ("validation (WebSearchArgs.model_validate)", "brave_search_mcp/tools/boundary.py", "validate_arguments"),
+    ("parameters (prepare_search)", "brave_search_mcp/brave/params.py", "prepare_search"),
+    ("client + cache (BraveClient.get)", "brave_search_mcp/brave/client.py", "get"),
+    ("parse (parse_answer)", "brave_search_mcp/brave/results.py", "parse_answer"),
+    ("render (fit_to_limits)", "brave_search_mcp/render/compact.py", "fit_to_limits"),
+    ("envelope dump (Envelope.dump)", "brave_search_mcp/models/envelopes.py", "dump"),
+    ("CallToolResult (to_call_result)", "brave_search_mcp/faces/mcp_server.py", "_to_result"),
     ("JSON encoding (model_dump_json)", "bench/callprofile.py", "encode_response"),
 )
 

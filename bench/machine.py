@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES: tuple[str, ...] = ("brave-search-mcp", "mcp", "httpx2", "pydantic", "anyio", "tenacity", "cachetools")
+PACKAGES: tuple[str, ...] = ("brave-search-mcp", "mcp", "httpx2", "pydantic", "anyio", "cachetools")
 
 
 @dataclass(frozen=True)

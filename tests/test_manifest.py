@@ -167,7 +167,7 @@ def test_the_bundle_holds_the_server_and_its_dependencies_and_nothing_of_the_che
     names = zipfile.ZipFile(bundle).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"manifest.json", "server", "lib", "LICENSE", "README.md"}
-    for package in ("brave_search_mcp", "mcp", "httpx2", "pydantic", "pydantic_core", "tenacity", "cachetools"):
+    for package in ("brave_search_mcp", "mcp", "httpx2", "pydantic", "pydantic_core", "cachetools"):
         assert any(name.startswith(f"lib/{package}/") for name in names), package
     assert "lib/brave_search_mcp/skill/SKILL.md" in names
     # The checkout's own dev folders are absent at the top (see tops) and among the installed packages.

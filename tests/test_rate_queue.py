@@ -261,3 +261,18 @@ async def test_a_waiter_behind_another_process_probe_looks_again_often() -> None
             assert set(ft.sleeps) == {0.05}
             await limiter.change(lambda p: p.probe_released())  # the probe failed: the next request probes
     assert limiter.waiting == 0
+
+
+async def test_the_estimate_sees_only_the_window_however_many_starts_the_last_minute_holds() -> None:
+    """Issue 22 item 3: the estimate looked at every start of the last minute (up to 4,096) on every call."""
+    ft = FakeTime()
+    limiter = Throttle(5.0, 5, clock=ft.clock, sleep=ft.sleep)  # a window of 1 s (+3 % + 5 ms)
+    for _ in range(5000):  # one start every 0.2 s for 1,000 s
+        await limiter.acquire()
+        await ft.sleep(0.2)
+    kept = limiter._recent
+    assert 290 <= len(kept) <= 302 and ft.clock() - kept[0] <= 60.2  # a minute of starts, no more
+    # the five newest (0.2 s to 1.0 s ago) fill the window: the next start is when the oldest of them leaves it
+    assert limiter.estimate() == pytest.approx(ft.clock() - 1.0 + 1.035)
+    await ft.sleep(2.0)
+    assert limiter.estimate() == pytest.approx(ft.clock())

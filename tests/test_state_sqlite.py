@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
+from brave_search_mcp.state import sqlite as sqlite_state
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
@@ -157,6 +160,81 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
     await limiter.acquire()
     assert backend.health() == {"backend": "sqlite", "location": str(tmp_path / "s.db"), "degraded": False}
     await backend.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_operation_waits_in_a_thread_while_another_connection_writes(tmp_path: Path) -> None:
+    """Issue 22 item 3: operations run on the event loop, but never wait there: while another connection holds the
+    write lock, a reservation and a cache write wait for it in a worker thread and the loop keeps running."""
+    path = tmp_path / "s.db"
+    backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
+    assert isinstance(backend, SharedBackend)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        limiter = backend.limiter("brave", rate=RATE_FAST, burst=5)
+        await limiter.acquire()  # the file exists, the plan is stored
+        other.execute("BEGIN IMMEDIATE")
+        ticks = 0
+        done: list[str] = []
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while len(done) < 2:
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async def writer(name: str, op: Callable[[], Awaitable[object]]) -> None:
+            await op()
+            done.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            tg.start_soon(writer, "reserve", limiter.acquire)
+            tg.start_soon(writer, "put", lambda: backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60))
+            await anyio.sleep(0.3)
+            assert done == [] and ticks >= 10  # both wait for the lock, the loop does not
+            other.execute("COMMIT")
+        assert sorted(done) == ["put", "reserve"]
+        assert backend.health()["degraded"] is False
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"w"), 60) == (b"v", True)
+    finally:
+        other.close()
+        await backend.aclose()
+
+
+@pytest.mark.anyio
+async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's automatic checkpoint (which fsyncs inside a commit) is off; the store moves the WAL into the file
+    itself, in a thread and on a connection of its own, every CHECKPOINT_EVERY operations."""
+    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 4)
+    path = tmp_path / "s.db"
+    backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
+    try:
+        # get and lease, put and release: four operations
+        await backend.cache.get_or_fetch("k", lambda: _value(b"v" * 10_000), 60)
+        copy = tmp_path / "copy.db"  # the database file alone, without its WAL
+
+        def rows_in_the_file() -> int:
+            copy.write_bytes(path.read_bytes())
+            with contextlib.closing(sqlite3.connect(copy)) as conn:
+                try:
+                    return int(conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
+                except sqlite3.OperationalError:  # not even the schema is in the file yet
+                    return 0
+
+        def wait_for_rows() -> int:  # the checkpoint runs in a thread of its own
+            deadline = time.monotonic() + 5.0
+            while rows_in_the_file() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return rows_in_the_file()
+
+        assert await anyio.to_thread.run_sync(wait_for_rows) == 1
+        with contextlib.closing(sqlite3.connect(copy)) as conn:
+            assert conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)  # a new connection's default
+    finally:
+        await backend.aclose()
 
 
 # ---------------------------------------------------------------- real processes, real time (small totals)

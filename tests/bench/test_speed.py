@@ -218,7 +218,7 @@ def test_rank_sums_own_time_per_function_and_orders_it() -> None:
 
 
 def test_stage_times_name_each_stage_and_zero_when_absent() -> None:
-    entries = [("brave_search_mcp/answers.py", "brave_search_mcp/answers.py:parse_answer", 0.1, 0.5, 1000)]
+    entries = [("brave_search_mcp/brave/results.py", "brave_search_mcp/brave/results.py:parse_answer", 0.1, 0.5, 1000)]
     stages = dict(stage_times(entries, calls=1000))
     assert stages["parse (parse_answer)"] == pytest.approx(500.0)
     assert set(stages) == {stage for stage, _, _ in STAGES}

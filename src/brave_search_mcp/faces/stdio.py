@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import stat
+import struct
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -35,6 +36,7 @@ from pydantic import ValidationError
 
 if sys.platform != "win32":
     import fcntl
+    import termios
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +141,17 @@ def _encode(message: JSONRPCMessage) -> bytes:
         return b""
 
 
+def _pipe_size(fd: int) -> int | None:
+    """The pipe's capacity in bytes (Linux), or None where it cannot be asked."""
+    get_size = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if get_size is None:
+        return None
+    try:
+        return int(fcntl.fcntl(fd, get_size))
+    except OSError:
+        return None
+
+
 class _Fd:
     """Async reads and writes on a raw descriptor without threads (a stuck thread would block the exit)."""
 
@@ -147,6 +160,20 @@ class _Fd:
         self.fd = fd
         # epoll works on pipes, sockets and terminals; regular files and /dev/null never block anyway.
         self.pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+        self._pipe_size = _pipe_size(fd) if stat.S_ISFIFO(mode) else None
+
+    def _room(self) -> int:
+        """Bytes one write takes now without blocking: unbounded for a file, else the pipe's free space (less a
+        page the reader may have half read), 0 when unknown (a terminal, a socket, not Linux)."""
+        if not self.pollable:
+            return sys.maxsize
+        if self._pipe_size is None:
+            return 0
+        try:
+            queued = int(struct.unpack("i", fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+        except OSError:
+            return 0
+        return self._pipe_size - queued - _PIPE_BUF
 
     async def read(self) -> bytes:
         """The next chunk, or b"" at end of file."""
@@ -161,7 +188,15 @@ class _Fd:
                 continue
 
     async def write_all(self, data: bytes) -> None:
-        """Write every byte, yielding to the event loop while the reader is slow."""
+        """Write every byte, yielding to the event loop while the reader is slow.
+
+        A reply that fits in the pipe goes in one write: the reader wakes once per reply, not once per page.
+        """
+        if len(data) <= self._room():
+            written = os.write(self.fd, data)
+            if written == len(data):
+                return
+            data = data[written:]
         view = memoryview(data)
         while view:
             if self.pollable:

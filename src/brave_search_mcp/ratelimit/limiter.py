@@ -9,6 +9,7 @@ start would fall after its deadline is refused at once with ``SlotUnavailable`` 
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections import deque
@@ -25,6 +26,7 @@ PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again th
 MIN_SLEEP_SECONDS = 0.0005
 SHARED_JITTER_SECONDS = 0.002  # processes woken for the same slot do not all hit the store at once
 _EPSILON = 1e-9
+KEEP_STARTS, KEEP_STARTS_SECONDS = 4096, 60.0  # this process's own starts kept for estimates: at most, and how long
 
 
 class SlotUnavailable(errors.RefusedBeforeSending):
@@ -103,7 +105,7 @@ class Limiter:
         self._queue: deque[anyio.Event] = deque()
         self._wake: anyio.CancelScope | None = None
         self._head_ready = -math.inf
-        self._recent: deque[float] = deque()  # this process's own starts, for estimates
+        self._recent: list[float] = []  # this process's own starts (ascending), for estimates
 
     @property
     def waiting(self) -> int:
@@ -157,11 +159,11 @@ class Limiter:
 
     def _started(self, now: float) -> None:
         self._head_ready = -math.inf
-        self._recent.append(now)
-        while len(self._recent) > 1 and self._recent[0] < now - 60.0:
-            self._recent.popleft()
-        while len(self._recent) > 4096:
-            self._recent.popleft()
+        recent = self._recent
+        recent.append(now)
+        if len(recent) > KEEP_STARTS or recent[0] < now - KEEP_STARTS_SECONDS:
+            cut = max(bisect.bisect_left(recent, now - KEEP_STARTS_SECONDS), len(recent) - KEEP_STARTS)
+            del recent[: min(cut, len(recent) - 1)]
 
     def _leave(self, turn: anyio.Event) -> None:
         if self._queue and self._queue[0] is turn:
@@ -186,7 +188,8 @@ class Limiter:
         now = self.clock()
         rate, burst = limits
         h = horizon(rate, burst, self.ask.margin)
-        starts = [t for t in self._recent if t + h > now]
+        recent = self._recent  # only the newest ``burst`` starts still in the window matter to the rule
+        starts = recent[max(bisect.bisect_right(recent, now - h), len(recent) - burst) :]
         floor = max(now, self.plan.blocked_until, self._head_ready if self._queue else now)
         at = floor
         for _ in range(len(self._queue) + 1):

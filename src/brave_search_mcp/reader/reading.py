@@ -121,7 +121,7 @@ class UrlReader:
         setup = self._setup()
         policy = RetryPolicy(retries=min(self.settings.retries, READ_RETRIES))
 
-        async def attempt() -> RawPage:  # a coroutine function: tenacity awaits only those
+        async def attempt() -> RawPage:
             return await fetch_page(url, setup, deadline=deadline)
 
         page = await with_retries(

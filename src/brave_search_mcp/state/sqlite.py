@@ -1,13 +1,18 @@
 """The default shared state: one SQLite file per user, so every server, CLI and library process shares one budget.
 
-stdlib ``sqlite3`` in WAL mode, each operation one short ``BEGIN IMMEDIATE`` transaction run in a
-worker thread; nobody holds a lock while waiting on the network (a single-flight "lock" is a lease row
-with an expiry). A file that is corrupt or cannot be written logs one warning and the process runs on
-memory instead: state is an optimisation, never a reason for a call to fail.
+stdlib ``sqlite3`` in WAL mode, each operation one short ``BEGIN IMMEDIATE`` transaction; nobody holds a
+lock while waiting on the network (a single-flight "lock" is a lease row with an expiry). An operation runs
+on the event loop when the file is free (tens of microseconds: cheaper than a hop to a worker thread, and
+never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
+``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
+a thread of their own on a connection of their own, every ``CHECKPOINT_EVERY`` operations, never inside a commit
+on the event loop. A file that is corrupt or cannot be written logs one warning and the process runs on memory
+instead: state is an optimisation, never a reason for a call to fail.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -26,7 +31,9 @@ from brave_search_mcp.state.shared import SharedBackend
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
+CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -35,6 +42,7 @@ CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
                                   size INTEGER NOT NULL, used REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS cache_by_use ON cache (used);
+CREATE INDEX IF NOT EXISTS cache_by_expiry ON cache (expires);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
@@ -51,14 +59,20 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
         conn.execute("PRAGMA quick_check(1)").fetchone()
+        conn.execute("PRAGMA wal_autocheckpoint=0")  # SqliteStore checkpoints off the event loop
+        conn.execute("PRAGMA busy_timeout=0")  # on the event loop an operation never waits (see SqliteStore._run)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+class _Busy(Exception):
+    """Another connection holds the write lock; the operation changed nothing and may run again."""
+
+
 class SqliteStore:
-    """The Store protocol on one SQLite connection, serialised by a lock and run off the event loop."""
+    """The Store protocol on one SQLite connection, serialised by a lock; see the module for where it runs."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, max_entries: int, max_bytes: int | None) -> None:
         self._path = path
@@ -66,30 +80,94 @@ class SqliteStore:
         self._lock = threading.Lock()
         self._max_entries = max_entries
         self._max_bytes = max_bytes
+        self._operations = 0  # since the last WAL checkpoint
+        self._checkpointer: threading.Thread | None = None
+        self._checkpoint_conn: sqlite3.Connection | None = None
 
     def location(self) -> str:
         """The database file."""
         return str(self._path)
 
     async def _run(self, work: Callable[[sqlite3.Connection], T], *, tx: bool = True) -> T:
-        def run() -> T:
-            with self._lock:
-                conn = self._conn
-                try:
-                    if not tx:
-                        return work(conn)
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        result = work(conn)
-                    except BaseException:
-                        conn.execute("ROLLBACK")
-                        raise
-                    conn.execute("COMMIT")
-                    return result
-                except sqlite3.Error as exc:
-                    raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        """``work`` on the connection: on the event loop when the file is free, else in a worker thread that waits."""
+        done = False
+        if self._lock.acquire(blocking=False):  # free unless a worker thread is using the connection
+            try:
+                result = self._attempt(work, tx)
+            except _Busy:
+                pass  # another connection writes: nothing was done here, so do it again where waiting is fine
+            else:
+                done = True
+            finally:
+                self._lock.release()
+            if done:
+                return self._counted(result)
 
-        return await anyio.to_thread.run_sync(run)
+        def waiting() -> T:
+            with self._lock:
+                self._execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                try:
+                    return self._attempt(work, tx, wait=True)
+                finally:
+                    self._execute("PRAGMA busy_timeout=0")
+
+        return self._counted(await anyio.to_thread.run_sync(waiting))
+
+    def _execute(self, statement: str) -> None:
+        try:
+            self._conn.execute(statement)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    def _attempt(self, work: Callable[[sqlite3.Connection], T], tx: bool, *, wait: bool = False) -> T:
+        """Run ``work`` once (in one ``BEGIN IMMEDIATE`` transaction when ``tx``); the caller holds the lock.
+
+        ``_Busy`` (only when not ``wait``) means another connection held the write lock and nothing was changed.
+        """
+        conn = self._conn
+        try:
+            if not tx:
+                return work(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                self._roll_back()
+                raise
+            return result
+        except sqlite3.Error as exc:
+            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
+                raise _Busy from exc
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    def _roll_back(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # the error being raised says more
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+
+    def _counted(self, result: T) -> T:
+        """Every ``CHECKPOINT_EVERY`` operations, start moving the WAL into the file (see ``_checkpoint``)."""
+        self._operations += 1
+        if self._operations >= CHECKPOINT_EVERY and self._checkpointer is None:
+            self._operations = 0
+            self._checkpointer = threading.Thread(target=self._checkpoint, name="sqlite-checkpoint", daemon=True)
+            self._checkpointer.start()
+        return result
+
+    def _checkpoint(self) -> None:
+        """A passive checkpoint on a connection of its own, in its own thread: it fsyncs, but holds neither the event
+        loop nor the operations' connection, and never waits for a lock (a busy file is checkpointed next time)."""
+        try:
+            if self._checkpoint_conn is None:
+                self._checkpoint_conn = sqlite3.connect(
+                    self._path, timeout=0, isolation_level=None, check_same_thread=False
+                )
+            self._checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            logger.debug("state: WAL checkpoint skipped (%s)", exc)
+        finally:
+            self._checkpointer = None
 
     @staticmethod
     def _plan(conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
@@ -265,6 +343,11 @@ class SqliteStore:
         """Close the connection."""
 
         def close() -> None:
+            checkpointer = self._checkpointer
+            if checkpointer is not None:
+                checkpointer.join(timeout=BUSY_TIMEOUT_MS / 1000)
+            if self._checkpoint_conn is not None:
+                self._checkpoint_conn.close()
             with self._lock:
                 self._conn.close()
 

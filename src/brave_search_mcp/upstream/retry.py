@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
 
@@ -111,18 +109,18 @@ async def with_retries(
     deadline: float | None = None,
     rng: Callable[[], float] = random.random,
 ) -> T:
-    """Run ``attempt`` until it succeeds, fails in a way no later try can fix, or the policy's tries are spent."""
+    """Run ``attempt`` until it succeeds, fails in a way no later try can fix, or the policy's tries are spent.
 
-    def wait(state: RetryCallState) -> float:
-        outcome = state.outcome
-        return policy.wait(state.attempt_number, outcome.exception() if outcome is not None else None, rng)
-
-    retrying = AsyncRetrying(
-        sleep=sleep,
-        stop=stop_after_attempt(policy.retries + 1),
-        wait=wait,
-        retry=retry_if_exception(lambda exc: policy.should_retry(exc, now=clock(), deadline=deadline)),
-        reraise=True,
-    )
-    result: T = await retrying(attempt)
-    return result
+    A plain loop: it runs on every upstream request, and a retry framework's per-call set-up cost more than the
+    request's own bookkeeping.
+    """
+    tries = policy.retries + 1
+    number = 1
+    while True:
+        try:
+            return await attempt()
+        except Exception as exc:
+            if not policy.should_retry(exc, now=clock(), deadline=deadline) or number >= tries:
+                raise
+            await sleep(policy.wait(number, exc, rng))
+        number += 1

@@ -1,0 +1,73 @@
+"""bench.overhead: per-call overhead beside the official server and each SDK's floor. No timing is asserted: the
+section is rendered from constructed figures; the baseline extraction and the Python floor server run for real."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import SIDE_BENCHES
+from bench.overhead import (
+    BASELINE,
+    FLOOR_TOOL,
+    NODE_FLOOR,
+    PY_FLOOR,
+    Figures,
+    Overhead,
+    extract_baseline,
+    floor_call,
+    floor_contenders,
+    render_overhead,
+)
+from bench.sidebyside import OURS, THEIRS, started
+from bench.upstream import REPO_ROOT
+
+
+def _figures(miss_ms: float, parallel_ms: float) -> Figures:
+    return Figures(miss=[miss_ms / 1000] * 3, parallel=[parallel_ms / 1000] * 3)
+
+
+def test_the_section_gives_ratios_to_the_official_server_and_what_each_spends_beyond_its_sdk_floor() -> None:
+    figures = {
+        OURS: _figures(4.0, 30.0),
+        BASELINE: _figures(8.0, 60.0),
+        THEIRS: _figures(4.0, 20.0),
+        PY_FLOOR: _figures(1.0, 5.0),
+        NODE_FLOOR: _figures(0.5, 2.5),
+    }
+    text = render_overhead(Overhead(figures, [], "abc1234", "2.1.4"))
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 1.00× |" in rows["ours (this revision)"] and "| 1.50× |" in rows["ours (this revision)"]
+    assert "| 2.00× |" in rows["ours at abc1234 (before)"] and "| 3.00× |" in rows["ours at abc1234 (before)"]
+    assert "Beyond its floor ours spends 3.00 ms, the official server 3.50 ms (0.86×)" in text
+    assert "the Python SDK's floor is 5.00 ms against the Node SDK's 2.50 ms (+2.50 ms" in text
+
+
+def test_a_missing_official_server_or_baseline_is_said_and_the_rest_still_rendered() -> None:
+    text = render_overhead(Overhead({OURS: _figures(4.0, 30.0)}, ["baseline x not run: no such revision"], None, None))
+    assert "- baseline x not run: no such revision" in text
+    assert "| ours (this revision) |" in text and "| — |" in text
+    assert floor_contenders(None)[0].name == PY_FLOOR and len(floor_contenders(None)) == 1
+
+
+def test_the_baseline_is_the_revisions_own_source(tmp_path: Path) -> None:
+    head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    src = extract_baseline(head.stdout.strip(), tmp_path)
+    assert isinstance(src, Path) and (src / "brave_search_mcp" / "__init__.py").is_file()
+    assert "not run" in str(extract_baseline("no-such-revision-anywhere", tmp_path / "none"))
+
+
+@pytest.mark.anyio
+async def test_the_python_floor_server_answers_its_trivial_tool() -> None:
+    async with started(floor_contenders(None)[0]) as session:
+        assert await floor_call(session, "hello") > 0
+        result, _ = await session.call_tool(FLOOR_TOOL, {"query": "again"})
+    assert result["content"][0]["text"] == "x" * 4000
+
+
+def test_the_bench_entry_point_runs_the_overhead_in_a_full_run() -> None:
+    assert any(module == "bench.overhead" for module, _ in SIDE_BENCHES)
