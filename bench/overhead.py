@@ -212,8 +212,8 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
 
 # Where a miss's time went before this work, and what was cut: measured on this machine on 2026-11-25 (a trace of
 # the server's own spans, unprofiled, and cProfile of the server process); not re-measured by this command.
-FINDINGS = """**What was cut (issue 22 item 3).** Against the revision before this work (8e7a657), measured in one session
-with this bench's baseline option while it could still run: a cache miss was 2.0–2.4× the official server and 10
+FINDINGS = """**What was cut (issue 22 item 3).** Against the revision before this work (8e7a657), measured in one
+session with this bench's baseline option while it could still run: a cache miss was 2.0–2.4× the official server and 10
 at once 3.4–3.8×. Before, per cache miss in the server: (1) seven SQLite state
 operations (cache look-up, lease, spending-cap booking, rate reservation, plan update, cache write, lease
 release), each a hop to a worker thread: 0.19–0.33 ms each, about 1.8 ms per miss, and ten parallel calls queued
