@@ -39,7 +39,7 @@ class HotSpot:
 
 @dataclass(frozen=True)
 class HitProfile:
-    """A profile of repeated cache hits through ``SearchService.call`` (no MCP framing, no HTTP)."""
+    """A profile of repeated cache hits through ``ToolBoundary.call`` (no MCP framing, no HTTP)."""
 
     calls: int
     per_call_ms: float  # without the profiler

@@ -105,7 +105,7 @@ def render_hit_profile(results: Results) -> str:
         "## Cache-hit profile",
         "",
         f"The hit call (`{TEXT_QUERY}`, 10 web results) run {prof.calls} times in-process through "
-        "`SearchService.call` on the fake's in-memory transport (what `duration_ms` covers: no MCP framing, no "
+        "`ToolBoundary.call` on the fake's in-memory transport (what `duration_ms` covers: no MCP framing, no "
         f"HTTP): {prof.per_call_ms:.2f} ms per call without a profiler. Then the same calls under `cProfile`; own "
         "time (callees excluded) by file and by function, as a share of the profiled time (the profiler inflates "
         "absolute figures, so only shares are shown):",
