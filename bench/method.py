@@ -33,7 +33,7 @@ def method_notes(results: Results) -> str:
         "table also shows a stricter floor, the same import timed to a byte written right after it, and the ratio "
         "against that.",
         "- **tools/list size**: the `tools` array of the `tools/list` result re-serialized as compact UTF-8 JSON "
-        "(no spaces), with all four tools enabled (the default).",
+        "(no spaces), with every tool enabled (the default).",
     ]
     if results.text is not None:
         notes.append(

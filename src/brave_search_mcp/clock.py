@@ -8,3 +8,8 @@ Clock = Callable[[], float]
 
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+def moved(t: float, source: Clock, target: Clock) -> float:
+    """A time on ``source``'s clock, on ``target``'s: a call's monotonic deadline as a shared store's wall time."""
+    return target() + (t - source())

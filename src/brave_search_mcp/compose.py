@@ -99,8 +99,8 @@ def build_ports(
     clock = clock or client.clock
     sleep = sleep or client.sleep
     if backend is None:
-        reader = UrlReader(settings, MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=settings.cache_size))
-        reader.clock, reader.sleep = clock, sleep
+        own = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=settings.cache_size)
+        reader = UrlReader(settings, own, clock=clock, sleep=sleep)
     else:  # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
         reader = UrlReader(settings, backend, clock=time.time)
     ports = Ports(settings, client, clock, sleep, PageMemo(settings.cache_size), reader, started_at=clock())

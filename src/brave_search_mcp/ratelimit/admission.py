@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from brave_search_mcp.clock import Clock
+from brave_search_mcp.clock import Clock, moved
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
@@ -126,7 +126,7 @@ class Admission:
 
     def _there(self, t: float) -> float:
         """A time on the caller's clock, on the limiter's."""
-        return self.limiter.clock() + (t - self._clock())
+        return moved(t, self._clock, self.limiter.clock)
 
     # -- before a request -----------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ This folder owns everything between a URL and the text the model reads: the addr
 fetcher (``fetch``: manual redirects re-checked per hop, politeness limiter, body cap, timeout, status →
 typed error), content handling (``content``: types, sniffing, charsets; ``extract``: HTML via trafilatura,
 PDF via pypdf, text/markdown/JSON), the document value (``document``: headings, sections, cache bytes),
-the cache-backed read (``reading``) and one part's rendering (``render``). It imports only ``errors``,
-``text``, ``config``, the state interfaces and the shared upstream helpers (``bodies``, ``exchange``,
-``wire``), never the Brave client.
+the cache-backed read (``reading``) and one part's rendering (``render``). It imports only
+``models.errors``, ``render.text``, ``config``, the state and rate-limit interfaces and ``upstream/`` (capped
+bodies, transport errors, the one retry policy), never ``brave/`` (tests/test_architecture.py).
 
 Contract for the tool (wired by the composition root):
 

@@ -8,6 +8,7 @@ slice turns its parts into the v1 envelope. It costs no Brave quota and works wi
 from __future__ import annotations
 
 from brave_search_mcp._version import __version__
+from brave_search_mcp.clock import moved
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.read import PageHeading, ReadEnvelope, ReadMeta
 from brave_search_mcp.reader.render import ReadArgs, render_read
@@ -21,7 +22,7 @@ async def run(args: ReadArgs, ports: Ports, call: Call) -> tuple[ReadEnvelope, s
     call.facts.search_type = "read"
     call.facts.provider = "web"
     # The reader keeps the state backend's time; the call's deadline is on the ports' clock.
-    deadline = reader.clock() + (call.deadline - ports.clock())
+    deadline = moved(call.deadline, ports.clock, reader.clock)
     result = await reader.read(args.url, deadline=deadline)
     call.facts.cached = result.cached
     call.facts.attempts = 0 if result.cached else 1

@@ -28,7 +28,7 @@ import anyio
 import httpx2
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.clock import Clock, Sleep
+from brave_search_mcp.clock import Clock, Sleep, moved
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
     BraveSearchError,
@@ -256,7 +256,7 @@ class SearxngProvider:
         return mine[0] if mine else decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
 
     def _on_limiter_clock(self, deadline: float | None) -> float | None:
-        return None if deadline is None else self._limiter.clock() + (deadline - self._clock())
+        return None if deadline is None else moved(deadline, self._clock, self._limiter.clock)
 
     def _safe(self, text: str, limit: int) -> str:
         """Library text made fit for a message: the configured password and header values never slip through."""

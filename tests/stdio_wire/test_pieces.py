@@ -6,7 +6,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -31,22 +31,9 @@ from brave_search_mcp.faces.stdio import (
 )
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import WAIT_SECONDS, RpcSession, server_env
-from tests.test_stdio_wire import assert_error, read_stderr, wait_for_exit
+from tests.stdio_wire.test_subprocess import assert_error, read_stderr, wait_for_exit
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def upstream() -> Iterator[FakeBraveServer]:
-    with FakeBraveServer(rate_per_second=1000) as server:
-        yield server
-
-
-@pytest.fixture
-def stderr_file(tmp_path: Path) -> Iterator[IO[bytes]]:
-    """The server's stderr, in a file so a chatty server can never block on a full pipe."""
-    with (tmp_path / "stderr.log").open("w+b") as file:
-        yield file
 
 
 # --- the pieces, in process: exact limits and the encoding fallback ---

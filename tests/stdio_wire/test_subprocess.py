@@ -6,9 +6,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -26,19 +25,6 @@ pytestmark = pytest.mark.anyio
 
 EXIT_DEADLINE = 2.0  # issue 11: a stopped server is gone within 2 s, even with a call stuck upstream
 SEARCH = {"name": "brave_web_search", "arguments": {"query": "hanging query"}}
-
-
-@pytest.fixture
-def upstream() -> Iterator[FakeBraveServer]:
-    with FakeBraveServer(rate_per_second=1000) as server:
-        yield server
-
-
-@pytest.fixture
-def stderr_file(tmp_path: Path) -> Iterator[IO[bytes]]:
-    """The server's stderr, in a file so a chatty server can never block on a full pipe."""
-    with (tmp_path / "stderr.log").open("w+b") as file:
-        yield file
 
 
 def read_stderr(file: IO[bytes]) -> str:
