@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -113,43 +115,41 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", plain).strip().strip(":").casefold()
 
 
+def _fence_walk(markdown: str) -> Iterator[tuple[str, str | None, bool]]:
+    """Each line, the opening line of the fenced code block open after it (None outside one), and whether the line
+    opened or closed that block (a fence-looking line of another kind inside a block is content)."""
+    fence: str | None = None
+    opener_line: str | None = None
+    for line in markdown.split("\n"):
+        match = _FENCE.match(line)
+        toggles = False
+        if match is not None:
+            marker = match.group(1)
+            if fence is None:
+                fence, opener_line, toggles = marker, line.strip(), True
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence, opener_line, toggles = None, None, True
+        yield line, opener_line, toggles
+
+
 def find_headings(markdown: str) -> list[Heading]:
     """Every ATX heading outside fenced code, with the offset of its line."""
     found: list[Heading] = []
-    fence: str | None = None
     offset = 0
-    for line in markdown.split("\n"):
-        opener = _FENCE.match(line)
-        if opener is not None:
-            marker = opener.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence):
-                fence = None
-        elif fence is None:
-            match = _HEADING.match(line)
-            if match is not None:
-                text = _LINK.sub(r"\1", match.group(2)).strip()
-                if text:
-                    found.append(Heading(len(match.group(1)), text, offset))
+    for line, opener, toggles in _fence_walk(markdown):
+        match = _HEADING.match(line) if opener is None and not toggles else None
+        if match is not None:
+            text = _LINK.sub(r"\1", match.group(2)).strip()
+            if text:
+                found.append(Heading(len(match.group(1)), text, offset))
         offset += len(line) + 1
     return found
 
 
 def open_fence(markdown: str, end: int) -> str | None:
     """The opening line of the fenced code block still open at offset ``end``, or None."""
-    fence: str | None = None
-    opener_line = ""
-    for line in markdown[:end].split("\n"):
-        opener = _FENCE.match(line)
-        if opener is None:
-            continue
-        marker = opener.group(1)
-        if fence is None:
-            fence, opener_line = marker, line.strip()
-        elif marker[0] == fence[0] and len(marker) >= len(fence):
-            fence = None
-    return opener_line if fence is not None else None
+    last = deque(_fence_walk(markdown[:end]), maxlen=1)  # the state after the last line is the answer
+    return last[0][1] if last else None
 
 
 def strip_fences(markdown: str) -> str:
@@ -163,18 +163,10 @@ def markdown_to_text(markdown: str) -> str:
     Code inside fences is kept exactly; list markers stay (they carry structure a reader needs).
     """
     out: list[str] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        opener = _FENCE.match(line)
+    for line, opener, toggles in _fence_walk(markdown):
+        if toggles:
+            continue
         if opener is not None:
-            marker = opener.group(1)
-            if fence is None:
-                fence = marker
-                continue
-            if marker[0] == fence[0] and len(marker) >= len(fence):
-                fence = None
-                continue
-        if fence is not None:
             out.append(line)
             continue
         heading = _HEADING.match(line)
