@@ -105,7 +105,7 @@ async def probe_then_learned_plan(backend: StateBackend, clock: FakeClock) -> No
         await limiter.change(lambda p: p.learned_as(50.0, 50))
     assert t0 + 0.2 <= waiting[0] < t0 + 5.0  # freed by the answer, not by the probe's 10 s hold
     snap = await limiter.snapshot()
-    assert (snap["rate"], snap["burst"], snap["plan_rate"], snap["confirmed"]) == (50.0, 2, 50.0, False)
+    assert (snap["rate"], snap["at_once"], snap["plan_rate"], snap["confirmed"]) == (50.0, 2, 50.0, False)
     for _ in range(50):
         await limiter.change(lambda p: p.confirmed(clock()))
     await clock.sleep(2.0)

@@ -230,8 +230,8 @@ async def test_the_estimate_refuses_nothing_until_the_plan_is_known() -> None:
     assert limiter.estimate() is None
     await limiter.acquire()  # the probe
     assert limiter.estimate() is None
-    await limiter.change(lambda p: p.learned_as(2.0, 2))  # learned: one start per ~0.5 s until confirmed
-    assert limiter.estimate() == pytest.approx(1000.0 + 0.5 * MARGIN + SLACK)
+    await limiter.change(lambda p: p.learned_as(2.0, 2))  # learned: one start per 0.5 s (exact) until confirmed
+    assert limiter.estimate() == pytest.approx(1000.0 + 0.5)
 
 
 async def test_the_estimate_counts_the_callers_ahead_at_the_plan_in_force() -> None:

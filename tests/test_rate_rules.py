@@ -37,22 +37,45 @@ def test_a_key_never_seen_sends_one_request_alone_then_runs_at_the_reported_rate
     assert decide(ask, first.plan, [NOW], NOW + PROBE_HOLD_SECONDS).granted  # a probe whose process died
     assert decide(ask, first.plan.probe_released(), [NOW], NOW + 0.01).granted  # one that failed without headers
     learned = first.plan.learned_as(20, 20)
-    assert learned.probe_until == NEVER and learned.in_force(NOW) == (20.0, 1)  # its rate, one start at a time
-    assert decide(ask, learned, [NOW], NOW + 0.01).granted is False
-    assert decide(ask, learned, [NOW], NOW + horizon(20, 1)).granted is True
+    assert learned.probe_until == NEVER and learned.at_once(NOW) == (20.0, 1)  # its rate, one start at a time
+    assert decide(ask, learned, [NOW], NOW + 0.049).granted is False
+    assert decide(ask, learned, [NOW], NOW + 0.05).granted is True  # exactly 1/rate later: no margin on the spread
+
+
+def test_an_unconfirmed_plan_starts_together_as_many_as_came_back_clean_and_spreads_the_rest() -> None:
+    """A second process reuses what the first one proved: five clean answers, five at once; the sixth waits for
+    the spread (five starts per 5/20 s), and the plan's own 1 s window (with its margin) bounds them all."""
+    ask = Ask("k", "search")
+    plan = PlanState.unknown().learned_as(20, 20)
+    for _ in range(5):
+        plan = plan.confirmed(NOW)
+    assert plan.at_once(NOW) == (20.0, 5) and plan.in_force(NOW) == (20.0, 20)
+    assert decide(ask, plan, [NOW] * 4, NOW).granted
+    sixth = decide(ask, plan, [NOW] * 5, NOW)
+    assert (sixth.granted, sixth.reason, sixth.ready) == (False, WINDOW, NOW + 0.25)
+    for _ in range(14):
+        plan = plan.confirmed(NOW)
+    assert plan.at_once(NOW) == (20.0, 19)
+    spread_out = [NOW + 0.05 * n for n in range(19)]  # nineteen starts spread over 0.9 s
+    late = decide(ask, plan, spread_out, NOW + 0.95)
+    assert late.granted  # the twentieth fits the plan's window
+    assert decide(ask, plan, [NOW] * 19, NOW + 0.95).ready == NOW + 19 / 20  # the spread: 19 per 0.95 s
+    full = [NOW + 0.01 * n for n in range(20)]  # twenty in 0.2 s: the 1 s window is spent, margin included
+    assert decide(ask, plan.confirmed(NOW), full, NOW + 0.5).ready == NOW + horizon(20, 20)
 
 
 def test_whole_bursts_only_once_the_plan_is_confirmed_by_clean_answers() -> None:
     plan = PlanState.unknown().learned_as(20, 20)
+    assert plan.at_once(NOW) == (20.0, 1)
     for _ in range(19):
         plan = plan.confirmed(NOW)
-    assert plan.in_force(NOW) == (20.0, 1)
+    assert plan.spread(NOW) == (20.0, 19)
     plan = plan.confirmed(NOW)
-    assert plan.in_force(NOW) == (20.0, 20)
+    assert plan.spread(NOW) is None and plan.at_once(NOW) == (20.0, 20)
     assert plan.learned_as(20, 20) is plan  # every answer repeats the plan: nothing changes
-    assert plan.learned_as(10, 10).in_force(NOW) == (10.0, 10)  # a lower plan needs no confirmation
-    assert plan.learned_as(50, 50).in_force(NOW) == (50.0, 2)  # a higher one does: spread, 1/20 s of it at once
-    assert PlanState.unknown().learned_as(1000, 1000).in_force(NOW) == (1000.0, 50)
+    assert plan.learned_as(10, 10).at_once(NOW) == (10.0, 10)  # a lower plan needs no confirmation
+    assert plan.learned_as(50, 50).at_once(NOW) == (50.0, 2)  # a higher one does: spread, 1/20 s of it at once
+    assert PlanState.unknown().learned_as(1000, 1000).at_once(NOW) == (1000.0, 50)
     ask = Ask("k")
     assert decide(ask, plan, [NOW] * 19, NOW).granted
     assert decide(ask, plan, [NOW] * 20, NOW).ready == NOW + horizon(20, 20)
@@ -61,15 +84,15 @@ def test_whole_bursts_only_once_the_plan_is_confirmed_by_clean_answers() -> None
 def test_a_contradicting_429_halves_once_per_second_to_a_floor_and_recovers_slowly() -> None:
     plan = PlanState.known(20, 20)
     once = plan.penalized(NOW)
-    assert once.in_force(NOW) == (10.0, 1)
+    assert once.at_once(NOW) == (10.0, 1) and once.in_force(NOW) == (10.0, 20)
     assert once.penalized(NOW + 0.5) is once  # the same overload counts once
-    assert once.penalized(NOW + 1.0).in_force(NOW + 1.0) == (5.0, 1)
-    assert once.in_force(NOW + 61) == (10.0 * 1.1, 1)
-    assert once.in_force(NOW + 60 * 8) == (20.0, 1)  # back at the plan, re-confirmed before bursts
+    assert once.penalized(NOW + 1.0).at_once(NOW + 1.0) == (5.0, 1)
+    assert once.at_once(NOW + 61) == (10.0 * 1.1, 1)
+    assert once.at_once(NOW + 60 * 8) == (20.0, 1)  # back at the plan, re-confirmed before bursts
     low = PlanState.known(1, 1)
     for n in range(6):
         low = low.penalized(NOW + 2 * n)
-    assert low.in_force(NOW + 12) == (PENALTY_FLOOR_RATE, 1)
+    assert low.at_once(NOW + 12) == (PENALTY_FLOOR_RATE, 1)
 
 
 def test_pauses_the_quota_gate_and_an_explicit_setting() -> None:

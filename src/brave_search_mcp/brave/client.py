@@ -162,8 +162,9 @@ class BraveClient:
 
     @property
     def throttle_rate(self) -> tuple[float | None, int | None]:
-        """The search family's (requests per second, burst) in force by the plan last seen (None: not learned)."""
-        limits = self.limits.search.limiter.in_force()
+        """The search family's (requests per second, how many may start together) by the plan last seen (None: not
+        learned); while the plan is unconfirmed the second number is the spread's."""
+        limits = self.limits.search.limiter.at_once()
         return (None, None) if limits is None else limits
 
     # -- one call -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import anyio
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
-from brave_search_mcp.ratelimit.plan import PROBE, QUOTA, Ask, Decision, PlanState, horizon
+from brave_search_mcp.ratelimit.plan import EXACT, PROBE, QUOTA, Ask, Decision, PlanState, horizon
 
 PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again this often
 MIN_SLEEP_SECONDS = 0.0005
@@ -116,6 +116,10 @@ class Limiter:
         """(rate, burst) in force by the plan last seen; None while unknown (the probe is pending)."""
         return self.plan.pinned(self.ask.pinned).in_force(self.clock())
 
+    def at_once(self) -> tuple[float, int] | None:
+        """(rate, how many may start together) by the plan last seen: the spread while it is unconfirmed."""
+        return self.plan.pinned(self.ask.pinned).at_once(self.clock())
+
     async def acquire(self, *, deadline: float | None = None) -> float:
         """Wait for a start in arrival order and return the seconds waited.
 
@@ -187,6 +191,8 @@ class Limiter:
             return None
         now = self.clock()
         rate, burst = limits
+        spread = self.plan.pinned(self.ask.pinned).spread(now)
+        at_once, h_spread = (spread[1], horizon(*spread, EXACT)) if spread is not None else (burst, -math.inf)
         h = horizon(rate, burst, self.ask.margin)
         recent = self._recent  # only the newest ``burst`` starts still in the window matter to the rule
         starts = recent[max(bisect.bisect_right(recent, now - h), len(recent) - burst) :]
@@ -196,6 +202,8 @@ class Limiter:
             at = floor
             if len(starts) >= burst:
                 at = max(at, starts[-burst] + h)
+            if len(starts) >= at_once:
+                at = max(at, starts[-at_once] + h_spread)
             starts.append(at)
         return at
 

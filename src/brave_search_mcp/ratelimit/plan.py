@@ -2,9 +2,11 @@
 
 A plan is what an upstream allows (``rate`` requests per second, ``burst`` inside one window). For Brave it
 is learned from the answers' headers: a key never seen has no plan, so its first request goes alone (the
-*probe*) and the answer's headers set the plan at once; no slow start. Headers can lie, so a freshly learned
-plan is used at its rate but spread evenly (1/20 s worth of it at a time) until ``burst`` clean answers have
-come back at it; then whole bursts may start together. A 429 the plan did not predict halves the rate in force
+*probe*) and the answer's headers set the plan at once; no slow start. Headers can lie, so until ``burst`` clean
+answers have come back at a freshly learned plan it is *unconfirmed*: as many requests may start at once as
+answers have come back clean (so a second process reuses what the first one proved), and beyond that they are
+spread evenly at the plan's rate (one every 1/rate s; at least 1/20 s worth at a time); confirmed, whole bursts
+may start together. A 429 the plan did not predict halves the rate in force
 (once per second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
 
 ``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
@@ -67,17 +69,30 @@ class PlanState:
         return self.plan_rate is not None
 
     def in_force(self, now: float) -> tuple[float, int] | None:
-        """(rate, burst) allowed at ``now``; None while no plan is known. Unconfirmed or penalised: spread evenly
-        (as many at once as ``SPREAD_SECONDS`` of the rate allow, at least one)."""
+        """(rate, burst) of the window in force at ``now`` (the plan's, at the penalised rate while a penalty
+        lasts); None while no plan is known."""
         if self.plan_rate is None:
             return None
         rate = self.plan_rate
         if self.penalty_rate is not None:
             minutes = min(max(0.0, math.floor((now - self.penalty_at) / RECOVERY_PERIOD_SECONDS)), 200.0)
             rate = min(rate, self.penalty_rate * RECOVERY_FACTOR**minutes)
-        if rate >= self.plan_rate and self.clean >= self.plan_burst:
-            return self.plan_rate, self.plan_burst
-        return rate, max(1, min(self.plan_burst, math.floor(rate * SPREAD_SECONDS)))
+        return rate, self.plan_burst
+
+    def spread(self, now: float) -> tuple[float, int] | None:
+        """The second, exact window of an unconfirmed or penalised plan: at the rate in force, as many at once as
+        answers have come back clean (at least ``SPREAD_SECONDS`` of the rate, at least one); None: confirmed."""
+        limits = self.in_force(now)
+        if limits is None or self.plan_rate is None:
+            return None
+        rate, burst = limits
+        if rate >= self.plan_rate and self.clean >= burst:
+            return None
+        return rate, max(1, min(burst, max(self.clean, math.floor(rate * SPREAD_SECONDS))))
+
+    def at_once(self, now: float) -> tuple[float, int] | None:
+        """(rate, how many may start together now): the spread while unconfirmed, else the window in force."""
+        return self.spread(now) or self.in_force(now)
 
     def pinned(self, limits: tuple[float, int] | None) -> PlanState:
         """This plan with an explicit setting's rate and burst in force (pauses and the quota gate still apply)."""
@@ -89,7 +104,7 @@ class PlanState:
     # -- transitions ------------------------------------------------------------------------------
 
     def learned_as(self, rate: float, burst: int) -> PlanState:
-        """The plan as the headers state it, in force at once; a higher one is used one start at a time until
+        """The plan as the headers state it, in force at once; a higher one is spread (see ``spread``) until
         ``burst`` clean answers confirm it (a lower one needs no confirmation)."""
         check_limits(rate, burst)
         rate, burst = float(rate), int(burst)
@@ -151,12 +166,13 @@ class PlanState:
 
     def snapshot(self, now: float) -> dict[str, Any]:
         """What the status tool shows: the rate in force, the learned plan, pauses and the quota gate."""
-        limits = self.in_force(now)
+        limits, at_once = self.in_force(now), self.at_once(now)
         out: dict[str, Any] = {
             "plan_rate": self.plan_rate,
             "plan_burst": self.plan_burst if self.plan_rate is not None else None,
             "rate": None if limits is None else round(limits[0], 3),
             "burst": None if limits is None else limits[1],
+            "at_once": None if at_once is None else at_once[1],
             "penalized": limits is not None and self.plan_rate is not None and limits[0] < self.plan_rate,
             "confirmed": self.plan_rate is not None and self.clean >= self.plan_burst,
             "blocked_until": self.blocked_until if self.blocked_until > now else None,
@@ -237,12 +253,15 @@ def decide(
     pauses = [own.blocked_until, shared.blocked_until if shared is not None else NEVER]
     if max(pauses) > ready:
         ready, reason = max(pauses), PAUSED
-    limits = own.pinned(ask.pinned).in_force(now)
+    effective = own.pinned(ask.pinned)
+    limits, spread = effective.in_force(now), effective.spread(now)
     if limits is None:
         if own.probe_until > ready:
             ready, reason = own.probe_until, PROBE
     else:
         at = window_ready(own_starts, limits, ask.margin)
+        if spread is not None:
+            at = max(at, window_ready(own_starts, spread, EXACT))
         if at > ready:
             ready, reason = at, WINDOW
     shared_limits = shared.in_force(now) if shared is not None else None

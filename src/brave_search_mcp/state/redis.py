@@ -71,17 +71,28 @@ local function in_force(p)
     if minutes > 200 then minutes = 200 end
     rate = math.min(rate, p.penalty_rate * RF ^ minutes)
   end
-  if rate >= p.plan_rate and (p.clean or 0) >= burst then return p.plan_rate, burst end
-  return rate, math.max(1, math.min(burst, math.floor(rate * SPREAD)))
+  return rate, burst
 end
-local function recent(key, rate, burst)
+local function spread(p)
+  local rate, burst = in_force(p)
+  if rate == nil then return nil end
+  local clean = p.clean or 0
+  if rate >= p.plan_rate and clean >= burst then return nil end
+  return math.max(1, math.min(burst, math.max(clean, math.floor(rate * SPREAD))))
+end
+local function nth(key, n)
+  local last = redis.call('ZREVRANGE', key, n - 1, n - 1, 'WITHSCORES')
+  if #last < 2 then return NEVER end
+  return tonumber(last[2])
+end
+local function recent(key, rate, burst, at_once)
   local h = 0
   if rate ~= nil then h = burst / rate * MF + MS end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - math.max(h, KEEP))
   if rate == nil then return NEVER end
-  local last = redis.call('ZREVRANGE', key, burst - 1, burst - 1, 'WITHSCORES')
-  if #last < 2 then return NEVER end
-  return tonumber(last[2]) + h
+  local at = nth(key, burst) + h
+  if at_once ~= nil then at = math.max(at, nth(key, at_once) + at_once / rate) end
+  return at
 end
 local own = load(KEYS[1])
 if own == nil then
@@ -103,7 +114,7 @@ if ARGV[10] ~= '' then
   eff = {plan_rate = tonumber(ARGV[10]), plan_burst = tonumber(ARGV[11]), clean = tonumber(ARGV[11])}
 end
 local rate, burst = in_force(eff)
-local at = recent(KEYS[2], rate, burst)
+local at = recent(KEYS[2], rate, burst, spread(eff))
 if rate == nil then
   if t(own, 'probe_until') > ready then ready, reason = own.probe_until, 'probe' end
 elseif at > ready then
@@ -112,7 +123,7 @@ end
 if #KEYS > 2 then
   local srate, sburst = nil, nil
   if shared ~= nil then srate, sburst = in_force(shared) end
-  at = recent(KEYS[4], srate, sburst)
+  at = recent(KEYS[4], srate, sburst, nil)
   if at > ready then ready, reason = at, 'window' end
 end
 if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own)} end
