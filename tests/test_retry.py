@@ -350,6 +350,20 @@ def test_policy_never_starts_a_try_once_the_deadline_has_passed() -> None:
     assert policy.should_retry(failure, now=11.0, deadline=None) is True
 
 
+def test_a_demanded_wait_that_ends_just_before_the_deadline_is_not_slept_into() -> None:
+    """A 429 whose reset leaves no time for the request itself ends the call at once with its retry_after,
+    instead of sleeping until the deadline and timing out (the stall note's follow-up to issue 22)."""
+    from brave_search_mcp.upstream.retry import START_MARGIN_SECONDS, RetryPolicy
+
+    policy = RetryPolicy(retries=3)
+    limited = errors.RateLimited("429", status=429, retry_after=9.9)
+    assert policy.should_retry(limited, now=0.0, deadline=10.0) is False  # 0.1 s left after the wait: no try fits
+    assert policy.should_retry(limited, now=0.0, deadline=9.9 + START_MARGIN_SECONDS + 0.001) is True
+    assert policy.should_retry(limited, now=0.0, deadline=None) is True  # no deadline: only the 60 s cap
+    short = errors.RateLimited("429", status=429, retry_after=0.05)
+    assert policy.should_retry(short, now=0.0, deadline=1.0) is True  # a short call keeps a tenth of its time
+
+
 def test_policy_can_leave_a_bot_limiters_429_alone() -> None:
     from brave_search_mcp.upstream.retry import RetryPolicy
 

@@ -22,10 +22,8 @@ from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
 from brave_search_mcp.ratelimit.plan import QUOTA_TRIAL_SECONDS, PlanState
-from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS
+from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
 
-# A call must be able to start this long before its deadline to be worth queueing (the request itself takes time).
-START_MARGIN_SECONDS = 0.25
 # Without a reset figure, a used-up quota is re-checked after this long.
 DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
 CAP_SETTING = "BRAVE_SEARCH_MONTHLY_REQUESTS"
@@ -147,7 +145,7 @@ class Admission:
                 pause,
             )
         start = self.limiter.estimate() if queue else None
-        margin = min(START_MARGIN_SECONDS, max(0.0, end - now) / 10)
+        margin = start_margin(end - now)
         if start is not None and start > now and start > end - margin:
             rate = self.limiter.in_force()
             wait = start - now

@@ -41,8 +41,10 @@ CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
                                   size INTEGER NOT NULL, used REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS cache_by_use ON cache (used);
-CREATE INDEX IF NOT EXISTS cache_by_expiry ON cache (expires);
+DROP INDEX IF EXISTS cache_by_use;
+CREATE INDEX IF NOT EXISTS cache_lru ON cache (used, key, size);
+DROP INDEX IF EXISTS cache_by_expiry;
+CREATE INDEX IF NOT EXISTS cache_expiry ON cache (expires, size);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
@@ -281,7 +283,7 @@ class SqliteStore:
             if self._max_bytes is not None:
                 conn.execute(
                     "DELETE FROM cache WHERE key IN (SELECT key FROM (SELECT key, SUM(size) OVER "
-                    "(ORDER BY used DESC, key ROWS UNBOUNDED PRECEDING) AS total FROM cache) WHERE total > ?)",
+                    "(ORDER BY used DESC, key DESC ROWS UNBOUNDED PRECEDING) AS total FROM cache) WHERE total > ?)",
                     (self._max_bytes,),
                 )
 

@@ -58,6 +58,14 @@ def is_retryable(exc: BaseException) -> bool:
 T = TypeVar("T")
 # A wait an upstream demands longer than this is not worth holding a tool call for.
 MAX_SERVER_WAIT_SECONDS = 60.0
+# A try must be able to start this long before the call's deadline to be worth waiting for (the request itself
+# takes time); a short call keeps a tenth of what is left instead.
+START_MARGIN_SECONDS = 0.25
+
+
+def start_margin(remaining: float) -> float:
+    """How long before the deadline the last worthwhile start is, given the seconds left."""
+    return min(START_MARGIN_SECONDS, max(0.0, remaining) / 10)
 
 
 def server_wait(exc: BaseException | None) -> float | None:
@@ -87,8 +95,10 @@ class RetryPolicy:
         if deadline is not None and now >= deadline:
             return False  # no try starts once the call's time is up
         wait = server_wait(exc)
-        limit = self.max_server_wait if deadline is None else min(self.max_server_wait, deadline - now)
-        return wait is None or wait <= limit
+        if deadline is None:
+            return wait is None or wait <= self.max_server_wait
+        left = deadline - now
+        return wait is None or wait <= min(self.max_server_wait, left - start_margin(left))
 
     def wait(self, attempt: int, exc: BaseException | None, rng: Callable[[], float]) -> float:
         """The upstream's own wait when it gave one, else capped exponential backoff with jitter (x0.8-1.2)."""
