@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 # longer depends on; `--baseline REV` measures any revision this environment can still run.
 BASELINE_REV: str | None = None
 BASELINE = "baseline"
+MEMORY = "ours-memory"  # ours with BRAVE_SEARCH_STATE=memory: what the cross-process state costs per call
 PY_FLOOR, NODE_FLOOR = "python-floor", "node-floor"
 FLOOR_TOOL = "echo"
 FLOOR_BYTES = 4000  # about the size of the text a 10-result search answers with
@@ -166,7 +167,12 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
         tmp = Path(tmp_dir)
         found = contenders(upstream.base_url, installed)
         ours = found[0]
-        web = [replace(ours, env={**ours.env, "XDG_CACHE_HOME": str(tmp / "ours")})]
+        web = [
+            replace(ours, env={**ours.env, "XDG_CACHE_HOME": str(tmp / "ours")}),
+            replace(
+                ours, name=MEMORY, env={**ours.env, "XDG_CACHE_HOME": str(tmp / MEMORY), "BRAVE_SEARCH_STATE": "memory"}
+            ),
+        ]
         if baseline:
             src = await anyio.to_thread.run_sync(extract_baseline, baseline, tmp / "baseline")
             if isinstance(src, str):
@@ -250,6 +256,7 @@ def render_overhead(result: Overhead) -> str:
     f = result.figures
     names = {
         OURS: "ours (this revision)",
+        MEMORY: "ours, `BRAVE_SEARCH_STATE=memory` (no state shared across processes)",
         BASELINE: f"ours at {result.baseline_rev} (before)",
         THEIRS: f"official {result.official_version}",
         PY_FLOOR: "Python SDK floor (trivial async tool, our stdio transport)",
@@ -268,7 +275,7 @@ def render_overhead(result: Overhead) -> str:
         "CPU per call: one at a time / 10 at once",
     )  # fmt: skip
     rows: list[tuple[str, ...]] = []
-    for name in (OURS, BASELINE, THEIRS, PY_FLOOR, NODE_FLOOR):
+    for name in (OURS, MEMORY, BASELINE, THEIRS, PY_FLOOR, NODE_FLOOR):
         if name not in f or not f[name].miss:
             continue
         fig = f[name]
@@ -283,11 +290,19 @@ def render_overhead(result: Overhead) -> str:
         for label, attr in (("cache miss", "miss"), ("10 at once", "parallel")):
             py, node = _median(getattr(f[PY_FLOOR], attr)), _median(getattr(f[NODE_FLOOR], attr))
             mine, theirs = _median(getattr(f[OURS], attr)), _median(getattr(official, attr))
+            memory = ""
+            if f.get(MEMORY) and getattr(f[MEMORY], attr):
+                alone = _median(getattr(f[MEMORY], attr))
+                share = (alone - py) / (theirs - node)
+                memory = (
+                    f"; on memory state ours spends {(alone - py) * 1000:.2f} ms ({share:.2f}×), "
+                    f"so the state shared across processes costs {(mine - alone) * 1000:.2f} ms"
+                )
             out.append(
                 f"- **{label}**: the Python SDK's floor is {py * 1000:.2f} ms against the Node SDK's "
                 f"{node * 1000:.2f} ms ({(py - node) * 1000:+.2f} ms, the SDKs' own difference). Beyond its floor "
                 f"ours spends {(mine - py) * 1000:.2f} ms, the official server {(theirs - node) * 1000:.2f} ms "
-                f"({(mine - py) / (theirs - node):.2f}×)."
+                f"({(mine - py) / (theirs - node):.2f}×){memory}."
             )
     out += ["", FINDINGS]
     return "\n".join(out) + "\n"

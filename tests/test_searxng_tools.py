@@ -185,6 +185,21 @@ async def test_status_reads_the_shared_breaker_and_probes_searxng(tmp_path: Path
     assert "probe searxng: PROVIDER_MISCONFIGURED" in probed.text
 
 
+async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> None:
+    """SearXNG alone: status reports the instance, not Brave's rate, month, limits or plan (none of them apply)."""
+    async with tools("searxng", FakeSearxng()) as boundary:
+        await boundary.call("brave_web_search", {"query": "free search"})
+        status = await boundary.call("brave_web_search_status", {})
+    lines = status.text.splitlines()
+    assert lines[0].startswith("status: ok")
+    assert "brave: not used (BRAVE_SEARCH_PROVIDERS=searxng); no Brave key needed" in lines
+    assert not [line for line in lines if line.startswith(("rate in force", "requests this month", "brave limits"))]
+    assert not [line for line in lines if line.startswith("plan seen")]
+    assert "provider searxng: closed, failures 0" in lines
+    assert status.structured["meta"]["provider"] == "searxng"
+    assert status.structured["settings"]["providers"] == ["searxng"] and status.structured["plan"] == {}
+
+
 async def test_every_process_reuses_the_instance_pages_from_the_shared_state(tmp_path: Path) -> None:
     with FakeSearxngServer(FakeSearxng()) as server:
         settings = Settings(providers=("searxng",), searxng_url=server.base_url, state=f"sqlite://{tmp_path / 's'}")

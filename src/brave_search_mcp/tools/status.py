@@ -127,10 +127,11 @@ async def build_status(
             "max_bytes": settings.max_bytes,
             "summarizer_deadline_seconds": settings.summarizer_deadline_seconds,
             "enabled_tools": list(enabled_tools),
+            "providers": list(settings.providers),
         },
         "rate_limit": None,
         "cache": dataclasses.asdict(cache),
-        "meta": {"trace_id": trace_id, "provider": "brave"},
+        "meta": {"trace_id": trace_id, "provider": settings.providers[0]},
     }
     if last is not None:
         figures = rate_limit_meta(last)
@@ -156,7 +157,7 @@ async def build_status(
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = await client.admission()
     report["throttle"] = throttle
-    report["plan"] = plan_seen(client.counters(), tools)
+    report["plan"] = plan_seen(client.counters(), tools) if "brave" in settings.providers else {}
     brave_alone = {"brave": {"state": "closed", "fallback": False}}
     report["providers"] = await ports.chain.status() if ports.chain else brave_alone
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
@@ -207,26 +208,9 @@ def pauses(throttle: dict[str, Any]) -> list[str]:
     return holds
 
 
-def render_status_text(report: dict[str, Any]) -> str:
-    """A few lines a person can read at a glance."""
-    key = report["key"]
-    settings = report["settings"]
-    cache = report["cache"]
-    throttle = report.get("throttle", {})
-    plan = throttle.get("plan_per_second")
-    adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
-    rate = settings["rate_limit_per_second"]
-    in_force = (
-        "not learned yet (the first request goes alone)" if rate is None else f"{rate:g}/s burst {settings['burst']}"
-    )
-    lines = [
-        f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)",
-        f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
-        f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
-        f"timeout {settings['timeout_seconds']:g} s",
-        f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
-        f"{cache['hits']} hits, {cache['misses']} misses",
-    ]
+def _brave_lines(report: dict[str, Any], throttle: dict[str, Any]) -> list[str]:
+    """The month's requests and Brave's own limits, as the last answer's headers stated them."""
+    lines: list[str] = []
     month = throttle.get("month")
     if month:
         cap = "no cap" if month["cap"] is None else f"cap {month['cap']} (BRAVE_SEARCH_MONTHLY_REQUESTS)"
@@ -239,6 +223,37 @@ def render_status_text(report: dict[str, Any]) -> str:
         )
     else:
         lines.append("brave limits: not seen yet (no request made)")
+    return lines
+
+
+def render_status_text(report: dict[str, Any]) -> str:
+    """A few lines a person can read at a glance."""
+    key = report["key"]
+    settings = report["settings"]
+    cache = report["cache"]
+    throttle = report.get("throttle", {})
+    plan = throttle.get("plan_per_second")
+    adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
+    rate = settings["rate_limit_per_second"]
+    in_force = (
+        "not learned yet (the first request goes alone)" if rate is None else f"{rate:g}/s burst {settings['burst']}"
+    )
+    lines = [f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)"]
+    providers = settings.get("providers", ["brave"])
+    if "brave" in providers:
+        lines += [
+            f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
+            f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
+            f"timeout {settings['timeout_seconds']:g} s",
+        ]
+    else:  # SearXNG alone: Brave's key, rate, month and plan do not apply
+        lines.append(f"brave: not used (BRAVE_SEARCH_PROVIDERS={','.join(providers)}); no Brave key needed")
+    lines.append(
+        f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
+        f"{cache['hits']} hits, {cache['misses']} misses"
+    )
+    if "brave" in providers:
+        lines += _brave_lines(report, throttle)
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
         lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")
