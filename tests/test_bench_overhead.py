@@ -12,6 +12,7 @@ from bench.__main__ import SIDE_BENCHES
 from bench.overhead import (
     BASELINE,
     FLOOR_TOOL,
+    MEMORY,
     NODE_FLOOR,
     PY_FLOOR,
     Figures,
@@ -32,6 +33,7 @@ def _figures(miss_ms: float, parallel_ms: float) -> Figures:
 def test_the_section_gives_ratios_to_the_official_server_and_what_each_spends_beyond_its_sdk_floor() -> None:
     figures = {
         OURS: _figures(4.0, 30.0),
+        MEMORY: _figures(3.0, 25.0),
         BASELINE: _figures(8.0, 60.0),
         THEIRS: _figures(4.0, 20.0),
         PY_FLOOR: _figures(1.0, 5.0),
@@ -41,7 +43,9 @@ def test_the_section_gives_ratios_to_the_official_server_and_what_each_spends_be
     rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if line.startswith("| ")}
     assert "| 1.00× |" in rows["ours (this revision)"] and "| 1.50× |" in rows["ours (this revision)"]
     assert "| 2.00× |" in rows["ours at abc1234 (before)"] and "| 3.00× |" in rows["ours at abc1234 (before)"]
-    assert "Beyond its floor ours spends 3.00 ms, the official server 3.50 ms (0.86×)" in text
+    assert "Beyond its floor ours spends 3.00 ms, the official server 3.50 ms (0.86×); on memory state ours " in text
+    assert "spends 2.00 ms (0.57×), so the state shared across processes costs 1.00 ms." in text
+    assert "| 0.75× |" in rows["ours, `BRAVE_SEARCH_STATE=memory` (no state shared across processes)"]
     assert "the Python SDK's floor is 5.00 ms against the Node SDK's 2.50 ms (+2.50 ms" in text
 
 
