@@ -301,7 +301,7 @@ def render_overhead(result: Overhead) -> str:
             memory = ""
             if f.get(MEMORY) and getattr(f[MEMORY], attr):
                 alone = _median(getattr(f[MEMORY], attr))
-                share = (alone - py) / (theirs - node)
+                share = (alone - py) / (theirs - node) if theirs != node else float("nan")
                 memory = (
                     f"; on memory state ours spends {(alone - py) * 1000:.2f} ms ({share:.2f}×), "
                     f"so the state shared across processes costs {(mine - alone) * 1000:.2f} ms"
@@ -310,7 +310,7 @@ def render_overhead(result: Overhead) -> str:
                 f"- **{label}**: the Python SDK's floor is {py * 1000:.2f} ms against the Node SDK's "
                 f"{node * 1000:.2f} ms ({(py - node) * 1000:+.2f} ms, the SDKs' own difference). Beyond its floor "
                 f"ours spends {(mine - py) * 1000:.2f} ms, the official server {(theirs - node) * 1000:.2f} ms "
-                f"({(mine - py) / (theirs - node):.2f}×){memory}."
+                f"({(mine - py) / (theirs - node) if theirs != node else float('nan'):.2f}×){memory}."
             )
     out += ["", FINDINGS]
     return "\n".join(out) + "\n"

@@ -106,6 +106,15 @@ async def test_status_ok_reports_settings_limits_cache_and_never_the_key(fake: F
     assert report["counters"]["web"]["requests"] == 1
     assert report["limits"]["max_results"]["news"]["max"] == 50
     assert "probe" not in report
+    assert "plan not confirmed" not in text  # the tests' explicit rate is trusted as given
+
+
+async def test_status_says_how_many_may_start_at_once_while_a_learned_plan_is_unconfirmed() -> None:
+    fake = FakeBrave(rate_per_second=20)
+    report, text = await _status(fake, make_settings(rate_limit=None, burst=None), {})
+    plan = report["throttle"]  # one clean answer at a freshly learned 20/s plan: one may start at once
+    assert (plan["plan_confirmed"], plan["at_once"], plan["burst"], report["settings"]["burst"]) == (False, 1, 20, 1)
+    assert "rate in force: 20/s burst 1 (plan not confirmed yet: as many at once as came back clean, up to 20)" in text
     everything = json.dumps(report) + text
     assert VALID_KEY not in everything
     assert VALID_KEY[:6] not in everything

@@ -142,6 +142,22 @@ async def test_status_says_paused_while_brave_demands_a_pause() -> None:
         assert (await tools.call("brave_web_search_status", {})).structured["status"] == "ok"
 
 
+async def test_a_pause_that_ends_just_before_the_deadline_is_refused_at_once_not_slept_into() -> None:
+    """Brave demanded 30 s; a call allowed 30.1 s would start with 0.1 s left for its request: it fails at once
+    naming Brave's pause and the wait (not a queue that is not there), nothing sent; the start margin retries use."""
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1000, clock=clock)
+    fake.inject("429", retry_after=30)
+    async with tools_over(fake, clock, retries=0, call_deadline_seconds=30.1) as tools:
+        await tools.call("brave_web_search", {"query": "pause"})
+        started, sent = clock(), fake.hits()
+        refused = await tools.call("brave_web_search", {"query": "within the pause"})
+        error = refused.structured["error"]
+        assert error["code"] == "RATE_LIMITED" and error["message"].startswith("The Brave API asked this key to pause")
+        assert error["details"]["retry_after_seconds"] == pytest.approx(30, abs=0.1)
+        assert (clock() - started, fake.hits()) == (0.0, sent)
+
+
 async def test_the_spending_cap_counts_answered_requests_and_fails_fast_beyond_it() -> None:
     """Issue 22 item 2: beyond BRAVE_SEARCH_MONTHLY_REQUESTS calls fail fast naming the cap and the setting;
     cached answers still serve; a request Brave did not answer with success is not counted (not billed)."""

@@ -189,6 +189,8 @@ async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> No
     """SearXNG alone: status reports the instance, not Brave's rate, month, limits or plan (none of them apply)."""
     async with tools("searxng", FakeSearxng()) as boundary:
         await boundary.call("brave_web_search", {"query": "free search"})
+        brave = boundary.ports.client.limits.search.limiter  # a pause Brave demanded of a key this mode never uses
+        await brave.change(lambda plan: plan.blocked(brave.clock() + 30))
         status = await boundary.call("brave_web_search_status", {})
     lines = status.text.splitlines()
     assert lines[0].startswith("status: ok")

@@ -137,15 +137,15 @@ class Admission:
         if deadline is None:
             return
         end = self._there(deadline)
+        margin = start_margin(end - now)
         pause = plan.blocked_until - now
-        if pause > 0 and now + pause > end:
+        if pause > 0 and now + pause > end - margin:
             raise _rate_limited(
                 f"The {self.limiter.label} API asked this key to pause for {pause:.1f} s, longer than this call may "
                 "wait; nothing was sent. Retry after that.",
                 pause,
             )
         start = self.limiter.estimate() if queue else None
-        margin = start_margin(end - now)
         if start is not None and start > now and start > end - margin:
             rate = self.limiter.in_force()
             wait = start - now
@@ -262,6 +262,7 @@ class Admission:
             "rate_in_force_per_second": plan["rate"],
             "plan_per_second": plan["plan_rate"],
             "burst": plan["burst"],
+            "at_once": plan["at_once"],
             "plan_confirmed": plan["confirmed"],
             "queued": plan["waiting"],
             "backend": plan["backend"],

@@ -265,8 +265,11 @@ def decide(
         if at > ready:
             ready, reason = at, WINDOW
     shared_limits = shared.in_force(now) if shared is not None else None
-    if shared_limits is not None:
+    if shared is not None and shared_limits is not None:
         at = window_ready(shared_starts, shared_limits, ask.margin)
+        shared_spread = shared.spread(now)
+        if shared_spread is not None:
+            at = max(at, window_ready(shared_starts, shared_spread, EXACT))
         if at > ready:
             ready, reason = at, WINDOW
     if ready > now:

@@ -121,9 +121,9 @@ elseif at > ready then
   ready, reason = at, 'window'
 end
 if #KEYS > 2 then
-  local srate, sburst = nil, nil
-  if shared ~= nil then srate, sburst = in_force(shared) end
-  at = recent(KEYS[4], srate, sburst, nil)
+  local srate, sburst, sspread = nil, nil, nil
+  if shared ~= nil then srate, sburst = in_force(shared); sspread = spread(shared) end
+  at = recent(KEYS[4], srate, sburst, sspread)
   if at > ready then ready, reason = at, 'window' end
 end
 if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own)} end

@@ -166,7 +166,7 @@ async def build_status(
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
-    holds = pauses(throttle)
+    holds = pauses(throttle) if "brave" in settings.providers else []  # Brave's holds stop no SearXNG search
     if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
         reasons[:0] = holds
         report["status"] = "paused"
@@ -238,6 +238,8 @@ def render_status_text(report: dict[str, Any]) -> str:
     in_force = (
         "not learned yet (the first request goes alone)" if rate is None else f"{rate:g}/s burst {settings['burst']}"
     )
+    if rate is not None and throttle.get("plan_confirmed") is False and plan is not None:
+        in_force += f" (plan not confirmed yet: as many at once as came back clean, up to {throttle['burst']})"
     lines = [f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)"]
     providers = settings.get("providers", ["brave"])
     if "brave" in providers:
