@@ -17,6 +17,8 @@ from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from tests.fuzz.strategies import RESULT_FIELDS, mostly
+from tests.fuzz.strategies import field_values as field_values_of
 
 
 def word_set(text: str) -> set[str]:
@@ -215,30 +217,13 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-RESULT_FIELDS = [
-    "title", "url", "description", "age", "page_age", "meta_url", "extra_snippets", "breaking", "thumbnail", "video",
-    "properties", "source", "data", "question", "answer", "label", "long_desc", "website_url", "attributes",
-    "postal_address", "contact", "rating", "provider_url",
-]  # fmt: skip
-NESTED_KEYS = ["src", "url", "hostname", "width", "height", "duration", "views", "displayAddress", "telephone",
-               "ratingValue", "bestRating", "reviewCount", "forum_name", "num_answers", "title", "x"]  # fmt: skip
-# One level of nesting is enough to put a wrong type in every field Brave nests (meta_url.hostname, video.views...).
-field_values = st.one_of(
-    json_scalars,
-    st.lists(st.one_of(json_scalars, st.lists(json_scalars, max_size=3)), max_size=4),
-    st.dictionaries(st.sampled_from(NESTED_KEYS), json_scalars, max_size=4),
-)
-
-
-def mostly(good: st.SearchStrategy[Any], junk: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """``good`` three times in four, so most examples get past the first check and reach the deep fields."""
-    return st.integers(0, 3).flatmap(lambda roll: junk if roll == 0 else good)
+field_values = field_values_of(json_scalars)
 
 
 result_items = mostly(
     st.fixed_dictionaries(
         {"url": st.sampled_from(["https://a.example/x", "https://c.example/", "http://d.example/p?q=1"])},
-        optional={name: field_values for name in RESULT_FIELDS if name != "url"},
+        optional=dict.fromkeys(RESULT_FIELDS, field_values),
     ),
     json_scalars,
 )

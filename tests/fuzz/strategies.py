@@ -1,4 +1,5 @@
-"""Junk both doors share: control characters, markup, huge and surrogate text, JSON scalars and deep nesting."""
+"""Junk both doors share: control characters, markup, huge and surrogate text, JSON scalars and deep nesting, and
+the shape of Brave's results with a wrong type in any field (the body fuzz and the parser properties use it)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,31 @@ def values(*, wild: bool, max_depth: int) -> st.SearchStrategy[Any]:
     )
     deep = st.builds(nested, leaf, st.integers(20, max_depth), st.booleans())
     return st.one_of(shallow, shallow, deep)
+
+
+# Every field Brave puts in a result of some type, and every field it nests one level down (meta_url.hostname,
+# video.views, rating.ratingValue...): one level is enough to put a wrong type in each.
+RESULT_FIELDS = (
+    "title", "description", "age", "page_age", "meta_url", "extra_snippets", "thumbnail", "video", "properties",
+    "question", "answer", "data", "breaking", "source", "profile", "long_desc", "attributes", "rating", "contact",
+    "postal_address", "website_url", "provider_url", "type", "subtype", "family_friendly", "is_source_local", "label",
+)  # fmt: skip
+NESTED_FIELDS = (
+    "hostname", "src", "original", "duration", "views", "creator", "publisher", "width", "height", "forum_name",
+    "num_answers", "score", "question", "top_comment", "url", "name", "telephone", "ratingValue", "bestRating",
+    "reviewCount", "display_address", "displayAddress", "title", "x",
+)  # fmt: skip
+
+
+def field_values(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """What a result field may hold: a scalar, a (nested) list of them, or an object of Brave's nested fields."""
+    return st.one_of(
+        leaf,
+        st.lists(st.one_of(leaf, st.lists(leaf, max_size=3)), max_size=4),
+        st.dictionaries(st.sampled_from(NESTED_FIELDS), leaf, max_size=5),
+    )
+
+
+def mostly(good: st.SearchStrategy[Any], junk: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``good`` four times in five: most examples get past the first check and reach the deeper fields."""
+    return st.integers(0, 4).flatmap(lambda roll: junk if roll == 0 else good)

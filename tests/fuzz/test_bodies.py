@@ -26,36 +26,19 @@ from testkit.clock import FakeClock
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 from tests.fuzz.checks import BODY_FUZZ, CALL_LIMIT, in_worker
-from tests.fuzz.strategies import markup_text, scalars, texts, values
+from tests.fuzz.strategies import RESULT_FIELDS, markup_text, mostly, scalars, texts, values
+from tests.fuzz.strategies import field_values as field_values_of
 
 pytestmark = pytest.mark.anyio
 
 
 # -- strategies: Brave-side junk ----------------------------------------------------------------
 
-RESULT_FIELDS = (
-    "title", "description", "age", "page_age", "meta_url", "extra_snippets", "thumbnail", "video", "properties",
-    "question", "answer", "data", "breaking", "source", "profile", "long_desc", "attributes", "rating", "contact",
-    "postal_address", "website_url", "provider_url", "type", "subtype", "family_friendly", "is_source_local",
-)  # fmt: skip
-NESTED_FIELDS = (
-    "hostname", "src", "original", "duration", "views", "creator", "publisher", "width", "height", "forum_name",
-    "num_answers", "score", "question", "top_comment", "url", "name", "telephone", "ratingValue", "display_address",
-)  # fmt: skip
 URLS = ("https://a.example/x", "https://a.example/x#frag", "http://b.example/p?q=1", "https://c.example/", "ftp://d/")
 
 json_scalars = scalars(wild=False)
 json_junk = values(wild=False, max_depth=60)
-field_values = st.one_of(
-    json_scalars,
-    st.lists(st.one_of(json_scalars, st.lists(json_scalars, max_size=3)), max_size=4),
-    st.dictionaries(st.sampled_from(NESTED_FIELDS), json_scalars, max_size=5),
-)
-
-
-def mostly(good: st.SearchStrategy[Any], junk: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """``good`` four times in five: most examples get past the first check and reach the deeper fields."""
-    return st.integers(0, 4).flatmap(lambda roll: junk if roll == 0 else good)
+field_values = field_values_of(json_scalars)
 
 
 urls = mostly(st.one_of(st.sampled_from(URLS), st.sampled_from(URLS).map(lambda u: u + "\u00e9/<b>")), json_scalars)
