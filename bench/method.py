@@ -67,8 +67,9 @@ def method_notes(results: Results) -> str:
         [
             f"- **Bursts**: a fresh server and a fresh fake per run; ten `tools/call` requests with distinct queries "
             "are written back to back, and wall time runs from the first write to the last response. 1 request/s: "
-            f"the server starts at 1 request/s as on every plan ({len(results.slow_bursts)} run(s)); the floor is "
-            "9 s because the tenth request cannot start earlier. 20 requests/s: one call first, whose answer's "
+            f"the first request goes alone and its answer's headers teach the 1/s plan ({len(results.slow_bursts)} "
+            "run(s)); the floor is 9 s because the tenth request cannot start earlier. 20 requests/s: one call first, "
+            "whose answer's "
             f"`X-RateLimit-Policy` teaches the rate, then the burst ({len(results.fast_bursts)} run(s)). Upstream "
             "429s are counted by the fake.",
             f"- **Memory**: a fresh server, {MEMORY_CALLS} calls alternating a new query (miss) and its repeat "

@@ -96,7 +96,7 @@ async def test_use_outside_the_context_manager_is_a_clear_error() -> None:
 async def test_ten_concurrent_calls_at_one_request_per_second_all_succeed_without_429() -> None:
     clock = FakeClock()
     upstream = FakeBrave(rate_per_second=1, clock=clock)
-    settings = make_settings(rate_limit=None, burst=None)  # adaptive: starts at 1 request/s
+    settings = make_settings(rate_limit=None, burst=None)  # adaptive: one request alone teaches the 1/s plan
     async with BraveClient(settings, transport=upstream.mock_transport(), clock=clock, sleep=clock.sleep) as client:
         tools = build_tools(settings, client, clock=clock, sleep=clock.sleep)
         outcomes: list[bool] = []
