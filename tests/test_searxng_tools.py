@@ -198,6 +198,7 @@ async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> No
     assert not [line for line in lines if line.startswith(("rate in force", "requests this month", "brave limits"))]
     assert not [line for line in lines if line.startswith("plan seen")]
     assert "provider searxng: closed, failures 0" in lines
+    assert "cache: 1 entries in this process, ttl 300 s, 0 hits, 1 misses (searxng pages)" in lines  # not Brave's
     assert status.structured["meta"]["provider"] == "searxng"
     assert status.structured["settings"]["providers"] == ["searxng"] and status.structured["plan"] == {}
 

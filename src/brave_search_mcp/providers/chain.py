@@ -126,7 +126,12 @@ class FallbackChain:
         (a new process must not report closed while another one's failures keep the provider paused)."""
         if self._records is not None:
             await self._adopt_shared()
-        return self.snapshot()
+        found = self.snapshot()
+        for provider in self.providers:
+            stats = getattr(provider, "cache_stats", None)
+            if stats is not None and provider.name in found:
+                found[provider.name]["cache"] = await stats()
+        return found
 
     async def probe(self, *, deadline: float | None = None) -> list[dict[str, Any]]:
         """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere)."""

@@ -250,12 +250,21 @@ def render_status_text(report: dict[str, Any]) -> str:
         ]
     else:  # SearXNG alone: Brave's key, rate, month and plan do not apply
         lines.append(f"brave: not used (BRAVE_SEARCH_PROVIDERS={','.join(providers)}); no Brave key needed")
-    lines.append(
-        f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
-        f"{cache['hits']} hits, {cache['misses']} misses"
-    )
     if "brave" in providers:
+        lines.append(
+            f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
+            f"{cache['hits']} hits, {cache['misses']} misses"
+        )
         lines += _brave_lines(report, throttle)
+    else:  # the pages the other providers cache (on a shared state, the store holds every process's entries)
+        for name, state in report.get("providers", {}).items():
+            pages = state.get("cache")
+            if pages:
+                where = "in the shared state" if "bytes" in pages else "in this process"
+                lines.append(
+                    f"cache: {pages.get('entries', 0)} entries {where}, ttl {cache['ttl_seconds']:g} s, "
+                    f"{pages.get('hits', 0)} hits, {pages.get('misses', 0)} misses ({name} pages)"
+                )
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
         lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")

@@ -209,6 +209,10 @@ class SearxngProvider:
             "results), the most one search reads; results beyond them were not reached.",
         )
 
+    async def cache_stats(self) -> dict[str, Any]:
+        """The instance pages' cache, for the status tool (on a shared state: every entry the store holds)."""
+        return await self._cache.stats()
+
     async def probe(self, *, deadline: float | None = None) -> dict[str, Any]:
         """Is there a SearXNG with JSON output at the base URL? One form POST with only ``format=json``: it
         queries no engine, and the instance answers 400 "No query" with JSON on, 403 with JSON off."""
