@@ -255,6 +255,10 @@ def _ms(s: Summary) -> str:
     return f"{s.median * 1000:.2f} ms (IQR {s.q1 * 1000:.2f}–{s.q3 * 1000:.2f}; n={s.n})"
 
 
+def _ratio(spent: float, own: float) -> float:
+    return spent / own if own else float("nan")
+
+
 def _median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -298,19 +302,19 @@ def render_overhead(result: Overhead) -> str:
         for label, attr in (("cache miss", "miss"), ("10 at once", "parallel")):
             py, node = _median(getattr(f[PY_FLOOR], attr)), _median(getattr(f[NODE_FLOOR], attr))
             mine, theirs = _median(getattr(f[OURS], attr)), _median(getattr(official, attr))
+            own = theirs - node  # what the official server spends beyond its floor
             memory = ""
             if f.get(MEMORY) and getattr(f[MEMORY], attr):
                 alone = _median(getattr(f[MEMORY], attr))
-                share = (alone - py) / (theirs - node) if theirs != node else float("nan")
                 memory = (
-                    f"; on memory state ours spends {(alone - py) * 1000:.2f} ms ({share:.2f}×), "
+                    f"; on memory state ours spends {(alone - py) * 1000:.2f} ms ({_ratio(alone - py, own):.2f}×), "
                     f"so the state shared across processes costs {(mine - alone) * 1000:.2f} ms"
                 )
             out.append(
                 f"- **{label}**: the Python SDK's floor is {py * 1000:.2f} ms against the Node SDK's "
                 f"{node * 1000:.2f} ms ({(py - node) * 1000:+.2f} ms, the SDKs' own difference). Beyond its floor "
                 f"ours spends {(mine - py) * 1000:.2f} ms, the official server {(theirs - node) * 1000:.2f} ms "
-                f"({(mine - py) / (theirs - node) if theirs != node else float('nan'):.2f}×){memory}."
+                f"({_ratio(mine - py, own):.2f}×){memory}."
             )
     out += ["", FINDINGS]
     return "\n".join(out) + "\n"

@@ -17,7 +17,7 @@ from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from brave_search_mcp.render.compact import fit_to_limits, summary_line
-from tests.fuzz.strategies import RESULT_FIELDS, mostly
+from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, mostly, query_objects
 from tests.fuzz.strategies import field_values as field_values_of
 
 
@@ -229,8 +229,6 @@ result_items = mostly(
 )
 result_lists = st.lists(result_items, min_size=1, max_size=5)
 containers = mostly(st.fixed_dictionaries({"results": result_lists}), field_values)
-ANSWER_TYPE = {"web": "search", "news": "news", "videos": "videos", "images": "images"}
-WEB_KEYS = ["web", "news", "videos", "discussions", "faq", "infobox", "locations"]
 
 
 @st.composite
@@ -240,28 +238,15 @@ def answers(draw: st.DrawFn) -> tuple[SearchType, Any]:
         return search_type, draw(json_values)
     data: dict[str, Any] = {}
     if search_type == "web":
-        data.update({name: draw(containers) for name in WEB_KEYS if draw(st.integers(0, 2))})
+        data.update({name: draw(containers) for name in WEB_SECTIONS if draw(st.integers(0, 2))})
     else:
         data["results"] = draw(mostly(result_lists, field_values))
     for name in ("query", "summarizer"):
         if draw(st.booleans()):
-            data[name] = draw(
-                st.one_of(
-                    field_values,
-                    st.fixed_dictionaries(
-                        {},
-                        optional={
-                            "original": json_scalars,
-                            "altered": json_scalars,
-                            "more_results_available": json_scalars,
-                            "key": json_scalars,
-                        },
-                    ),
-                )
-            )
+            data[name] = draw(query_objects(json_scalars))
     kind = draw(st.integers(0, 4))
     if kind < 3:
-        data["type"] = ANSWER_TYPE[search_type]
+        data["type"] = ANSWER_TYPES[search_type]
     elif kind == 3:
         data["type"] = draw(json_scalars)
     return search_type, data

@@ -74,3 +74,13 @@ def field_values(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 def mostly(good: st.SearchStrategy[Any], junk: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """``good`` four times in five: most examples get past the first check and reach the deeper fields."""
     return st.integers(0, 4).flatmap(lambda roll: junk if roll == 0 else good)
+
+
+WEB_SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
+ANSWER_TYPES = {"web": "search", "news": "news", "videos": "videos", "images": "images"}
+
+
+def query_objects(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Brave's ``query`` or ``summarizer`` object with junk in its fields, or junk in its place."""
+    names = ("original", "altered", "more_results_available", "spellcheck_off", "key")
+    return st.one_of(field_values(leaf), st.fixed_dictionaries({}, optional=dict.fromkeys(names, leaf)))

@@ -26,8 +26,9 @@ from testkit.clock import FakeClock
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 from tests.fuzz.checks import BODY_FUZZ, CALL_LIMIT, in_worker
-from tests.fuzz.strategies import RESULT_FIELDS, markup_text, mostly, scalars, texts, values
+from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, markup_text, mostly, scalars, texts, values
 from tests.fuzz.strategies import field_values as field_values_of
+from tests.fuzz.strategies import query_objects as query_objects_of
 
 pytestmark = pytest.mark.anyio
 
@@ -64,20 +65,7 @@ sections = mostly(
     ),
     field_values,
 )
-query_objects = st.one_of(
-    field_values,
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "original": json_scalars,
-            "altered": json_scalars,
-            "more_results_available": json_scalars,
-            "spellcheck_off": json_scalars,
-        },
-    ),
-)
-WEB_SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
-ANSWER_TYPES = {"web": "search", "news": "news", "videos": "videos", "images": "images"}
+query_objects = query_objects_of(json_scalars)
 
 
 @st.composite

@@ -186,12 +186,13 @@ class Limiter:
     def estimate(self) -> float | None:
         """When a caller joining now could start if every caller ahead takes the next free slot of the plan in
         force; None while the plan is unknown (then no caller is refused for the queue's length)."""
-        limits = self.in_force()
+        now = self.clock()
+        effective = self.plan.pinned(self.ask.pinned)
+        limits = effective.in_force(now)
         if limits is None:
             return None
-        now = self.clock()
         rate, burst = limits
-        spread = self.plan.pinned(self.ask.pinned).spread(now)
+        spread = effective.spread(now)
         at_once, h_spread = (spread[1], horizon(*spread, EXACT)) if spread is not None else (burst, -math.inf)
         h = horizon(rate, burst, self.ask.margin)
         recent = self._recent  # only the newest ``burst`` starts still in the window matter to the rule

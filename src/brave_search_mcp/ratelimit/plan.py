@@ -237,6 +237,16 @@ def window_ready(starts: Sequence[float], limits: tuple[float, int], margin: tup
     return starts[-burst] + horizon(rate, burst, margin)
 
 
+def plan_ready(plan: PlanState, starts: Sequence[float], now: float, margin: tuple[float, float]) -> float | None:
+    """When the plan's window, and its spread while unconfirmed, let one more start in; None: no plan known."""
+    limits = plan.in_force(now)
+    if limits is None:
+        return None
+    at = window_ready(starts, limits, margin)
+    spread = plan.spread(now)
+    return at if spread is None else max(at, window_ready(starts, spread, EXACT))
+
+
 def decide(
     ask: Ask,
     own: PlanState,
@@ -253,29 +263,19 @@ def decide(
     pauses = [own.blocked_until, shared.blocked_until if shared is not None else NEVER]
     if max(pauses) > ready:
         ready, reason = max(pauses), PAUSED
-    effective = own.pinned(ask.pinned)
-    limits, spread = effective.in_force(now), effective.spread(now)
-    if limits is None:
+    own_at = plan_ready(own.pinned(ask.pinned), own_starts, now, ask.margin)
+    if own_at is None:
         if own.probe_until > ready:
             ready, reason = own.probe_until, PROBE
-    else:
-        at = window_ready(own_starts, limits, ask.margin)
-        if spread is not None:
-            at = max(at, window_ready(own_starts, spread, EXACT))
-        if at > ready:
-            ready, reason = at, WINDOW
-    shared_limits = shared.in_force(now) if shared is not None else None
-    if shared is not None and shared_limits is not None:
-        at = window_ready(shared_starts, shared_limits, ask.margin)
-        shared_spread = shared.spread(now)
-        if shared_spread is not None:
-            at = max(at, window_ready(shared_starts, shared_spread, EXACT))
-        if at > ready:
-            ready, reason = at, WINDOW
+    elif own_at > ready:
+        ready, reason = own_at, WINDOW
+    shared_at = plan_ready(shared, shared_starts, now, ask.margin) if shared is not None else None
+    if shared_at is not None and shared_at > ready:
+        ready, reason = shared_at, WINDOW
     if ready > now:
         return Decision(False, ready, reason, own)
     plan = own
-    if limits is None:
+    if own_at is None:
         plan = replace(plan, probe_until=now + PROBE_HOLD_SECONDS)
     if own.quota_until > now:
         plan = replace(plan, quota_trial_at=now + own.quota_every)
