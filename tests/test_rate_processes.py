@@ -13,12 +13,17 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from brave_search_mcp.brave.limits import brave_limits
+from brave_search_mcp.brave.shared_state import upstream_id
+from brave_search_mcp.config import Settings, default_state_path
+from brave_search_mcp.state.location import open_state
 from testkit.brave.brave import VALID_KEY, FakeBrave, Reply
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import RpcSession, server_env, stdio_server
@@ -155,3 +160,43 @@ def test_the_spending_cap_holds_across_processes(cache_home: Path) -> None:
     report = json.loads(status)
     assert report["throttle"]["month"]["requests"] == 3 and report["throttle"]["month"]["cap"] == 3
     assert report["status"] == "paused"
+
+
+async def _as_if_ten_minutes_passed(cache_home: Path, base_url: str) -> None:
+    """The gate's trial time lives in the shared state on the wall clock: move it to now, as 10 minutes would."""
+    path = default_state_path({"XDG_CACHE_HOME": str(cache_home)})
+    state = await open_state(None, cache_max_entries=0, default_path=path)
+    try:
+        settings = Settings(api_key=VALID_KEY, base_url=base_url)
+        limits = brave_limits(state, settings, upstream=upstream_id(base_url, VALID_KEY), clock=time.time)
+        await limits.search.limiter.change(lambda plan: replace(plan, quota_trial_at=time.time() - 1))
+    finally:
+        await state.aclose()
+
+
+async def test_the_quota_gate_is_shared_by_the_cli_and_the_stdio_server_and_half_opens(cache_home: Path) -> None:
+    """Issue 22 item 1 across real processes: a spent month closes the gate for every process of the user (the CLI
+    and the stdio server send nothing and say when the trial is; status says paused); once the trial time comes,
+    one request goes through and, Brave having months left again (an upgrade), the gate opens for everyone."""
+    with FakeBraveServer(rate_per_second=1000) as upstream:
+        upstream.fake.inject("429_quota", month_reset=16 * 86400, times=1)
+        ((code, out, _),) = _done([_cli(["search", "spends the month", "--json"], upstream.base_url, cache_home)])
+        assert (code, json.loads(out)["error"]["code"], upstream.fake.hits()) == (1, "QUOTA_EXCEEDED", 1)
+        ((code, out, _),) = _done([_cli(["search", "gate closed", "--json"], upstream.base_url, cache_home)])
+        refused = json.loads(out)["error"]
+        assert (code, refused["code"], upstream.fake.hits()) == (1, "QUOTA_EXCEEDED", 1)  # nothing sent
+        assert 590 <= refused["details"]["next_trial_seconds"] <= 600
+        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+            closed, _ = await rpc.call_tool("brave_web_search", {"query": "closed for the server too"})
+            status, _ = await rpc.call_tool("brave_web_search_status", {})
+        assert closed["structuredContent"]["error"]["code"] == "QUOTA_EXCEEDED" and upstream.fake.hits() == 1
+        assert status["structuredContent"]["status"] == "paused"
+        assert "monthly quota is used up" in status["structuredContent"]["reasons"][0]
+        await _as_if_ten_minutes_passed(cache_home, upstream.base_url)
+        ((code, out, err),) = _done([_cli(["search", "the trial", "--json"], upstream.base_url, cache_home)])
+        assert (code, upstream.fake.hits()) == (0, 2), err[-500:]  # the trial, answered with months left
+        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+            opened, _ = await rpc.call_tool("brave_web_search", {"query": "open for everyone"})
+            status, _ = await rpc.call_tool("brave_web_search_status", {})
+        assert not opened["isError"] and upstream.fake.hits() == 3
+        assert status["structuredContent"]["status"] == "ok"
