@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,7 @@ from brave_search_mcp.ratelimit.plan import (
     QUOTA,
     WINDOW,
     Ask,
+    Decision,
     PlanState,
     decide,
     horizon,
@@ -179,6 +182,23 @@ def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanS
     )
 
 
+def _same_decision(
+    got: Decision,
+    ask: Ask,
+    own: PlanState,
+    own_starts: list[float],
+    shared_plan: PlanState | None,
+    shared_starts: list[float],
+    now: float,
+) -> Decision:
+    """Assert a store's reservation is the Python rule's on the full lists of starts; returns the rule's."""
+    shared = shared_plan if ask.shared is not None else None
+    expected = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
+    assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready, expected.reason), ask
+    assert got.plan == expected.plan
+    return expected
+
+
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     if redis_server_binary() is None:
@@ -218,11 +238,7 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
             if name is not None and starts:
                 await r.zadd(f"{PREFIX}starts:{name}", {f"s{i}": t for i, t in enumerate(starts)})
         own = stored if stored is not None else ask.init
-        shared = shared_plan if ask.shared is not None else None
-        expected = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
-        got = await store.reserve(ask, now)
-        assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready, expected.reason), ask
-        assert got.plan == expected.plan
+        expected = _same_decision(await store.reserve(ask, now), ask, own, own_starts, shared_plan, shared_starts, now)
         recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", now, now)
         assert len(recorded) == (1 if expected.granted else 0)
         kept = await r.zrange(f"{PREFIX}starts:{ask.own}", 0, -1, withscores=True)
@@ -231,3 +247,30 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
         assert all(t > now - max(window, KEEP_STARTS_SECONDS) for _, t in kept)
         kinds.add(f"{expected.granted}:{expected.reason}")
     assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
+
+
+@pytest.mark.anyio
+async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
+    """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 cases)."""
+    from brave_search_mcp.state.sqlite import SqliteStore, _connect
+
+    path = tmp_path / "state.db"
+    conn = _connect(path)
+    store = SqliteStore(path, conn, max_entries=10, max_bytes=None)
+    rng = random.Random(23)
+    kinds: set[str] = set()
+    for _ in range(400):
+        ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+        for name, plan in ((ask.own, stored), (ask.shared, shared_plan)):
+            if name is not None and plan is not None:
+                conn.execute("INSERT OR REPLACE INTO plans VALUES (?, ?)", (name, json.dumps(plan.to_json())))
+        for name, starts in ((ask.own, own_starts), (ask.shared, shared_starts)):
+            if name is not None:
+                conn.executemany("INSERT INTO starts VALUES (?, ?)", [(name, t) for t in starts])
+        own = stored if stored is not None else ask.init
+        expected = _same_decision(await store.reserve(ask, now), ask, own, own_starts, shared_plan, shared_starts, now)
+        recorded = conn.execute("SELECT count(*) FROM starts WHERE upstream = ? AND t = ?", (ask.own, now)).fetchone()
+        assert recorded[0] == (1 if expected.granted else 0)
+        kinds.add(f"{expected.granted}:{expected.reason}")
+    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
+    conn.close()

@@ -17,9 +17,9 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import anyio
 
@@ -67,6 +67,38 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+class _NewestStarts(Sequence[float]):
+    """The newest ``cap`` starts of one upstream, ascending, as ``plan.decide`` reads them: its length and a few
+    positions counted from the end. Each is one indexed query, so a plan of 1,000 a second does not load 1,000 rows
+    into Python on every reservation."""
+
+    def __init__(self, conn: sqlite3.Connection, name: str, cap: int) -> None:
+        self._conn, self._name, self._cap = conn, name, cap
+        self._len: int | None = None
+
+    def __len__(self) -> int:
+        if self._len is None:
+            sql = "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?)"
+            self._len = int(self._conn.execute(sql, (self._name, self._cap)).fetchone()[0])
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
+        size = len(self)
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(size))]
+        position = index + size if index < 0 else index  # 0: the oldest of the newest ``cap``
+        if not 0 <= position < size:
+            raise IndexError(index)
+        sql = "SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT 1 OFFSET ?"
+        return float(self._conn.execute(sql, (self._name, size - 1 - position)).fetchone()[0])
 
 
 class _Busy(Exception):
@@ -184,12 +216,10 @@ class SqliteStore:
     @staticmethod
     def _starts(
         conn: sqlite3.Connection, name: str, now: float, limits: tuple[float, int] | None, ask: Ask
-    ) -> list[float]:
-        """The recent starts of ``name``, ascending (older ones are deleted on the way)."""
+    ) -> _NewestStarts:
+        """The recent starts of ``name`` (older ones are deleted on the way), read only where the rule looks."""
         conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep_after(now, limits, ask.margin)))
-        burst = limits[1] if limits is not None else 1
-        rows = conn.execute("SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?", (name, burst)).fetchall()
-        return [r[0] for r in reversed(rows)]
+        return _NewestStarts(conn, name, limits[1] if limits is not None else 1)
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """One transaction: read the plan(s) and recent starts, decide by the one rule, record a granted start."""
