@@ -1,4 +1,4 @@
-"""The one rate rule set (ratelimit/plan.py), and Redis' Lua copy of it held to the same decisions."""
+"""The one rate rule set (ratelimit/plan.py), and the SQLite and Redis (Lua) stores held to the same decisions."""
 
 from __future__ import annotations
 
