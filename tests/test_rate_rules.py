@@ -274,3 +274,20 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
         kinds.add(f"{expected.granted}:{expected.reason}")
     assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
     conn.close()
+
+
+def test_sqlite_reads_the_newest_starts_as_the_list_of_them(tmp_path: Path) -> None:
+    """The rule may index or slice what SQLite hands it; each answer is the plain list's, capped at the burst."""
+    from brave_search_mcp.state.sqlite import _connect, _NewestStarts
+
+    conn = _connect(tmp_path / "state.db")
+    starts = _random_starts(random.Random(5), 12)
+    conn.executemany("INSERT INTO starts VALUES (?, ?)", [("u", t) for t in starts] + [("other", NOW)])
+    newest = starts[-8:]
+    view = _NewestStarts(conn, "u", 8)
+    assert (len(view), list(view), view[-8], view[0], view[-1]) == (8, newest, newest[0], newest[0], newest[-1])
+    assert (view[2:5], view[::-3]) == (newest[2:5], newest[::-3])
+    with pytest.raises(IndexError):
+        view[-9]
+    assert len(_NewestStarts(conn, "nobody", 8)) == 0
+    conn.close()
