@@ -10,13 +10,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from testkit.brave import FAULTS, IMAGES_PATH, NEWS_PATH, SUMMARIZER_PATH, VIDEOS_PATH, WEB_PATH, FakeBrave
+from testkit.brave import FAULTS, SUMMARIZER_PATH, WEB_PATH, FakeBrave
+from tests.fault_cases import SEARCH_PATHS, SEARCH_TYPES
 
 KEY = "k3y-C4NARY-q8Zr7Tx2-Wv5Lm9-fake"
 # The key, and pieces of it a partial print (a prefix, a suffix, a middle) would leave behind.
 MARKERS = (KEY, "k3y-C4NARY-q8Zr", "q8Zr7Tx2", "Wv5Lm9-fake")
-SEARCH_PATHS = {"web": WEB_PATH, "news": NEWS_PATH, "images": IMAGES_PATH, "videos": VIDEOS_PATH}
-SEARCH_TYPES = tuple(SEARCH_PATHS)
 # Faults that cost real time (the per-attempt timeout): tried on one search and one status probe only.
 SLOW_FAULTS = frozenset({"timeout", "hang", "slow_body"})
 FAULT_OPTIONS: dict[str, dict[str, Any]] = {

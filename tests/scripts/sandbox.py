@@ -47,10 +47,11 @@ def run_script(
     )
 
 
-def run_helper(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_helper(*args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(HELPER), *args],
-        stdin=subprocess.DEVNULL,
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 from brave_search_mcp.tools.registry import all_tools
-from tests.scripts.sandbox import HELPER, mode, run_helper
+from tests.scripts.sandbox import mode, run_helper
 
 # ------------------------------------------------------------------------------------------ helper: backups
 
@@ -152,22 +150,10 @@ def test_env_vars_need_the_table(tmp_path: Path) -> None:
 
 def test_codex_check_spots_a_different_entry() -> None:
     got = {"transport": {"type": "stdio", "command": "/a", "args": [], "env": {"K": "v"}, "env_vars": []}}
-    ok = subprocess.run(
-        [sys.executable, str(HELPER), "codex-check", "--name", "n", "--command", "/a", "--env", "K=v"],
-        input=json.dumps(got),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    ok = run_helper("codex-check", "--name", "n", "--command", "/a", "--env", "K=v", input=json.dumps(got), timeout=30)
     assert ok.returncode == 0, ok.stderr
-    bad = subprocess.run(
-        [sys.executable, str(HELPER), "codex-check", "--name", "n", "--command", "/b", "--var", "BRAVE_API_KEY"],
-        input=json.dumps(got),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
+    bad = run_helper(
+        "codex-check", "--name", "n", "--command", "/b", "--var", "BRAVE_API_KEY", input=json.dumps(got), timeout=30
     )
     assert bad.returncode == 1
     assert "command '/a'" in bad.stderr

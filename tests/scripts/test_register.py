@@ -29,6 +29,14 @@ from tests.scripts.sandbox import (
     script_env,
 )
 
+
+def _register_codex_checkout(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Register with codex from this checkout, without syncing it first."""
+    return run_script(
+        "register-mcp.sh", "--client", "codex", "--no-sync", "--install", "checkout", *args, env=env, timeout=timeout
+    )
+
+
 # ------------------------------------------------------------------------------------------ usage
 
 
@@ -114,11 +122,11 @@ def test_register_refuses_a_key_on_the_command_line_without_echoing_it(
         ("restore-mcp-from-backup.sh", [], "give the backup file"),
         ("restore-mcp-from-backup.sh", ["/nonexistent/backup.json"], "no such backup file"),
         ("restore-mcp-from-backup.sh", ["--wat"], "unknown option"),
+        ("register-mcp.sh", ["--no-key", "--install", "pip"], "invalid --install 'pip'"),
+        ("register-mcp.sh", ["--no-key", "--uvx-from", "brave-search-mcp==0.1.0"], "--uvx-from needs --install uvx"),
     ],
 )
-def test_uninstall_and_restore_reject_bad_usage(
-    script: str, args: list[str], message: str, home: Path, bin_dir: Path
-) -> None:
+def test_the_scripts_reject_bad_usage(script: str, args: list[str], message: str, home: Path, bin_dir: Path) -> None:
     result = run_script(script, *args, env=script_env(home, bin_dir))
     assert result.returncode == 2
     assert message in result.stderr
@@ -189,31 +197,22 @@ def test_no_key_and_no_terminal_stops_at_once_without_calling_a_client(
 ) -> None:
     log = tmp_path / "argv.log"
     recording_client(bin_dir, "codex", log)
-    result = run_script(
-        "register-mcp.sh",
-        "--client",
-        "codex",
-        "--no-sync",
-        "--install",
-        "checkout",
-        env=script_env(home, bin_dir),
-        timeout=30,
-    )
+    result = _register_codex_checkout(env=script_env(home, bin_dir), timeout=30)
     assert result.returncode == 1
     assert "no API key" in result.stderr
     assert "--no-key" in result.stderr
     assert not log.exists()
-    assert not (home / ".config" / "brave-search-mcp" / "api-key").exists()
+    assert not key_file(home).exists()
 
 
 def test_a_key_with_whitespace_is_refused_and_not_stored(home: Path, bin_dir: Path, tmp_path: Path) -> None:
     recording_client(bin_dir, "codex", tmp_path / "argv.log")
     env = script_env(home, bin_dir, BRAVE_API_KEY="two words")
-    result = run_script("register-mcp.sh", "--client", "codex", "--no-sync", "--install", "checkout", env=env)
+    result = _register_codex_checkout(env=env)
     assert result.returncode == 1
     assert "whitespace" in result.stderr
     assert "two words" not in result.stderr
-    assert not (home / ".config" / "brave-search-mcp" / "api-key").exists()
+    assert not key_file(home).exists()
 
 
 @pytest.mark.usefixtures("server")
@@ -222,16 +221,16 @@ def test_the_key_goes_to_a_private_file_and_never_into_a_client_argv(home: Path,
     recording_client(bin_dir, "codex", log)
     xdg = tmp_path / "xdg"
     env = script_env(home, bin_dir, BRAVE_API_KEY=FAKE_KEY, XDG_CONFIG_HOME=str(xdg))
-    result = run_script("register-mcp.sh", "--client", "codex", "--no-sync", "--install", "checkout", env=env)
+    result = _register_codex_checkout(env=env)
 
     # The stand-in codex fails its first call: the script stops there and says which step failed.
     assert result.returncode == 1
     assert "'codex mcp get brave-search' failed" in result.stderr
     assert f"{len(all_tools())} tools" in result.stdout  # the server was started once before any client was touched
-    key_file = xdg / "brave-search-mcp" / "api-key"
-    assert key_file.read_text(encoding="utf-8") == FAKE_KEY + "\n"
-    assert mode(key_file) == 0o600
-    assert mode(key_file.parent) == 0o700
+    stored = xdg / "brave-search-mcp" / "api-key"
+    assert stored.read_text(encoding="utf-8") == FAKE_KEY + "\n"
+    assert mode(stored) == 0o600
+    assert mode(stored.parent) == 0o700
     assert log.read_text(encoding="utf-8").startswith("codex mcp get --json brave-search")
     assert FAKE_KEY not in log.read_text(encoding="utf-8")
     assert FAKE_KEY not in result.stdout + result.stderr
@@ -240,24 +239,14 @@ def test_the_key_goes_to_a_private_file_and_never_into_a_client_argv(home: Path,
 @pytest.mark.usefixtures("server")
 def test_an_existing_key_file_is_reused_and_made_private(home: Path, bin_dir: Path, tmp_path: Path) -> None:
     recording_client(bin_dir, "codex", tmp_path / "argv.log")
-    key_file = tmp_path / "elsewhere" / "key"
-    key_file.parent.mkdir()
-    key_file.write_text(FAKE_KEY + "\n", encoding="utf-8")
-    key_file.chmod(0o644)
-    result = run_script(
-        "register-mcp.sh",
-        "--client",
-        "codex",
-        "--no-sync",
-        "--install",
-        "checkout",
-        "--key-file",
-        str(key_file),
-        env=script_env(home, bin_dir),
-    )
+    elsewhere = tmp_path / "elsewhere" / "key"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(FAKE_KEY + "\n", encoding="utf-8")
+    elsewhere.chmod(0o644)
+    result = _register_codex_checkout("--key-file", str(elsewhere), env=script_env(home, bin_dir))
     assert "Using the API key already stored in" in result.stdout
-    assert mode(key_file) == 0o600
-    assert key_file.read_text(encoding="utf-8") == FAKE_KEY + "\n"
+    assert mode(elsewhere) == 0o600
+    assert elsewhere.read_text(encoding="utf-8") == FAKE_KEY + "\n"
 
 
 def test_restore_refuses_a_file_that_is_not_a_backup(home: Path, bin_dir: Path, tmp_path: Path) -> None:
@@ -339,16 +328,3 @@ def test_tool_mode_registers_the_installed_command_found_on_path(home: Path, bin
     assert "tools (" in result.stdout  # the installed command was test-started
     assert "'codex mcp get brave-search' failed" in result.stderr  # the stand-in codex stops it after that
     assert key_file(home).exists()
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--install", "pip"], "invalid --install 'pip'"),
-        (["--uvx-from", "brave-search-mcp==0.1.0"], "--uvx-from needs --install uvx"),
-    ],
-)
-def test_install_options_are_checked_as_usage(args: list[str], message: str, home: Path, bin_dir: Path) -> None:
-    result = run_script("register-mcp.sh", "--no-key", *args, env=script_env(home, bin_dir))
-    assert result.returncode == 2
-    assert message in result.stderr
