@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
@@ -375,3 +376,20 @@ async def test_body_exactly_at_the_cap_is_accepted() -> None:
     async with make_client(up, ft, max_response_bytes=CAP) as client:
         response = await call(client)
     assert response.body_bytes == CAP
+
+
+async def test_a_streamed_post_whose_error_body_breaks_is_a_network_error_sent_once() -> None:
+    """Reading a refused POST's body can fail like any read: a typed NETWORK_ERROR (not an internal error), no retry."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'{"type": "ErrorRes'
+        raise httpx2.ReadError("connection reset by peer")
+
+    up, ft = Upstream(httpx2.Response(503, content=body())), FakeTime()
+    async with make_client(up, ft, retries=2) as client:
+        with anyio.fail_after(5), pytest.raises(errors.NetworkError) as info:
+            async for _ in client.stream_post(Endpoint.CHAT, {"messages": []}):
+                pass
+    assert info.value.details["reason"] == "ReadError"
+    assert info.value.details["attempts"] == 1
+    assert len(up.requests) == 1

@@ -310,15 +310,15 @@ class BraveClient:
                 counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
                 if on_send is not None:
                     on_send()
-                with typed_transport_errors("Brave", timeout, self._safe):
+                with typed_transport_errors("Brave", timeout, self._safe):  # reading an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
                         request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
                         response = await http.send(request, stream=True)
-                if not 200 <= response.status_code < 300:
-                    try:
-                        await self._handle(endpoint, response, admission)  # raises the mapped error
-                    finally:
-                        await response.aclose()
+                    if not 200 <= response.status_code < 300:
+                        try:
+                            await self._handle(endpoint, response, admission)  # raises the mapped error
+                        finally:
+                            await response.aclose()
                 await admission.succeeded()
                 answered = True
                 return response
