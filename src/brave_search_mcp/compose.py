@@ -131,19 +131,19 @@ async def open_tools(
 ) -> AsyncIterator[ToolBoundary]:
     """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
     if client is not None:
-        async with _with_others(settings, client.limits.state) as others:
+        async with open_others(settings, client.limits.state) as others:
             yield build_tools(settings, client, others=others)
         return
     async with (
         open_backend(settings) as backend,
         open_client(settings, transport=transport, backend=backend) as owned,
-        _with_others(settings, backend) as others,
+        open_others(settings, backend) as others,
     ):
         yield build_tools(settings, owned, others=others, backend=backend)
 
 
 @asynccontextmanager
-async def _with_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
+async def open_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
     """The other providers on ``state`` (cache and limiter shared by every process on it), closed at the end."""
     others = other_providers(settings, state)
     try:

@@ -74,8 +74,7 @@ class BraveClient:
         self._calls: set[anyio.CancelScope] = set()
         if limits is None:  # this process's own numbers, on the client's clock (tests pass a fake one)
             own = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=0)
-            key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-            limits = brave_limits(own, settings, upstream=upstream_id(settings.base_url, key), clock=clock)
+            limits = brave_limits(own, settings, upstream=upstream_id(settings.base_url, self._key()), clock=clock)
         self.limits = limits
         self._cache: ResponseCache[_Fetched] = ResponseCache(
             settings.cache_size, settings.cache_ttl_seconds, clock=clock

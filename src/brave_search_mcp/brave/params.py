@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from brave_search_mcp.brave.arguments import Collector
+from brave_search_mcp.brave.arguments import Collector, bool_text
 from brave_search_mcp.brave.facts import (
     DEFAULT_COUNT,
     DEFAULT_SAFE_SEARCH,
@@ -107,10 +107,6 @@ def fit_query(query: str) -> str:
         total -= len(words.pop()) + 1
     text = " ".join(words)
     return text[:MAX_QUERY_CHARS].rstrip()
-
-
-def _bool(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _given(args: WebSearchArgs, name: str) -> bool:
@@ -300,8 +296,8 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "safe_search": lambda: _prepare_safe_search(args.safe_search or "strict", rules, out),
         "freshness": lambda: _prepare_freshness(str(args.freshness), out),
         "units": lambda: _send_units(args.units, out),
-        "spellcheck": lambda: out.send("spellcheck", _bool(bool(args.spellcheck))),
-        "extra_snippets": lambda: out.send("extra_snippets", _bool(bool(args.extra_snippets))),
+        "spellcheck": lambda: out.send("spellcheck", bool_text(bool(args.spellcheck))),
+        "extra_snippets": lambda: out.send("extra_snippets", bool_text(bool(args.extra_snippets))),
         "goggles": lambda: _prepare_goggles(list(args.goggles or []), out),
     }
     text_decorations = False
@@ -325,7 +321,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
             handlers[name]()
     if "text_decorations" in rules.supported:
         # Brave's default is true; we strip the tags anyway, so asking for none saves bytes.
-        out.send("text_decorations", _bool(text_decorations))
+        out.send("text_decorations", bool_text(text_decorations))
     if summary and rules.search_type == "web":
         out.send("summary", "1")
     else:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 from pydantic import SecretStr
 
-from brave_search_mcp.compose import build_tools, open_backend, open_client, other_providers
+from brave_search_mcp.compose import build_tools, open_backend, open_client, open_others
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.llm_context import LlmContextEnvelope
@@ -58,9 +58,7 @@ class BraveSearch:
             client = await stack.enter_async_context(
                 open_client(self.settings, transport=self._transport, backend=backend)
             )
-            others = other_providers(self.settings, backend)
-            for provider in others.values():
-                stack.push_async_callback(provider.aclose)
+            others = await stack.enter_async_context(open_others(self.settings, backend))
             self._tools = build_tools(self.settings, client, others=others, backend=backend)
         except BaseException:
             await stack.aclose()

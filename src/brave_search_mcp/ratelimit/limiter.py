@@ -20,13 +20,12 @@ import anyio
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
-from brave_search_mcp.ratelimit.plan import EXACT, PROBE, QUOTA, Ask, Decision, PlanState, horizon
+from brave_search_mcp.ratelimit.plan import PROBE, QUOTA, Ask, Decision, PlanState, horizon, plan_ready
 
 PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again this often
 MIN_SLEEP_SECONDS = 0.0005
 SHARED_JITTER_SECONDS = 0.002  # processes woken for the same slot do not all hit the store at once
-_EPSILON = 1e-9
-KEEP_STARTS, KEEP_STARTS_SECONDS = 4096, 60.0  # this process's own starts kept for estimates: at most, and how long
+OWN_STARTS_KEPT, OWN_STARTS_SECONDS = 4096, 60.0  # this process's own starts kept for estimates: at most, and how long
 
 
 class SlotUnavailable(errors.RefusedBeforeSending):
@@ -145,11 +144,8 @@ class Limiter:
                 wait = decision.ready - now
                 if decision.reason == PROBE:
                     wait = min(wait, PROBE_POLL_SECONDS)  # the probe's answer frees it, in whichever process
-                if deadline is not None:
-                    if decision.reason != PROBE and decision.ready > deadline:
-                        raise SlotUnavailable(wait, self.label)
-                    if now + wait > deadline:
-                        raise SlotUnavailable(wait, self.label)  # a probe outlasting the deadline
+                if deadline is not None and now + wait > deadline:  # the slot, or a probe, outlasts the deadline
+                    raise SlotUnavailable(wait, self.label)
                 if self.slots.shared:
                     wait += random.uniform(0, SHARED_JITTER_SECONDS)
                 with anyio.CancelScope() as wake:
@@ -165,8 +161,8 @@ class Limiter:
         self._head_ready = -math.inf
         recent = self._recent
         recent.append(now)
-        if len(recent) > KEEP_STARTS or recent[0] < now - KEEP_STARTS_SECONDS:
-            cut = max(bisect.bisect_left(recent, now - KEEP_STARTS_SECONDS), len(recent) - KEEP_STARTS)
+        if len(recent) > OWN_STARTS_KEPT or recent[0] < now - OWN_STARTS_SECONDS:
+            cut = max(bisect.bisect_left(recent, now - OWN_STARTS_SECONDS), len(recent) - OWN_STARTS_KEPT)
             del recent[: min(cut, len(recent) - 1)]
 
     def _leave(self, turn: anyio.Event) -> None:
@@ -191,20 +187,15 @@ class Limiter:
         limits = effective.in_force(now)
         if limits is None:
             return None
-        rate, burst = limits
-        spread = effective.spread(now)
-        at_once, h_spread = (spread[1], horizon(*spread, EXACT)) if spread is not None else (burst, -math.inf)
-        h = horizon(rate, burst, self.ask.margin)
+        h = horizon(*limits, self.ask.margin)
         recent = self._recent  # only the newest ``burst`` starts still in the window matter to the rule
-        starts = recent[max(bisect.bisect_right(recent, now - h), len(recent) - burst) :]
+        starts = recent[max(bisect.bisect_right(recent, now - h), len(recent) - limits[1]) :]
         floor = max(now, self.plan.blocked_until, self._head_ready if self._queue else now)
         at = floor
         for _ in range(len(self._queue) + 1):
-            at = floor
-            if len(starts) >= burst:
-                at = max(at, starts[-burst] + h)
-            if len(starts) >= at_once:
-                at = max(at, starts[-at_once] + h_spread)
+            ready = plan_ready(effective, starts, now, self.ask.margin)
+            assert ready is not None  # the plan is in force
+            at = max(floor, ready)
             starts.append(at)
         return at
 

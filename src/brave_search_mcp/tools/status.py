@@ -247,16 +247,12 @@ def render_status_text(report: dict[str, Any]) -> str:
             f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
             f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
             f"timeout {settings['timeout_seconds']:g} s",
-        ]
-    else:  # SearXNG alone: Brave's key, rate, month and plan do not apply
-        lines.append(f"brave: not used (BRAVE_SEARCH_PROVIDERS={','.join(providers)}); no Brave key needed")
-    if "brave" in providers:
-        lines.append(
             f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
-            f"{cache['hits']} hits, {cache['misses']} misses"
-        )
-        lines += _brave_lines(report, throttle)
-    else:  # the pages the other providers cache (on a shared state, the store holds every process's entries)
+            f"{cache['hits']} hits, {cache['misses']} misses",
+            *_brave_lines(report, throttle),
+        ]
+    else:  # SearXNG alone: Brave's key, rate, month and plan do not apply; its pages' cache is shown instead
+        lines.append(f"brave: not used (BRAVE_SEARCH_PROVIDERS={','.join(providers)}); no Brave key needed")
         for name, state in report.get("providers", {}).items():
             pages = state.get("cache")
             if pages:

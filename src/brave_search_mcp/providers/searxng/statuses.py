@@ -23,13 +23,13 @@ from brave_search_mcp.models.errors import (
     UpstreamError,
     UpstreamValidation,
 )
+from brave_search_mcp.providers.searxng.results import PROVIDER_NAME
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.upstream.bodies import decode_json_object
 from brave_search_mcp.upstream.retry import RETRY_STATUSES, parse_retry_after
 
 __all__ = ["JSON_SETTING", "probe_outcome", "redirect_error", "status_error"]
 
-PROVIDER = "searxng"
 JSON_SETTING = "search.formats"
 _JSON_OFF = (
     f"SearXNG refused JSON output (HTTP 403): add json to {JSON_SETTING} in the instance's settings.yml "
@@ -50,7 +50,7 @@ def redirect_error(status: int, location: str, search_url: str) -> BraveSearchEr
     """A 3xx is never followed: off the instance it would send the user's query elsewhere (an external bang)."""
     target = urljoin(search_url, location)
     here, there = urlsplit(search_url), urlsplit(target)
-    details: dict[str, Any] = {"provider": PROVIDER, "status": status}
+    details: dict[str, Any] = {"provider": PROVIDER_NAME, "status": status}
     if (there.scheme, there.netloc) != (here.scheme, here.netloc):
         return UpstreamValidation(
             f"SearXNG answered HTTP {status}, sending the search to {there.netloc or 'another site'}: the query holds "
@@ -69,7 +69,7 @@ def redirect_error(status: int, location: str, search_url: str) -> BraveSearchEr
 def status_error(status: int, headers: httpx2.Headers, body: bytes, base_url: str) -> BraveSearchError:
     """Map a non-2xx, non-3xx answer by its status."""
     said = _error_text(body)
-    details: dict[str, Any] = {"provider": PROVIDER}
+    details: dict[str, Any] = {"provider": PROVIDER_NAME}
     suffix = f" SearXNG said: {said}" if said else ""
     if status == 400:
         return UpstreamValidation(f"SearXNG rejected a parameter (HTTP 400).{suffix}", status=400, details=details)
@@ -110,7 +110,7 @@ def probe_outcome(status: int, content_type: str, location: str, search_url: str
         error = ProviderMisconfigured(
             f"{search_url} answered a {content_type or 'non-JSON'} page, not SearXNG's API: check the SearXNG base "
             "URL.",
-            details={"provider": PROVIDER, "setting": "base_url"},
+            details={"provider": PROVIDER_NAME, "setting": "base_url"},
         )
     else:
         error = status_error(status, httpx2.Headers(), b"", search_url.removesuffix("/search"))
