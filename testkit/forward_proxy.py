@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from testkit.tracked_server import free_port
+
 TINYPROXY = "tinyproxy"
 _START_SECONDS = 10.0
 _STOP_SECONDS = 5.0
@@ -38,13 +40,6 @@ class Forwarded:
 def available() -> bool:
     """Whether tinyproxy is installed (the Debian package ``tinyproxy``)."""
     return shutil.which(TINYPROXY) is not None
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class ForwardProxy:

@@ -14,10 +14,11 @@ from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
+from testkit.brave.auth import VALID_KEY
 from testkit.clock import FakeClock as FakeTime
 from testkit.scripted import Handler, ScriptedUpstream
 
-KEY = "test-key-not-real"
+KEY = VALID_KEY
 BASE = "https://brave.test"
 
 

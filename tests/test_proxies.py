@@ -26,6 +26,7 @@ from testkit.brave.http_server import FakeBraveServer
 from testkit.forward_proxy import Forwarded, ForwardProxy
 from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
+from testkit.tracked_server import free_port
 
 pytestmark = [
     pytest.mark.anyio,
@@ -188,7 +189,7 @@ async def test_no_proxy_for_another_host_still_uses_the_proxy(
 async def test_a_proxy_that_is_down_is_a_network_error_not_a_silent_bypass(
     provider: str, network_env: pytest.MonkeyPatch
 ) -> None:
-    network_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{forward_proxy.free_port()}")
+    network_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{free_port()}")
     with serving(provider) as origin:
         outcome = await search(origin.settings, "nobody home")
         assert origin.count() == 0

@@ -15,12 +15,13 @@ from brave_search_mcp.brave.client import BraveClient, BraveResponse
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
+from testkit.brave.auth import VALID_KEY
 from testkit.clock import FakeClock as FakeTime
 from testkit.scripted import ScriptedUpstream as Upstream
 
 pytestmark = pytest.mark.anyio
 
-KEY = "test-key-not-real"
+KEY = VALID_KEY
 
 
 def rng_sequence(*values: float) -> Callable[[], float]:

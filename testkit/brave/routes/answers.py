@@ -11,11 +11,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from testkit.brave.errors import field_error
 from testkit.brave.exchange import Exchange
 from testkit.brave.reply import Reply
 
-from .query_params import number_range
+from .query_params import _err, number_range
 
 CHAT_PATH = "/res/v1/chat/completions"
 _CHAT_FIELDS = {
@@ -33,10 +32,6 @@ _RESEARCH_RANGES = {
     "research_maximum_number_of_results_per_query": (1, 60),
 }
 _SSE_HEADERS = [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache")]
-
-
-def _err(kind: str, where: str, name: str, msg: str, value: Any) -> dict[str, Any]:
-    return field_error(kind, name, msg, value, where=where)
 
 
 class AnswersRoute:

@@ -34,7 +34,6 @@ class SearchRoute:
     """GET on the four search paths: validated like Brave, billed on success."""
 
     paths = tuple(ENDPOINTS)
-    feature: str | None = None
     methods: frozenset[str] | None = frozenset({"GET"})
     bearer = False
 

@@ -64,7 +64,6 @@ class SummarizerRoute:
     """GET /res/v1/summarizer/search?key=...: not billed (reference/brave-api.md §3.7)."""
 
     paths = (SUMMARIZER_PATH,)
-    feature: str | None = None
     methods: frozenset[str] | None = frozenset({"GET"})
     bearer = False
 
