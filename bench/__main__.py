@@ -17,6 +17,7 @@ from typing import TextIO
 
 import anyio
 
+from .logs import configure_logging
 from .machine import describe_machine, render_machine_line
 from .measure import run_all
 from .read_url import run_read_url
@@ -57,15 +58,6 @@ def command_line(argv: Sequence[str]) -> str:
     if os.environ.get("UV_RUN_RECURSION_DEPTH"):
         return f"uv run --extra dev python -m bench{args}"
     return f"python -m bench{args}"
-
-
-def configure_logging(verbose: bool) -> None:
-    """Progress on stderr; the fake's per-request access log stays quiet."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s bench: %(message)s"
-    )
-    for noisy in ("testkit.brave", "httpx2", "httpcore2"):  # per-request INFO lines from the fake and the HTTP client
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 # Benches of one issue each, run as their own processes in a full run; their output goes into the report.

@@ -29,6 +29,7 @@ from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import RpcSession
 
+from .logs import configure_logging
 from .official import OfficialServer, ensure_official
 from .results import WEB_TOOL
 from .rpc import BenchError
@@ -256,9 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=RUNS, help=f"runs of each scenario per server (default {RUNS})")
     parser.add_argument("--no-official", action="store_true", help="leave the official server out")
     ns = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s bench.bursts: %(message)s")
-    for noisy in ("testkit.brave", "httpx2", "httpcore2"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging(prog="bench.bursts")
     skip = "--no-official given" if ns.no_official else None
     results = anyio.run(lambda: run_bursts(max(1, ns.runs), skip))
     print(render_bursts(results))

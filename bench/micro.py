@@ -121,13 +121,6 @@ def calls_for(case: Case, min_seconds: float) -> int:
     return number
 
 
-def time_case(case: Case, repeat: int = 5, min_seconds: float = 0.2) -> Timing:
-    """timeit: enough calls per repeat to last ``min_seconds``, ``repeat`` times in a row; µs per call."""
-    number = calls_for(case, min_seconds)
-    per_call = sorted(seconds / number * 1e6 for seconds in timeit.Timer(case.run).repeat(repeat, number))
-    return Timing(case.name, case.what, per_call[0], per_call[len(per_call) // 2], number)
-
-
 def reference_workload() -> int:
     """Calibration, not a hot path: string building, sorting and a dict, as the hot paths do."""
     words = sorted(f"word-{i * 7919 % 1000:04d}" for i in range(400))

@@ -46,7 +46,7 @@ async def run_new_tools() -> str:
     )
     return (
         f"`tools/list` for all {len(tools)} tools: **{len(listed.encode()):,} bytes** (target ≤ 15,000; Brave's "
-        f"official server: 117,111 for its eight). Per tool: {per_tool}.\n\n"
+        f"official server 2.1.4: 110,731 for its eight, as the side-by-side measures it). Per tool: {per_tool}.\n\n"
         + table(("default call on the fake upstream", "text the model reads"), rows)
         + "\n"
         "peers.md records no per-tool text figure for the official server's LLM-context, local or answer tools. "

@@ -39,6 +39,7 @@ from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import RpcSession
 
+from .logs import configure_logging
 from .official import OfficialServer, ensure_official
 from .results import FAST_RATE
 from .rpc import BenchError
@@ -334,9 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     if ns.serve_floor:
         return serve_floor()
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s bench.overhead: %(message)s")
-    for noisy in ("testkit.brave", "httpx2", "httpcore2"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging(prog="bench.overhead")
     result = anyio.run(lambda: run_overhead(max(1, ns.samples), max(1, ns.runs), ns.baseline or None))
     print(render_overhead(result))
     return 0

@@ -44,7 +44,6 @@ class SidePlan:
 
 
 SIDE_FULL = SidePlan(startup_reps=10, tools_list_reps=10, call_samples=40, parallel_runs=5)
-SIDE_QUICK = SidePlan(startup_reps=2, tools_list_reps=3, call_samples=5, parallel_runs=1)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from .tables import table
 
 STARTUP_MAX_RATIO = 1.05  # issue 17: nothing imported at start that a call does not need yet
 TOOLS_LIST_MAX_BYTES = 15_000  # "under 15 KB", read strictly as 15,000 bytes
-OFFICIAL_TOOLS_LIST = "117 KB"
+OFFICIAL_TOOLS_LIST = "111 KB"  # official 2.1.4, as the side-by-side measures it (bench.sidebyside)
 TEXT_MAX_BYTES_PER_RESULT = 296  # Brave's official server on the same page of results
 MISS_MAX_OVERHEAD_S = 0.003
 OFFICIAL_MISS_OVERHEAD = "3.5 ms"

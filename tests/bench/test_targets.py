@@ -21,7 +21,7 @@ from tests.bench.figures import MS, burst_run, text_result
 # ------------------------------------------------------------------------------------------------ verdicts
 
 
-def test_startup_target_is_inclusive_at_one_point_three() -> None:
+def test_startup_target_is_inclusive_at_one_point_zero_five() -> None:
     assert judge_startup(1.05, 1.0)
     assert not judge_startup(1.06, 1.0)
     with pytest.raises(ValueError, match="positive"):
