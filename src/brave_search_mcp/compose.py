@@ -47,7 +47,7 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
     limiter = None
     if state is not None:
         name = "searxng:" + hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
-        rate, burst = config.rate / config.rate_window, config.rate
+        rate, burst = config.window
         limiter = state.limiter(name, rate=rate, burst=burst, margin=EXACT, label="SearXNG")
     cache = state.cache if state is not None else None
     return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter)}

@@ -132,7 +132,7 @@ class Admission:
         """Refuse at once, by the plan last seen, what cannot go out in time (nothing is sent on refusal)."""
         now = self.limiter.clock()
         plan = self.limiter.plan
-        if plan.quota_until > now and now < plan.quota_trial_at:
+        if plan.gate_closed(now):
             raise self._quota_error(min(plan.quota_until, plan.quota_trial_at) - now, plan)
         if deadline is None:
             return

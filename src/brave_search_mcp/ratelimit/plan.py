@@ -63,6 +63,10 @@ class PlanState:
         check_limits(rate, burst)
         return PlanState(float(rate), int(burst), clean=int(burst))
 
+    def gate_closed(self, now: float) -> bool:
+        """Whether a spent month holds every request at ``now`` (closed, and not yet time for the next trial)."""
+        return self.quota_until > now and now < self.quota_trial_at
+
     @property
     def learned(self) -> bool:
         """Whether the plan's rate is known."""
@@ -257,7 +261,7 @@ def decide(
     shared_starts: Sequence[float] = (),
 ) -> Decision:
     """May a request start at ``now``? The quota gate, pauses, the probe, then the window(s)."""
-    if own.quota_until > now and now < own.quota_trial_at:
+    if own.gate_closed(now):
         return Decision(False, min(own.quota_until, own.quota_trial_at), QUOTA, own)
     ready, reason = now, OK
     pauses = [own.blocked_until, shared.blocked_until if shared is not None else NEVER]

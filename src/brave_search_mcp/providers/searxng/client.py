@@ -95,6 +95,11 @@ class SearxngConfig:
             raise ValueError("timeout, max_response_bytes and max_pages must be positive, retries non-negative")
 
     @property
+    def window(self) -> tuple[float, int]:
+        """The queue's limits: at most ``rate`` starts per ``rate_window``, as (requests per second, burst)."""
+        return self.rate / self.rate_window, self.rate
+
+    @property
     def search_url(self) -> str:
         """``{base}/search``; a base with a path prefix (``https://host/searx``) keeps it."""
         return self.base_url.rstrip("/") + "/search"
@@ -135,10 +140,10 @@ class SearxngProvider:
         self._sleep = sleep
         # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
         # provider queues in one of its own on its clock: at most ``rate`` starts per ``rate_window``, exactly
+        rate, burst = config.window
         self._limiter = limiter or memory_limiter(
-            "searxng", rate=config.rate / config.rate_window, burst=config.rate, clock=clock, sleep=sleep, margin=EXACT,
-            label="SearXNG",
-        )  # fmt: skip
+            "searxng", rate=rate, burst=burst, clock=clock, sleep=sleep, margin=EXACT, label="SearXNG"
+        )
         self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
         self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
