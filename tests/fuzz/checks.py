@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import httpx2
 from hypothesis import HealthCheck, event, settings
 from mcp.types import CallToolResult, TextContent
 
+from brave_search_mcp.brave.client import BraveClient
+from brave_search_mcp.config import Settings
 from brave_search_mcp.models.errors import ErrorCode
+from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
 from testkit.brave import FakeBrave
+from testkit.clock import FakeClock
+from testkit.settings import make_settings
+from testkit.tools import tool_boundary
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 ARGUMENT_FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=_QUIET)  # 4 tool calls each
@@ -76,3 +85,25 @@ def healthy_fake() -> FakeBrave:
 async def in_worker(example_runner: Callable[[], None]) -> None:
     """Run a hypothesis test in a worker thread, so its examples can call back into this event loop."""
     await anyio.to_thread.run_sync(example_runner)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The tool boundary under fuzz and the settings it was built with."""
+
+    settings: Settings
+    service: ToolBoundary
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """One tool call, which counts as hung after ``CALL_LIMIT`` seconds."""
+        with anyio.fail_after(CALL_LIMIT):
+            return await self.service.call(tool, arguments)
+
+
+@asynccontextmanager
+async def fuzzed_boundary(transport: httpx2.AsyncBaseTransport, **overrides: Any) -> AsyncIterator[Boundary]:
+    """The enabled tools over a BraveClient on ``transport``, on a fake clock, with ``make_settings(**overrides)``."""
+    clock = FakeClock()
+    config = make_settings(**overrides)
+    async with BraveClient(config, transport=transport, clock=clock, sleep=clock.sleep) as brave:
+        yield Boundary(config, tool_boundary(config, brave, clock=clock, sleep=clock.sleep))

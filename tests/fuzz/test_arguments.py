@@ -15,13 +15,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp.types import CallToolResult
 
-from brave_search_mcp.brave.client import BraveClient
-from brave_search_mcp.tools.boundary import ToolOutcome
-from testkit.clock import FakeClock
 from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
-from testkit.tools import tool_boundary
-from tests.fuzz.checks import ARGUMENT_FUZZ, CALL_LIMIT, check_envelope, check_mcp_result, healthy_fake, in_worker
+from tests.fuzz.checks import (
+    ARGUMENT_FUZZ,
+    CALL_LIMIT,
+    check_envelope,
+    check_mcp_result,
+    fuzzed_boundary,
+    healthy_fake,
+    in_worker,
+)
 from tests.fuzz.strategies import surrogate_text, texts, values
 
 pytestmark = pytest.mark.anyio
@@ -148,20 +152,13 @@ async def test_random_arguments_through_the_mcp_client_always_get_an_envelope() 
 async def test_wild_arguments_at_the_tool_boundary_always_get_an_envelope() -> None:
     """What only a hand-written JSON text can carry (NaN, 40-digit ints, lone surrogates, 3000-deep nesting)."""
     fake = healthy_fake()
-    clock = FakeClock()
-    config = make_settings()
-    async with BraveClient(config, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as brave:
-        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
-
-        async def call(tool: str, arguments: dict[str, Any]) -> ToolOutcome:
-            with anyio.fail_after(CALL_LIMIT):
-                return await service.call(tool, arguments)
+    async with fuzzed_boundary(fake.mock_transport()) as boundary:
 
         @ARGUMENT_FUZZ
         @given(every_tool_arguments(wild=True, max_depth=3000))
         def every_tool(per_tool: dict[str, dict[str, Any]]) -> None:
             for tool, arguments in per_tool.items():
-                outcome = anyio.from_thread.run(call, tool, arguments)
+                outcome = anyio.from_thread.run(boundary.call, tool, arguments)
                 assert outcome.tool == tool
                 check_envelope(tool, arguments, outcome.structured, outcome.text, outcome.is_error)
 

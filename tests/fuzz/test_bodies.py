@@ -18,14 +18,9 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.summarizer import MAX_FOLLOWUPS, MAX_REFERENCES, MAX_TEXT_CHARS
 from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES, MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES
-from brave_search_mcp.tools.boundary import ToolOutcome
-from testkit.clock import FakeClock
-from testkit.settings import make_settings
-from testkit.tools import tool_boundary
-from tests.fuzz.checks import BODY_FUZZ, CALL_LIMIT, in_worker
+from tests.fuzz.checks import BODY_FUZZ, fuzzed_boundary, in_worker
 from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, markup_text, mostly, scalars, texts, values
 from tests.fuzz.strategies import field_values as field_values_of
 from tests.fuzz.strategies import query_objects as query_objects_of
@@ -154,16 +149,9 @@ limits = st.tuples(st.integers(MIN_MAX_LINES, MAX_MAX_LINES), st.integers(MIN_MA
 
 async def test_random_brave_bodies_through_the_whole_search_service() -> None:
     replay = Replay()
-    clock = FakeClock()
     # No cache: every example must reach the transport and get its own body.
-    config = make_settings(cache_size=0)
-    cap = config.max_response_bytes
-    async with BraveClient(config, transport=httpx2.MockTransport(replay), clock=clock, sleep=clock.sleep) as brave:
-        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
-
-        async def call(arguments: dict[str, Any]) -> ToolOutcome:
-            with anyio.fail_after(CALL_LIMIT):
-                return await service.call("brave_web_search", arguments)
+    async with fuzzed_boundary(httpx2.MockTransport(replay), cache_size=0) as boundary:
+        cap = boundary.settings.max_response_bytes
 
         @BODY_FUZZ
         @given(st.data(), st.sampled_from(sorted(ANSWER_TYPES)), limits, st.booleans())
@@ -180,7 +168,7 @@ async def test_random_brave_bodies_through_the_whole_search_service() -> None:
             if debug:
                 arguments |= {"debug": True, "include_raw_payload": True}
             before = replay.requests
-            outcome = anyio.from_thread.run(call, arguments)
+            outcome = anyio.from_thread.run(boundary.call, "brave_web_search", arguments)
             assert replay.requests == before + 1  # 200 answers are never retried
             envelope = outcome.structured
             assert envelope["api_version"] == "v1"
@@ -256,14 +244,7 @@ summarizer_bodies = mostly(
 
 async def test_random_summarizer_bodies_through_the_whole_service() -> None:
     replay = Replay()
-    clock = FakeClock()
-    config = make_settings(cache_size=0)
-    async with BraveClient(config, transport=httpx2.MockTransport(replay), clock=clock, sleep=clock.sleep) as brave:
-        service = tool_boundary(config, brave, clock=clock, sleep=clock.sleep)
-
-        async def call(arguments: dict[str, Any]) -> ToolOutcome:
-            with anyio.fail_after(CALL_LIMIT):
-                return await service.call("brave_summarizer", arguments)
+    async with fuzzed_boundary(httpx2.MockTransport(replay), cache_size=0) as boundary:
 
         @BODY_FUZZ
         @given(summarizer_bodies, st.booleans(), st.booleans())
@@ -271,14 +252,14 @@ async def test_random_summarizer_bodies_through_the_whole_service() -> None:
             replay.body = json.dumps(document).encode()
             replay.zipped = False
             arguments = {"key": "fuzz-key", "entity_info": entity_info, "inline_references": inline_references}
-            outcome = anyio.from_thread.run(call, arguments)
+            outcome = anyio.from_thread.run(boundary.call, "brave_summarizer", arguments)
             envelope = outcome.structured
             assert envelope["api_version"] == "v1"
             outcome.text.encode("utf-8")
             assert "Traceback" not in outcome.text
             if outcome.is_error:
                 code = envelope["error"]["code"]
-                too_large = {"RESPONSE_TOO_LARGE"} if len(replay.body) > config.max_response_bytes else set()
+                too_large = {"RESPONSE_TOO_LARGE"} if len(replay.body) > boundary.settings.max_response_bytes else set()
                 assert code in {"SUMMARY_UNAVAILABLE", "PARSE_ERROR"} | too_large, envelope["error"]
                 event(code)
                 return

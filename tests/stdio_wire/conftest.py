@@ -12,9 +12,9 @@ from testkit.brave.http_server import FakeBraveServer
 
 
 @pytest.fixture
-def upstream() -> Iterator[FakeBraveServer]:
-    with FakeBraveServer(rate_per_second=1000) as server:
-        yield server
+def upstream(fake_server: FakeBraveServer) -> FakeBraveServer:
+    """The shared ``fake_server``, by the name these tests use for it."""
+    return fake_server
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ from brave_search_mcp.faces.stdio import (
     stdio_wire,
 )
 from testkit.brave.http_server import FakeBraveServer
-from testkit.stdio import WAIT_SECONDS, RpcSession, server_env
-from tests.stdio_wire.test_subprocess import assert_error, read_stderr, wait_for_exit
+from testkit.stdio import PROTOCOL, WAIT_SECONDS, RpcSession, server_env
+from tests.stdio_wire.support import assert_error, exits_with, read_stderr, wait_for_exit
 
 pytestmark = pytest.mark.anyio
 
@@ -125,7 +125,7 @@ async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() ->
             "id": 1,
             "method": "initialize",
             "params": {
-                "protocolVersion": "2025-11-25",
+                "protocolVersion": PROTOCOL,
                 "capabilities": {},
                 "clientInfo": {"name": "t", "version": "0"},
             },
@@ -179,9 +179,7 @@ async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
     async with await anyio.open_process(command, env=env, stderr=stderr_file) as process:
         rpc = RpcSession(process)
         try:
-            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-            await rpc.call("initialize", init)
-            await rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await rpc.initialize(server_name="stuck")
             await rpc.request("tools/call", {"name": "stuck", "arguments": {}})
             await rpc.call("ping")  # answered while the stuck call runs: the call is in flight now
             if isinstance(stop, signal.Signals):
@@ -207,12 +205,7 @@ async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its
         async with await anyio.open_process(
             command, env=server_env(upstream.base_url), stdin=stdin, stdout=stdout, stderr=stderr_file
         ) as process:
-            try:
-                with anyio.fail_after(WAIT_SECONDS):
-                    assert await process.wait() == 0
-            finally:
-                if process.returncode is None:
-                    process.kill()
+            assert await exits_with(process, WAIT_SECONDS) == 0
     lines = [json.loads(line) for line in replies.read_bytes().splitlines()]
     assert all(line["jsonrpc"] == "2.0" for line in lines)
     assert any(line.get("id") is None and line["error"]["code"] == PARSE_ERROR for line in lines)

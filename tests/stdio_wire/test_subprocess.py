@@ -20,16 +20,11 @@ from brave_search_mcp.faces.stdio import (
 )
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import WAIT_SECONDS, RpcSession, server_env, stdio_server
+from tests.stdio_wire.support import EXIT_DEADLINE, assert_error, exits_with, read_stderr, wait_for_exit
 
 pytestmark = pytest.mark.anyio
 
-EXIT_DEADLINE = 2.0  # issue 11: a stopped server is gone within 2 s, even with a call stuck upstream
 SEARCH = {"name": "brave_web_search", "arguments": {"query": "hanging query"}}
-
-
-def read_stderr(file: IO[bytes]) -> str:
-    file.seek(0)
-    return file.read().decode("utf-8", "replace")
 
 
 @asynccontextmanager
@@ -42,13 +37,6 @@ async def serving(upstream: FakeBraveServer, stderr: IO[bytes]) -> AsyncIterator
 async def assert_still_serving(rpc: RpcSession) -> None:
     tools = (await rpc.call("tools/list"))["result"]["tools"]
     assert "brave_web_search" in [tool["name"] for tool in tools]
-
-
-def assert_error(reply: dict[str, Any], code: int, request_id: Any) -> None:
-    assert reply["jsonrpc"] == "2.0"
-    assert reply["id"] == request_id
-    assert reply["error"]["code"] == code
-    assert "result" not in reply
 
 
 # --- bad lines over the real subprocess: each is answered, then the next line is served ---
@@ -156,11 +144,6 @@ async def start_hanging_call(rpc: RpcSession, upstream: FakeBraveServer) -> int:
     return request_id
 
 
-async def wait_for_exit(rpc: RpcSession) -> int:
-    with anyio.fail_after(EXIT_DEADLINE):
-        return await rpc.process.wait()
-
-
 @pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
 async def test_signal_during_a_hanging_call_exits_promptly_without_traceback(
     upstream: FakeBraveServer, stderr_file: IO[bytes], signum: signal.Signals, exit_code: int
@@ -210,12 +193,7 @@ async def test_client_gone_from_stdout_ends_the_server_quietly(
     async with process:
         assert process.stdin is not None
         await process.stdin.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
-        try:
-            with anyio.fail_after(WAIT_SECONDS):
-                assert await process.wait() == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
+        assert await exits_with(process, WAIT_SECONDS) == 0
     assert "Traceback" not in read_stderr(stderr_file)
 
 
@@ -228,12 +206,7 @@ async def test_cli_search_interrupted_prints_one_line_and_exits_130(
     async with await anyio.open_process(command, env=env, stdin=None, stderr=stderr_file) as process:
         assert await anyio.to_thread.run_sync(upstream.wait_for_requests, 1, WAIT_SECONDS)
         process.send_signal(signal.SIGINT)
-        try:
-            with anyio.fail_after(EXIT_DEADLINE):
-                assert await process.wait() == 130
-        finally:
-            if process.returncode is None:
-                process.kill()
+        assert await exits_with(process, EXIT_DEADLINE) == 130
         assert process.stdout is not None
         with pytest.raises(anyio.EndOfStream):  # nothing on stdout: no half-printed result
             await process.stdout.receive()
