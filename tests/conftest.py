@@ -1,4 +1,5 @@
-"""Shared pytest fixtures: the fake clock, settings and fake Brave upstream from testkit, wired in."""
+"""Shared pytest fixtures: the fake clock, settings, fake Brave and SearXNG upstreams from testkit, and a test CA,
+wired in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import trustme
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import PACKAGE_LOGGER
@@ -15,13 +17,14 @@ from brave_search_mcp.providers.searxng.client import SearxngProvider
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
-from testkit.searxng import FakeSearxng
+from testkit.searxng import FakeSearxng, FakeSearxngServer
 from testkit.searxng.provider import make_provider
 from testkit.settings import make_settings
 from tests import fault_cases
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BRAVE_BODIES = REPO_ROOT / "tests" / "fixtures" / "brave"  # Brave bodies in the documented shapes (README there)
+NETWORK_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -75,6 +78,12 @@ def fake_server() -> Iterator[FakeBraveServer]:
 
 
 @pytest.fixture
+def searxng_server() -> Iterator[FakeSearxngServer]:
+    with FakeSearxngServer(FakeSearxng()) as server:
+        yield server
+
+
+@pytest.fixture
 def searx() -> FakeSearxng:
     """A fake SearXNG instance as measured: 27 results a page, 3 pages."""
     return FakeSearxng()
@@ -92,3 +101,27 @@ async def searxng(searx: FakeSearxng, clock: FakeClock) -> AsyncIterator[Searxng
 def counting_server() -> Iterator[FakeBraveServer]:
     with FakeBraveServer(fault_cases.new_fake()) as server:
         yield server
+
+
+@pytest.fixture
+def network_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No proxy or CA setting from the machine: each test sets exactly what it checks. Not autouse: a module that
+    touches the network variables asks for it (``pytest.mark.usefixtures("network_env")``)."""
+    for name in NETWORK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    return monkeypatch
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    """A test certificate authority, one per module."""
+    return trustme.CA()
+
+
+@pytest.fixture
+def ca_file(ca: trustme.CA, tmp_path: Path) -> str:
+    """``ca``'s certificate written to a PEM file, as SSL_CERT_FILE would name it."""
+    path = tmp_path / "corporate-ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)

@@ -3,8 +3,6 @@ respect where the provider's tests once stayed green only because the fake was k
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx2
 import pytest
 
@@ -18,12 +16,6 @@ BROWSERISH = {
     "Accept-Language": "en",
     "Accept-Encoding": "gzip, deflate",
 }
-
-
-@pytest.fixture
-def server() -> Iterator[FakeSearxngServer]:
-    with FakeSearxngServer(FakeSearxng()) as running:
-        yield running
 
 
 def ask(
@@ -182,13 +174,13 @@ def test_public_instance_turns_an_api_client_away_to_its_index() -> None:
     assert statuses[-1].headers["location"] == "http://sx.test/"
 
 
-def test_the_real_server_reads_post_forms(server: FakeSearxngServer) -> None:
+def test_the_real_server_reads_post_forms(searxng_server: FakeSearxngServer) -> None:
     with httpx2.Client() as http:
-        reply = http.post(server.base_url + "/search", data={"q": "!!g a b", "format": "json"})
-        ok = http.post(server.base_url + "/search", data={"q": "rust :de", "format": "json", "pageno": "2"})
+        reply = http.post(searxng_server.base_url + "/search", data={"q": "!!g a b", "format": "json"})
+        ok = http.post(searxng_server.base_url + "/search", data={"q": "rust :de", "format": "json", "pageno": "2"})
     assert reply.status_code == 302
     assert ok.status_code == 200 and ok.json()["query"] == "rust"
-    assert server.fake.search_requests()[-1].params["pageno"] == "2"
+    assert searxng_server.fake.search_requests()[-1].params["pageno"] == "2"
 
 
 def test_module_runs_a_foreground_server_until_interrupted() -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,6 @@ from testkit.searxng import FakeSearxng, FakeSearxngServer
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def searxng_server() -> Iterator[FakeSearxngServer]:
-    with FakeSearxngServer(FakeSearxng()) as server:
-        yield server
 
 
 def _boundary(

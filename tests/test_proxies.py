@@ -31,9 +31,9 @@ from testkit.tracked_server import free_port
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(not forward_proxy.available(), reason="tinyproxy is not installed (.ci/run installs it)"),
+    pytest.mark.usefixtures("network_env"),  # no proxy or CA setting from the machine: each test sets what it checks
 ]
 
-NETWORK_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 PROVIDERS = ("brave", "searxng")
 
 
@@ -70,33 +70,12 @@ async def search(settings: Settings, query: str) -> ToolOutcome:
         return await tools.call("brave_web_search", {"query": query, "max_results": 2})
 
 
-@pytest.fixture(autouse=True)
-def network_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """No proxy or CA setting from the machine: each test sets exactly what it checks."""
-    for name in NETWORK_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    return monkeypatch
-
-
 @pytest.fixture
 def proxy(tmp_path: Path) -> Iterator[ForwardProxy]:
     directory = tmp_path / "proxy"
     directory.mkdir()
     with ForwardProxy(directory) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def ca_file(ca: trustme.CA, tmp_path: Path) -> str:
-    path = tmp_path / "corporate-ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import httpx2
 import pytest
@@ -134,19 +133,16 @@ async def test_404_names_the_base_url_setting(searxng: SearxngProvider, searx: F
 
 
 @pytest.mark.anyio
-async def test_bad_parameter_reaching_searxng_is_upstream_validation_with_its_message(clock: FakeClock) -> None:
-    searx = FakeSearxng()
-    provider = make_provider(searx, clock)
+async def test_bad_parameter_reaching_searxng_is_upstream_validation_with_its_message(searxng: SearxngProvider) -> None:
     with pytest.raises(UpstreamValidation) as caught:
-        await provider.search(req(query="   "))  # validated upstream of us normally; SearXNG says "No query"
+        await searxng.search(req(query="   "))  # validated upstream of us normally; SearXNG says "No query"
     assert "No query" in caught.value.message
-    await provider.aclose()
 
 
 @pytest.mark.anyio
 async def test_non_json_answer_is_a_parse_error(clock: FakeClock) -> None:
     transport = httpx2.MockTransport(lambda r: httpx2.Response(200, text="<html>login</html>"))
-    provider = SearxngProvider(SearxngConfig(base_url=BASE), transport=transport, clock=clock, sleep=clock.sleep)
+    provider = make_provider(transport, clock)
     with pytest.raises(ParseError):
         await provider.search(req())
     await provider.aclose()
@@ -160,8 +156,7 @@ async def test_connection_failures_are_retried_then_network_error_without_secret
         calls.append(1)
         raise httpx2.ConnectError("refused by pw-not-real-9", request=request)
 
-    config = SearxngConfig(base_url=BASE, username="u", password="pw-not-real-9")
-    provider = SearxngProvider(config, transport=httpx2.MockTransport(refuse), clock=clock, sleep=clock.sleep)
+    provider = make_provider(httpx2.MockTransport(refuse), clock, username="u", password="pw-not-real-9")
     with pytest.raises(NetworkError) as caught:
         await provider.search(req())
     await provider.aclose()
@@ -191,7 +186,7 @@ async def test_oversized_answer_is_refused(searx: FakeSearxng, clock: FakeClock)
 async def test_a_json_body_labelled_html_is_not_taken_for_the_api(clock: FakeClock) -> None:
     page = httpx2.Response(200, text='{"results": []}', headers={"Content-Type": "text/html"})
     transport = httpx2.MockTransport(lambda r: page)
-    provider = SearxngProvider(SearxngConfig(base_url=BASE), transport=transport, clock=clock, sleep=clock.sleep)
+    provider = make_provider(transport, clock)
     with pytest.raises(ParseError) as caught:
         await provider.search(req())
     await provider.aclose()
@@ -236,26 +231,20 @@ async def test_past_deadline_fails_without_sending(
 # ------------------------------------------------------------------------------------ real sockets
 
 
-@pytest.fixture
-def server() -> Iterator[FakeSearxngServer]:
-    with FakeSearxngServer(FakeSearxng()) as running:
-        yield running
-
-
 @pytest.mark.anyio
-async def test_real_server_round_trip(server: FakeSearxngServer) -> None:
-    provider = SearxngProvider(SearxngConfig(base_url=server.base_url + "/"))
+async def test_real_server_round_trip(searxng_server: FakeSearxngServer) -> None:
+    provider = SearxngProvider(SearxngConfig(base_url=searxng_server.base_url + "/"))
     page = await provider.search(req(search_type="news", count=2, query="!!g news"))
     await provider.aclose()
     assert [r.rank for r in page.sections[0].results] == [1, 2]
-    sent = server.fake.search_requests()[0]
+    sent = searxng_server.fake.search_requests()[0]
     assert (sent.path, sent.method, sent.engine_query) == ("/search", "POST", '"!!g" news')
 
 
 @pytest.mark.anyio
-async def test_slow_instance_times_out_at_the_configured_timeout(server: FakeSearxngServer) -> None:
-    server.fake.delay_seconds = 5.0
-    provider = SearxngProvider(SearxngConfig(base_url=server.base_url, timeout=0.2, retries=0))
+async def test_slow_instance_times_out_at_the_configured_timeout(searxng_server: FakeSearxngServer) -> None:
+    searxng_server.fake.delay_seconds = 5.0
+    provider = SearxngProvider(SearxngConfig(base_url=searxng_server.base_url, timeout=0.2, retries=0))
     started = time.monotonic()
     with pytest.raises(UpstreamTimeout) as caught:
         await provider.search(req())
@@ -266,12 +255,13 @@ async def test_slow_instance_times_out_at_the_configured_timeout(server: FakeSea
 
 
 @pytest.mark.anyio
-async def test_fake_answers_searxng_shaped_json_over_http(server: FakeSearxngServer) -> None:
+async def test_fake_answers_searxng_shaped_json_over_http(searxng_server: FakeSearxngServer) -> None:
+    search = searxng_server.base_url + "/search"
     async with httpx2.AsyncClient() as http:
-        ok = await http.get(server.base_url + "/search", params={"q": "x", "format": "json", "categories": "bogus"})
-        no_query = await http.get(server.base_url + "/search", params={"format": "json"})
-        bad_safe = await http.get(server.base_url + "/search", params={"q": "x", "format": "json", "safesearch": "5"})
-        bad_page = await http.get(server.base_url + "/search", params={"q": "x", "format": "json", "pageno": "0"})
+        ok = await http.get(search, params={"q": "x", "format": "json", "categories": "bogus"})
+        no_query = await http.get(search, params={"format": "json"})
+        bad_safe = await http.get(search, params={"q": "x", "format": "json", "safesearch": "5"})
+        bad_page = await http.get(search, params={"q": "x", "format": "json", "pageno": "0"})
     body = ok.json()
     assert set(body) == {
         "query", "results", "answers", "corrections", "infoboxes", "suggestions", "unresponsive_engines"

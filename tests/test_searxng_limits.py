@@ -9,7 +9,7 @@ import pytest
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.models.errors import ProviderMisconfigured, RateLimited, UpstreamValidation
-from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.providers.searxng.client import SearxngProvider
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng
 from testkit.searxng.provider import BASE, make_provider
@@ -34,9 +34,7 @@ def _max_in_any_window(starts: list[float], window: float = 1.0) -> int:
 @pytest.mark.anyio
 async def test_at_most_two_requests_start_in_any_one_second(searx: FakeSearxng, clock: FakeClock) -> None:
     starts: list[float] = []
-    provider = SearxngProvider(
-        SearxngConfig(base_url=BASE), transport=_timed_transport(searx, clock, starts), clock=clock, sleep=clock.sleep
-    )
+    provider = make_provider(_timed_transport(searx, clock, starts), clock)
     for n in range(5):
         await provider.search(req(query=f"q{n}"))  # five searches (the same one would come from the cache)
     assert starts == [1000.0, 1000.0, 1001.0, 1001.0, 1002.0]
@@ -47,9 +45,7 @@ async def test_at_most_two_requests_start_in_any_one_second(searx: FakeSearxng, 
 @pytest.mark.anyio
 async def test_limiter_holds_for_concurrent_callers_too(searx: FakeSearxng, clock: FakeClock) -> None:
     starts: list[float] = []
-    provider = SearxngProvider(
-        SearxngConfig(base_url=BASE), transport=_timed_transport(searx, clock, starts), clock=clock, sleep=clock.sleep
-    )
+    provider = make_provider(_timed_transport(searx, clock, starts), clock)
     async with anyio.create_task_group() as tg:
         for n in range(6):
             tg.start_soon(provider.search, req(query=f"q{n}"))
@@ -111,7 +107,7 @@ async def test_a_redirect_off_the_instance_is_never_followed(query: str, clock: 
         return httpx2.Response(302, headers={"Location": "https://www.google.com/search?q=hello"})
 
     transport = httpx2.MockTransport(bang)
-    provider = SearxngProvider(SearxngConfig(base_url=BASE), transport=transport, clock=clock, sleep=clock.sleep)
+    provider = make_provider(transport, clock)
     with pytest.raises(UpstreamValidation) as caught:
         await provider.search(req(query=query))
     await provider.aclose()
@@ -157,16 +153,14 @@ async def test_probe_tells_json_output_on_from_off_without_searching(
 @pytest.mark.anyio
 async def test_probe_of_something_else_or_nothing(clock: FakeClock) -> None:
     html = httpx2.MockTransport(lambda r: httpx2.Response(200, text="<html>", headers={"Content-Type": "text/html"}))
-    other = SearxngProvider(SearxngConfig(base_url=BASE), transport=html, clock=clock, sleep=clock.sleep)
+    other = make_provider(html, clock)
     wrong = await other.probe()
     assert (wrong["ok"], wrong["code"]) == (False, "PROVIDER_MISCONFIGURED") and "base URL" in wrong["message"]
 
     def refuse(request: httpx2.Request) -> httpx2.Response:
         raise httpx2.ConnectError("refused", request=request)
 
-    down = SearxngProvider(
-        SearxngConfig(base_url=BASE), transport=httpx2.MockTransport(refuse), clock=clock, sleep=clock.sleep
-    )
+    down = make_provider(httpx2.MockTransport(refuse), clock)
     gone = await down.probe()
     assert (gone["ok"], gone["code"]) == (False, "NETWORK_ERROR")
     await other.aclose()

@@ -21,6 +21,7 @@ from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
+from testkit.searxng.provider import make_provider
 from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
@@ -38,9 +39,7 @@ async def tools(
         settings = settings.model_copy(update={"api_key": None, "api_key_source": None})
     clock = FakeClock()
     async with BraveClient(settings, transport=brave.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        provider = SearxngProvider(
-            SearxngConfig(URL, retries=0), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
-        )
+        provider = make_provider(searxng, clock, base_url=URL, retries=0)
         yield build_tools(settings, client, clock=clock, sleep=clock.sleep, others={"searxng": provider})
         await provider.aclose()
 

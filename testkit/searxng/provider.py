@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
+
 from brave_search_mcp.providers.protocol import SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from testkit.clock import FakeClock
@@ -20,8 +22,12 @@ def search_request(**overrides: Any) -> SearchRequest:
     return SearchRequest(**values)
 
 
-def make_provider(fake: FakeSearxng, clock: FakeClock, **config: Any) -> SearxngProvider:
-    """A provider talking to ``fake`` through its MockTransport, on the fake clock (``cache=`` passes through)."""
+def make_provider(
+    upstream: FakeSearxng | httpx2.AsyncBaseTransport, clock: FakeClock, **config: Any
+) -> SearxngProvider:
+    """A provider talking to ``upstream`` (a fake, through its MockTransport, or any transport), on the fake clock;
+    ``base_url`` defaults to ``BASE``, the rest is SearxngConfig (``cache=`` passes through)."""
     cache = config.pop("cache", None)
     settings = SearxngConfig(base_url=config.pop("base_url", BASE), **config)
-    return SearxngProvider(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep, cache=cache)
+    transport = upstream.mock_transport() if isinstance(upstream, FakeSearxng) else upstream
+    return SearxngProvider(settings, transport=transport, clock=clock, sleep=clock.sleep, cache=cache)

@@ -20,22 +20,9 @@ from testkit.sites import FakeSite
 
 from .conftest import MakeReader, read
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("network_env")]
 
 PAGE = "<html><head><title>Intranet</title></head><body><article><p>{}</p></article></body></html>"
-
-
-@pytest.fixture(autouse=True)
-def network_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    return monkeypatch
-
-
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
 
 
 @pytest.fixture
@@ -63,12 +50,10 @@ async def test_the_reader_connects_directly_even_with_a_proxy_set(
 
 
 async def test_the_reader_trusts_a_private_ca_only_when_ssl_cert_file_names_it(
-    make_reader: MakeReader, secure_site: FakeSite, ca: trustme.CA, tmp_path: Path, network_env: pytest.MonkeyPatch
+    make_reader: MakeReader, secure_site: FakeSite, ca_file: str, network_env: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(NetworkError):
         await make_reader().read(secure_site.url("/"))
-    bundle = tmp_path / "corporate-ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    network_env.setenv("SSL_CERT_FILE", str(bundle))
+    network_env.setenv("SSL_CERT_FILE", ca_file)
     answer, _ = await read(make_reader(), secure_site.url("/"))
     assert "behind the corporate CA" in answer["content"]

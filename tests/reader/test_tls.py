@@ -17,11 +17,6 @@ from .conftest import MakeReader, read
 PAGE = "<html><head><title>Secure</title></head><body><article><p>{}</p></article></body></html>"
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 @pytest.fixture
 def secure_site(ca: trustme.CA) -> Iterator[tuple[FakeSite, list[str | None]]]:
     names: list[str | None] = []
