@@ -25,11 +25,10 @@ from .report import build_rows, render_document
 from .results import FULL_PLAN, QUICK_PLAN
 from .speed import SpeedResults, run_speed
 from .speed_report import render_speed
+from .tables import BENCHMARKS_DOC
 from .targets import render_table
 
 logger = logging.getLogger("bench")
-
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quick", action="store_true", help="few repetitions (CI): 3 start-ups, 20 latency samples, one burst each"
     )
-    parser.add_argument("--no-write", action="store_true", help=f"print the table only; do not write {DEFAULT_OUTPUT}")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the Markdown report")
+    parser.add_argument("--no-write", action="store_true", help=f"print the table only; do not write {BENCHMARKS_DOC}")
+    parser.add_argument("--output", type=Path, default=BENCHMARKS_DOC, help="where to write the Markdown report")
     parser.add_argument(
         "--no-speed",
         action="store_true",

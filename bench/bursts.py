@@ -11,12 +11,11 @@ per run and per server, and the runs alternate which server goes first.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import statistics
 import sys
 import tempfile
-import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -31,9 +30,8 @@ from testkit.stdio import RpcSession
 
 from .logs import configure_logging
 from .official import OfficialServer, ensure_official
-from .results import WEB_TOOL
-from .rpc import BenchError
-from .sidebyside import OURS, THEIRS, Contender, contenders, started
+from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, started
+from .stats import summarize
 from .tables import table
 
 logger = logging.getLogger(__name__)
@@ -102,38 +100,17 @@ def _outcome(message: dict[str, Any]) -> str:
     return str(error.get("code") or "error")
 
 
-async def burst(session: RpcSession, contender: Contender, calls: int, tag: str, *, one_write: bool) -> Burst:
-    """``calls`` distinct web searches written at once; wall time from the first write to the last answer."""
-    ids = [100_000 + n for n in range(calls)]
-    data = [
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                    "params": {"name": WEB_TOOL, "arguments": contender.arguments(f"{tag} {i}")}}).encode() + b"\n"
-        for i in ids
-    ]  # fmt: skip
-    stdin = session.process.stdin
-    if stdin is None:
-        raise BenchError("server has no stdin")
-    begin = time.perf_counter()
-    for chunk in [b"".join(data)] if one_write else data:
-        await stdin.send(chunk)
-    replies = [await session.receive(i) for i in ids]
+async def burst(
+    session: RpcSession, contender: Contender, fake: FakeBrave, calls: int, tag: str, *, one_write: bool
+) -> Burst:
+    """``calls`` distinct web searches written at once (``parallel_wall``): how they ended, the 429s and requests
+    the fake saw meanwhile, and the wall time from the first write to the last answer."""
+    limited, requests = fake.rate_limited_count, len(fake.requests)
+    replies, wall = await parallel_wall(session, contender.arguments, tag, calls=calls, one_write=one_write)
     outcomes = [_outcome(reply.message) for reply in replies]
-    codes: dict[str, int] = {}
-    for code in outcomes:
-        if code != "ok":
-            codes[code] = codes.get(code, 0) + 1
-    wall = max(reply.arrived for reply in replies) - begin
-    return Burst(calls, outcomes.count("ok"), codes, 0, 0, wall)
-
-
-def _with_upstream(found: Burst, fake: FakeBrave, before: tuple[int, int]) -> Burst:
-    return replace(
-        found, upstream_429=fake.rate_limited_count - before[0], upstream_requests=len(fake.requests) - before[1]
-    )
-
-
-def _seen(fake: FakeBrave) -> tuple[int, int]:
-    return fake.rate_limited_count, len(fake.requests)
+    codes = dict(Counter(code for code in outcomes if code != "ok"))
+    limited, requests = fake.rate_limited_count - limited, len(fake.requests) - requests
+    return Burst(calls, outcomes.count("ok"), codes, limited, requests, wall)
 
 
 def _prepared(
@@ -153,9 +130,8 @@ async def run_scenario(scenario: Scenario, installed: OfficialServer | None, tmp
         state = tmp / f"{scenario.key}-{run}-{name}"
         who = _prepared(name, installed, upstream.base_url, state, scenario.env)
         async with started(who) as session:
-            before = _seen(fake)
-            found = await burst(session, who, scenario.calls, f"{scenario.key} {run}", one_write=scenario.one_write)
-            return _with_upstream(found, fake, before)
+            tag = f"{scenario.key} {run}"
+            return await burst(session, who, fake, scenario.calls, tag, one_write=scenario.one_write)
 
 
 async def run_processes(
@@ -170,9 +146,7 @@ async def run_processes(
             if n:
                 await anyio.sleep(WINDOW_CLEAR_SECONDS)
             async with started(who) as session:
-                before = _seen(fake)
-                found = await burst(session, who, calls, f"c {run} {n}", one_write=False)
-                out.append(_with_upstream(found, fake, before))
+                out.append(await burst(session, who, fake, calls, f"c {run} {n}", one_write=False))
     return out[0], out[1]
 
 
@@ -202,9 +176,9 @@ async def run_bursts(runs: int = RUNS, official: OfficialServer | str | None = N
 
 
 def _wall(bursts: Sequence[Burst]) -> str:
-    walls = [b.wall for b in bursts]
-    spread = f" ({min(walls):.2f}–{max(walls):.2f})" if len(walls) > 1 else ""
-    return f"{statistics.median(walls):.2f} s{spread}"
+    walls = summarize([b.wall for b in bursts])
+    spread = f" ({walls.minimum:.2f}–{walls.maximum:.2f})" if walls.n > 1 else ""
+    return f"{walls.median:.2f} s{spread}"
 
 
 def _cell(bursts: Sequence[Burst]) -> str:

@@ -39,6 +39,7 @@ from .results import (
     ToolsListResult,
 )
 from .rpc import BenchError, capture_stderr, proc_status, spawn_server, time_command, time_to_output
+from .sidebyside import parallel_wall
 from .upstream import DIRECT_KEY, DirectClient, load_recorded_page, make_fake
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,10 @@ logger = logging.getLogger(__name__)
 
 def _search_args(query: str) -> dict[str, Any]:
     return {"query": query, "max_results": 10, "result_filter": ["web"]}
+
+
+def _query_only(query: str) -> dict[str, Any]:
+    return {"query": query}
 
 
 def _meta(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,13 +226,7 @@ async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
                 _meta((await session.call_tool(WEB_TOOL, {"query": f"{label} teaches the rate"}))[0])
             limited_before = upstream.fake.rate_limited_count
             requests_before = upstream.fake.hits(WEB_PATH)
-            started = time.perf_counter()
-            ids = [
-                await session.request("tools/call", {"name": WEB_TOOL, "arguments": {"query": f"{label} call {n}"}})
-                for n in range(BURST_CALLS)
-            ]
-            replies = [await session.receive(request_id) for request_id in ids]
-            wall = max(reply.arrived for reply in replies) - started
+            replies, wall = await parallel_wall(session, _query_only, f"{label} call", calls=BURST_CALLS)
         ok = sum(1 for reply in replies if not reply.message.get("result", {}).get("isError", True))
         return BurstRun(
             calls=BURST_CALLS,

@@ -18,11 +18,10 @@ from typing import Any, TextIO
 from testkit.settings import make_settings
 
 from . import hot
-from .tables import replace_section, table
+from .tables import BENCHMARKS_DOC, table, write_section
 from .upstream import load_recorded_page, page_slice
 
 BASELINE = Path(__file__).resolve().parent / "baseline.json"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 TOLERANCE = 0.20
 START, END = "<!-- bench.micro:start -->", "<!-- bench.micro:end -->"
 REFERENCE = "reference"  # a fixed pure-Python workload: how fast this machine is right now
@@ -224,7 +223,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     """Run the micro-benchmarks; print the table; optionally write the doc section or the baseline."""
     parser = argparse.ArgumentParser(prog="python -m bench.micro", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats of 0.05 s: a smoke run, not a measurement")
-    parser.add_argument("--write", action="store_true", help=f"replace the micro section of {DOC}")
+    parser.add_argument("--write", action="store_true", help=f"replace the micro section of {BENCHMARKS_DOC}")
     parser.add_argument("--update-baseline", action="store_true", help=f"store these figures in {BASELINE}")
     ns = parser.parse_args(argv)
     out = out or sys.stdout
@@ -235,9 +234,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         BASELINE.write_text(baseline_document(timings, "python -m bench.micro on the bench machine"), encoding="utf-8")
         out.write(f"wrote {BASELINE}\n")
     if ns.write:
-        current = DOC.read_text(encoding="utf-8") if DOC.is_file() else "# Benchmarks\n"
-        DOC.write_text(replace_section(current, micro_section(timings, baseline), START, END), encoding="utf-8")
-        out.write(f"wrote {DOC}\n")
+        write_section(micro_section(timings, baseline), START, END)
+        out.write(f"wrote {BENCHMARKS_DOC}\n")
     return 0
 
 

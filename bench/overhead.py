@@ -27,11 +27,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -42,7 +42,6 @@ from testkit.stdio import RpcSession
 from .logs import configure_logging
 from .official import OfficialServer, ensure_official
 from .results import FAST_RATE
-from .rpc import BenchError
 from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, started, timed_call
 from .stats import Summary, summarize
 from .tables import table
@@ -99,17 +98,21 @@ def serve_floor() -> int:
     return run_stdio(server)
 
 
+def _floor_arguments(query: str) -> dict[str, Any]:
+    return {"query": query}
+
+
 def floor_contenders(installed: OfficialServer | None) -> list[Contender]:
     """Both SDKs' floors (the Node one only when the official server, and so its SDK, is installed)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
     python = [sys.executable, "-m", "bench.overhead", "--serve-floor"]
-    found = [Contender(PY_FLOOR, "floor", python, env, REPO_ROOT, lambda q: {"query": q})]
+    found = [Contender(PY_FLOOR, "floor", python, env, REPO_ROOT, _floor_arguments, FLOOR_TOOL)]
     node = shutil.which("node")
     if installed is not None and node is not None:
         node_env = {**env, "BENCH_NODE_MODULES": str(installed.cache_dir / "node_modules")}
         node_env["BENCH_FLOOR_BYTES"] = str(FLOOR_BYTES)
         argv = [node, str(NODE_FLOOR_SCRIPT)]
-        found.append(Contender(NODE_FLOOR, "floor", argv, node_env, installed.cache_dir, lambda q: {"query": q}))
+        found.append(Contender(NODE_FLOOR, "floor", argv, node_env, installed.cache_dir, _floor_arguments, FLOOR_TOOL))
     return found
 
 
@@ -138,22 +141,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def floor_call(session: RpcSession, query: str) -> float:
-    """One trivial call on a floor server; its round trip."""
-    result, elapsed = await session.call_tool(FLOOR_TOOL, {"query": query})
-    if result.get("isError"):
-        raise BenchError(f"the floor server failed: {str(result)[:200]}")
-    return elapsed
-
-
-async def floor_parallel(session: RpcSession, label: str) -> float:
-    """Ten trivial calls written at once; wall from the first write to the last answer."""
-    begin = time.perf_counter()
-    ids = [
-        await session.request("tools/call", {"name": FLOOR_TOOL, "arguments": {"query": f"{label} {n}"}})
-        for n in range(PARALLEL)
-    ]
-    replies = [await session.receive(i) for i in ids]
-    return max(reply.arrived for reply in replies) - begin
+    """One trivial call on the Python floor server; its round trip (``timed_call``: no fake behind it to check)."""
+    return await timed_call(session, floor_contenders(None)[0], query)
 
 
 async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str | None = BASELINE_REV) -> Overhead:
@@ -190,14 +179,13 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
             sessions = {c.name: await stack.enter_async_context(started(c)) for c in everyone}
 
             async def miss(c: Contender, query: str) -> float:
-                if c in floors:
-                    return await floor_call(sessions[c.name], query)
-                return await timed_call(sessions[c.name], c, query, upstream, expect_request=True)
+                expect = None if c in floors else True  # a floor has no fake behind it
+                return await timed_call(sessions[c.name], c, query, upstream, expect_request=expect)
 
             async def burst(c: Contender, label: str) -> float:
-                if c in floors:
-                    return await floor_parallel(sessions[c.name], label)
-                return await parallel_wall(sessions[c.name], c, label)
+                session = sessions[c.name]
+                _, wall = await parallel_wall(session, c.arguments, label, tool=c.tool, calls=PARALLEL, check=c.name)
+                return wall
 
             for c in everyone:
                 for n in range(WARMUP):

@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
 import anyio
@@ -33,9 +32,8 @@ from testkit.sites.pages import big_page, page
 
 from .machine import describe_machine, render_machine_line
 from .stats import summarize
-from .tables import fmt_bytes, fmt_ms, replace_section, table
+from .tables import BENCHMARKS_DOC, fmt_bytes, fmt_ms, spread, table, write_section
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 START, END = "<!-- bench.read_url:start -->", "<!-- bench.read_url:end -->"
 BIG_PAGE_BYTES = 2_000_000
 HTML = "text/html; charset=utf-8"
@@ -142,18 +140,15 @@ async def time_reads(case: Case, runs: int) -> Figures:
     return Figures(case, len(body), len(markdown), len(markdown.encode("utf-8")), seconds)
 
 
-def _median_ms(figures: Figures) -> str:
-    return fmt_ms(summarize(figures.seconds).median)
-
-
-def _spread(figures: Figures) -> str:
+def _timing(figures: Figures) -> tuple[str, str]:
+    """The median of the timed runs and their spread (10th–90th percentile, count): two cells."""
     stats = summarize(figures.seconds)
-    return f"p10–p90 {fmt_ms(stats.p10)} – {fmt_ms(stats.p90)}; n={stats.n}"
+    return fmt_ms(stats.median), spread(stats, fmt_ms, iqr=False)
 
 
 def render(pages: Sequence[Figures], reads: Sequence[Figures], machine: str, plan: Plan) -> str:
     """The docs/benchmarks.md section, between markers so ``--write`` can replace it alone."""
-    by_name = {figures.case.name: figures for figures in pages}
+    extraction = {f.case.name: _timing(f) for f in pages}
     page_rows = [
         (
             f.case.name,
@@ -161,15 +156,11 @@ def render(pages: Sequence[Figures], reads: Sequence[Figures], machine: str, pla
             f"{f.text_chars:,}",
             fmt_bytes(f.text_bytes),
             f"{f.ratio:.2f}",
-            _median_ms(f),
-            _spread(f),
+            *extraction[f.case.name],
         )
         for f in pages
     ]
-    read_rows = [
-        (f.case.name, fmt_bytes(f.raw_bytes), _median_ms(f), _spread(f), _median_ms(by_name[f.case.name]))
-        for f in reads
-    ]
+    read_rows = [(f.case.name, fmt_bytes(f.raw_bytes), *_timing(f), extraction[f.case.name][0]) for f in reads]
     return (
         f"{START}\n## Reading pages: `read_url` (issue 25)\n\n"
         "Command: `uv run --extra dev python -m bench.read_url --write` (also part of the full `python -m bench`; "
@@ -205,15 +196,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     """Measure, print the section, and with ``--write`` put it into docs/benchmarks.md."""
     parser = argparse.ArgumentParser(prog="python -m bench.read_url", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 runs per page, 1 of the 2 MB page: a smoke run")
-    parser.add_argument("--write", action="store_true", help=f"replace the read_url section of {DOC}")
+    parser.add_argument("--write", action="store_true", help=f"replace the read_url section of {BENCHMARKS_DOC}")
     ns = parser.parse_args(argv)
     out = out or sys.stdout
     section = anyio.run(run_read_url, ns.quick)
     out.write(section)
     if ns.write:
-        current = DOC.read_text(encoding="utf-8") if DOC.is_file() else "# Benchmarks\n"
-        DOC.write_text(replace_section(current, section, START, END), encoding="utf-8")
-        out.write(f"wrote {DOC}\n")
+        write_section(section, START, END)
+        out.write(f"wrote {BENCHMARKS_DOC}\n")
     return 0
 
 

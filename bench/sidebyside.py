@@ -18,7 +18,7 @@ from typing import Any
 
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
-from testkit.stdio import RpcSession, server_env
+from testkit.stdio import RpcSession, Timed, server_env
 
 from .official import SERVER_NAME as OFFICIAL_NAME
 from .official import OfficialServer, official_env
@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 OURS, THEIRS = "ours", "official"
 PARALLEL_CALLS = 10
 WARMUP_CALLS = 3
+ONE_WRITE_FIRST_ID = 100_000  # ids of a one-write burst, built here: far above the session's own counter
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class SideBySide:
 
 @dataclass(frozen=True)
 class Contender:
-    """How to start one server, name it in its handshake, and shape a web-search call for it."""
+    """How to start one server, name it in its handshake, and shape a call of its tool (a web search) for it."""
 
     name: str
     server_name: str
@@ -83,6 +84,7 @@ class Contender:
     env: dict[str, str]
     cwd: Path | None
     arguments: Callable[[str], dict[str, Any]]
+    tool: str = WEB_TOOL
 
 
 def our_arguments(query: str) -> dict[str, Any]:
@@ -112,19 +114,34 @@ async def started(contender: Contender) -> AsyncIterator[RpcSession]:
         yield session
 
 
-def _check_ok(result: Mapping[str, Any], who: str) -> None:
+def _check_ok(result: Mapping[str, Any], who: str, tool: str = WEB_TOOL) -> None:
     if result.get("isError") or not text_of(result):
-        raise BenchError(f"{who}: web search failed: {text_of(result)[:300]}")
+        what = "web search" if tool == WEB_TOOL else f"{tool} call"
+        raise BenchError(f"{who}: {what} failed: {text_of(result)[:300]}")
 
 
 async def timed_call(
-    session: RpcSession, contender: Contender, query: str, upstream: FakeBraveServer, *, expect_request: bool | None
+    session: RpcSession,
+    contender: Contender,
+    query: str,
+    upstream: FakeBraveServer | None = None,
+    *,
+    expect_request: bool | None = None,
 ) -> float:
-    """One web search; checks the fake saw (or did not see) a request for it, so a redirect that failed is loud."""
-    before = upstream.fake.hits(WEB_PATH)
-    result, elapsed = await session.call_tool(WEB_TOOL, contender.arguments(query))
-    _check_ok(result, contender.name)
-    sent = upstream.fake.hits(WEB_PATH) - before
+    """One call of the contender's tool; its round trip.
+
+    With ``expect_request`` set, checks the fake saw (True) or did not see (False) a web search for it, so a
+    redirect that failed is loud; None skips that check (a server with no fake behind it, such as a floor).
+    """
+    watched = upstream if expect_request is not None else None
+    if expect_request is not None and watched is None:
+        raise ValueError("expect_request needs the upstream to count on")
+    before = watched.fake.hits(WEB_PATH) if watched else 0
+    result, elapsed = await session.call_tool(contender.tool, contender.arguments(query))
+    _check_ok(result, contender.name, contender.tool)
+    if watched is None:
+        return elapsed
+    sent = watched.fake.hits(WEB_PATH) - before
     if expect_request is True and sent != 1:
         raise BenchError(f"{contender.name}: a web search reached the fake {sent} times, not once (redirect broken?)")
     if expect_request is False and sent != 0:
@@ -132,20 +149,46 @@ async def timed_call(
     return elapsed
 
 
-async def parallel_wall(session: RpcSession, contender: Contender, label: str) -> float:
-    """Ten distinct web searches written back to back; seconds from the first write to the last answer."""
-    begin = time.perf_counter()
-    ids = [
-        await session.request("tools/call", {"name": WEB_TOOL, "arguments": contender.arguments(f"{label} {n}")})
-        for n in range(PARALLEL_CALLS)
-    ]
+async def parallel_wall(
+    session: RpcSession,
+    arguments: Callable[[str], Mapping[str, Any]],
+    label: str,
+    *,
+    tool: str = WEB_TOOL,
+    calls: int = PARALLEL_CALLS,
+    one_write: bool = False,
+    check: str | None = None,
+) -> tuple[list[Timed], float]:
+    """``calls`` distinct ``tool`` calls (on ``arguments("<label> <n>")``) written back to back; their replies
+    and the seconds from the first write to the last answer.
+
+    One pipe write per request line, each sent as it is built (``RpcSession.request``); with ``one_write``
+    every line in a single pipe write, as a raw-pipe client sends them (the lines are built before the clock
+    starts). ``check`` names the server: then every reply must be a successful tool result with text.
+    """
+    if one_write:
+        ids = [ONE_WRITE_FIRST_ID + n for n in range(calls)]
+        lines = [
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                        "params": {"name": tool, "arguments": arguments(f"{label} {n}")}}).encode() + b"\n"
+            for n, request_id in enumerate(ids)
+        ]  # fmt: skip
+        begin = time.perf_counter()
+        await session.send_raw(b"".join(lines))
+    else:
+        begin = time.perf_counter()
+        ids = [
+            await session.request("tools/call", {"name": tool, "arguments": arguments(f"{label} {n}")})
+            for n in range(calls)
+        ]
     replies = [await session.receive(request_id) for request_id in ids]
-    for reply in replies:
-        result = reply.message.get("result")
-        if not isinstance(result, dict):
-            raise BenchError(f"{contender.name}: parallel call failed: {str(reply.message)[:300]}")
-        _check_ok(result, contender.name)
-    return max(reply.arrived for reply in replies) - begin
+    if check is not None:
+        for reply in replies:
+            result = reply.message.get("result")
+            if not isinstance(result, dict):
+                raise BenchError(f"{check}: parallel call failed: {str(reply.message)[:300]}")
+            _check_ok(result, check, tool)
+    return replies, max(reply.arrived for reply in replies) - begin
 
 
 async def measure_startups(people: list[Contender], figures: dict[str, ServerFigures], reps: int) -> list[float]:
@@ -203,8 +246,9 @@ async def measure_sessions(
                 fig.repeat.append(await timed_call(session, contender, query, upstream, expect_request=again))
         for run in range(plan.parallel_runs):
             for contender in people if run % 2 == 0 else people[::-1]:
-                label = f"parallel {run}"
-                figures[contender.name].parallel.append(await parallel_wall(sessions[contender.name], contender, label))
+                session = sessions[contender.name]
+                _, wall = await parallel_wall(session, contender.arguments, f"parallel {run}", check=contender.name)
+                figures[contender.name].parallel.append(wall)
         for contender in people:
             fig = figures[contender.name]
             fig.calls = WARMUP_CALLS + 2 * plan.call_samples + PARALLEL_CALLS * plan.parallel_runs

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 from .stats import Summary
+
+BENCHMARKS_DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"  # where the report goes
 
 
 def cell(value: object) -> str:
@@ -52,9 +55,10 @@ def fmt_mib(kib: int) -> str:
     return f"{kib / 1024:.1f} MiB"
 
 
-def spread(summary: Summary, fmt: Callable[[float], str]) -> str:
-    """IQR, 10th-90th percentile and sample count in one cell."""
-    return f"IQR {fmt(summary.q1)} – {fmt(summary.q3)}; p10–p90 {fmt(summary.p10)} – {fmt(summary.p90)}; n={summary.n}"
+def spread(summary: Summary, fmt: Callable[[float], str], *, iqr: bool = True) -> str:
+    """IQR (unless ``iqr`` is False), 10th-90th percentile and sample count in one cell."""
+    deciles = f"p10–p90 {fmt(summary.p10)} – {fmt(summary.p90)}; n={summary.n}"
+    return f"IQR {fmt(summary.q1)} – {fmt(summary.q3)}; {deciles}" if iqr else deciles
 
 
 def replace_section(document: str, section: str, start: str, end: str) -> str:
@@ -64,3 +68,10 @@ def replace_section(document: str, section: str, start: str, end: str) -> str:
     if pattern.search(document):
         return pattern.sub(lambda _: section, document, count=1)
     return document.rstrip("\n") + "\n\n" + section
+
+
+def write_section(section: str, start: str, end: str, path: Path = BENCHMARKS_DOC) -> None:
+    """Put ``section`` (markers included) into the document at ``path`` with ``replace_section``; a missing
+    document starts as a bare ``# Benchmarks`` heading."""
+    current = path.read_text(encoding="utf-8") if path.is_file() else "# Benchmarks\n"
+    path.write_text(replace_section(current, section, start, end), encoding="utf-8")

@@ -35,10 +35,11 @@ from bench.official import (
     installed_version,
     official_env,
 )
+from bench.overhead import floor_contenders
 from bench.pipeline import PipelineResult, check_replies
 from bench.rpc import BenchError
 from bench.serverprofile import ServerProfile, by_package, package_of
-from bench.sidebyside import OURS, ServerFigures, SideBySide, contenders
+from bench.sidebyside import OURS, ServerFigures, SideBySide, contenders, parallel_wall, started
 from bench.speed import QUICK_SKIP, SpeedResults
 from bench.speed_report import (
     judge_pipeline,
@@ -48,7 +49,8 @@ from bench.speed_report import (
     side_rows,
     speed_causes,
 )
-from bench.tables import replace_section
+from bench.stats import summarize
+from bench.tables import replace_section, spread, write_section
 from testkit.brave import VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import Timed
@@ -199,6 +201,20 @@ def test_replace_section_replaces_only_the_marked_part_or_appends() -> None:
     assert replace_section("# B\n", section, START, END) == f"# B\n\n{section}"
 
 
+def test_write_section_starts_a_missing_document_and_replaces_its_own_part(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    write_section(f"{START}\nold\n{END}\n", START, END, doc)
+    assert doc.read_text(encoding="utf-8") == f"# Benchmarks\n\n{START}\nold\n{END}\n"
+    write_section(f"{START}\nnew\n{END}\n", START, END, doc)
+    assert doc.read_text(encoding="utf-8") == f"# Benchmarks\n\n{START}\nnew\n{END}\n"
+
+
+def test_a_spread_without_the_iqr_keeps_the_deciles_and_the_count() -> None:
+    stats = summarize([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert spread(stats, str) == "IQR 2.0 – 4.0; p10–p90 1.4 – 4.6; n=5"
+    assert spread(stats, str, iqr=False) == "p10–p90 1.4 – 4.6; n=5"
+
+
 # ------------------------------------------------------------------------------------------ profile and imports
 
 
@@ -337,3 +353,15 @@ def test_contenders_without_the_official_server_are_ours_alone() -> None:
     people = contenders("http://127.0.0.1:5555", None)
     assert [c.name for c in people] == [OURS]
     assert people[0].env["BRAVE_SEARCH_BASE_URL"] == "http://127.0.0.1:5555"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("one_write", [False, True])
+async def test_parallel_wall_reads_every_reply_whether_written_line_by_line_or_in_one_write(one_write: bool) -> None:
+    floor = floor_contenders(None)[0]  # the Python SDK's floor: a trivial tool, no fake behind it
+    async with started(floor) as session:
+        replies, wall = await parallel_wall(
+            session, floor.arguments, "burst", tool=floor.tool, calls=4, one_write=one_write, check=floor.name
+        )
+    assert len(replies) == 4 and wall > 0
+    assert {reply.message["result"]["content"][0]["text"] for reply in replies} == {"x" * 4000}
