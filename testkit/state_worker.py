@@ -4,7 +4,8 @@ Run as ``python -m testkit.state_worker --url URL --mode MODE ...``; prints one 
 ``{"starts": [...], "statuses": [...], "hits": [...], "waited": [...]}`` (wall-clock times).
 Modes: ``acquire`` (N limiter acquires, each followed by a GET when --upstream is given), ``fetch``
 (N cache get_or_fetch of one query, fetching from --upstream), ``hold`` (take the single-flight lease
-of --query, print ``LEASED`` and hang until killed).
+of --query, print ``LEASED`` and hang until killed), ``open`` (open N fresh files, URL + ``.1`` … ``.N``, the
+i-th at --start-at + i × --every, and report which backend each became: ``{"backends": [...]}``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def _parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="state_worker")
     p.add_argument("--url", required=True)
-    p.add_argument("--mode", choices=("acquire", "fetch", "hold"), required=True)
+    p.add_argument("--mode", choices=("acquire", "fetch", "hold", "open"), required=True)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--rate", type=float, default=20.0)
     p.add_argument("--burst", type=int, default=1)
@@ -38,10 +39,25 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--lease", type=float, default=30.0)
     p.add_argument("--start-at", type=float, default=0.0, help="wall time to begin at (a barrier across processes)")
     p.add_argument("--deadline", type=float, default=None, help="seconds from each call's start")
+    p.add_argument("--every", type=float, default=0.25, help="open mode: seconds between two rounds")
     return p.parse_args(argv)
 
 
+async def _open_rounds(args: argparse.Namespace) -> dict[str, Any]:
+    """Open ``--count`` fresh files at the same moments as the other workers; which backend did each become?"""
+    backends = []
+    for i in range(1, args.count + 1):
+        at = args.start_at + (i - 1) * args.every
+        await anyio.sleep(max(0.0, at - time.time()))
+        backend = await open_state(f"{args.url}.{i}", cache_max_entries=10)
+        backends.append(backend.health())
+        await backend.aclose()
+    return {"backends": backends}
+
+
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.mode == "open":
+        return await _open_rounds(args)
     backend = await open_state(args.url, cache_max_entries=100, lease_seconds=args.lease)
     out: dict[str, Any] = {"starts": [], "statuses": [], "hits": [], "waited": [], "errors": []}
     try:

@@ -17,6 +17,7 @@ from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
+from testkit.state_worker import run_workers
 from tests import state_contract as contract
 from tests.test_state_memory import CASES
 
@@ -127,6 +128,48 @@ async def test_unusable_file_warns_once_and_calls_still_work(
     assert len(warnings) == 1 and str(path) in warnings[0].getMessage()
     health = backend.health()
     assert backend.name == "memory" and health["degraded"] is True and str(path) in health["warning"]
+
+
+def test_opening_waits_while_another_process_holds_the_new_file(tmp_path: Path) -> None:
+    """A new file another connection is writing answers "locked" at once (SQLite skips its busy wait there):
+    the opening tries again after a pause instead of calling the file unusable."""
+    path = tmp_path / "s.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE t (x)")  # the other process's lock, mid-transaction on the new file
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 3:
+            other.execute("COMMIT")  # the other process is done after the third pause
+
+    conn = sqlite_state._connect(path, pause=pause)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert pauses == [0.005, 0.01, 0.015]
+    finally:
+        conn.close()
+        other.close()
+
+
+def test_opening_gives_up_on_a_lock_held_past_the_busy_timeout(tmp_path: Path) -> None:
+    """Bounded: a lock that never goes away is reported (and the process runs on memory) after the busy timeout."""
+    path = tmp_path / "s.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE t (x)")
+    now = [0.0]
+
+    def pause(seconds: float) -> None:
+        now[0] += seconds
+
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            sqlite_state._connect(path, pause=pause, clock=lambda: now[0])
+        assert sqlite_state.BUSY_TIMEOUT_MS / 1000 <= now[0] < sqlite_state.BUSY_TIMEOUT_MS / 1000 + 0.1
+    finally:
+        other.close()
 
 
 RATE_FAST = 1000.0
@@ -246,6 +289,18 @@ def test_two_processes_share_one_limiter(tmp_path: Path) -> None:
             return [t for (t,) in conn.execute("SELECT t FROM starts WHERE upstream = 'brave|'")]
 
     contract.two_processes_share_one_limiter(f"sqlite://{tmp_path / 's.db'}", granted)
+
+
+def test_processes_opening_a_new_state_file_together_all_share_it(tmp_path: Path) -> None:
+    """Agents a host starts at the same moment, before any state file exists, all share the new file: none falls
+    back to per-process memory (and so to a rate budget of its own) because another was switching it to WAL."""
+    rounds = 8
+    results = run_workers(3, "--url", f"sqlite://{tmp_path / 's.db'}", "--mode", "open", "--count", str(rounds))
+    healths = [h for r in results for h in r["backends"]]
+    assert len(healths) == 3 * rounds
+    assert all(h["backend"] == "sqlite" and not h["degraded"] for h in healths), [
+        h for h in healths if h["backend"] != "sqlite"
+    ]
 
 
 def test_process_killed_holding_the_lease_is_taken_over(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ on the event loop when the file is free (tens of microseconds: cheaper than a ho
 never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
 ``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
 a thread of their own on a connection of their own, every ``CHECKPOINT_EVERY`` operations, never inside a commit
-on the event loop. A file that is corrupt or cannot be written logs one warning and the process runs on memory
+on the event loop. Opening waits while another process is creating the same new file. A file that is corrupt or cannot be written logs one warning and the process runs on memory
 instead: state is an optimisation, never a reason for a call to fail.
 """
 
@@ -17,6 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -34,6 +35,8 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+OPEN_ATTEMPTS = 200  # opening a file another process is converting: tries, 5 ms apart and growing to 50 ms ...
+OPEN_PAUSE_SECONDS = 0.005  # ... until BUSY_TIMEOUT_MS has passed
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -51,7 +54,30 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, 
 """
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _busy(exc: sqlite3.Error) -> bool:
+    """Another connection holds a lock this one needs (a moment's wait, not a broken file)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES
+
+
+def _connect(
+    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic
+) -> sqlite3.Connection:
+    """Open the file, trying again while another process holds a lock the opening needs, for up to
+    ``BUSY_TIMEOUT_MS``: switching a new file to WAL takes an exclusive lock, and SQLite answers "locked" at once,
+    without its busy wait, so two hosts starting their servers together would otherwise leave one on memory."""
+    deadline = clock() + BUSY_TIMEOUT_MS / 1000
+    attempt = 1
+    while True:  # bounded: OPEN_ATTEMPTS
+        try:
+            return _connect_once(path)
+        except sqlite3.Error as exc:
+            if not _busy(exc) or attempt >= OPEN_ATTEMPTS or clock() >= deadline:
+                raise
+        pause(min(OPEN_PAUSE_SECONDS * attempt, 10 * OPEN_PAUSE_SECONDS))
+        attempt += 1
+
+
+def _connect_once(path: Path) -> sqlite3.Connection:
     """Open (creating) the file in WAL mode with the schema; raises on a corrupt or unwritable file."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # cached answers are the user's searches
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
@@ -171,7 +197,7 @@ class SqliteStore:
                 raise
             return result
         except sqlite3.Error as exc:
-            if not wait and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
+            if not wait and _busy(exc):
                 raise _Busy from exc
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
