@@ -6,8 +6,9 @@ on the event loop when the file is free (tens of microseconds: cheaper than a ho
 never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
 ``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
 a thread of their own on a connection of their own, every ``CHECKPOINT_EVERY`` operations, never inside a commit
-on the event loop. Opening waits while another process is creating the same new file. A file that is corrupt or cannot be written logs one warning and the process runs on memory
-instead: state is an optimisation, never a reason for a call to fail.
+on the event loop. Opening waits while another process is creating the same new file. A file that is corrupt
+or cannot be written logs one warning and the process runs on memory instead: state is an optimisation, never
+a reason for a call to fail.
 """
 
 from __future__ import annotations
