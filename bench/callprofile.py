@@ -23,6 +23,7 @@ from testkit.tools import tool_boundary
 
 from . import hot
 from .hotspots import code_label
+from .sidebyside import our_arguments
 from .upstream import make_fake
 
 WEB_TOOL = "brave_web_search"
@@ -104,10 +105,6 @@ def quiet_package() -> Iterator[None]:
         package.setLevel(saved)
 
 
-def _arguments(query: str) -> dict[str, Any]:
-    return {"query": query, "max_results": 10, "result_filter": ["web"]}
-
-
 def replay_transport(fake: FakeBrave) -> httpx2.MockTransport:
     """The fake answers the first request; every later one gets the same bytes (gzip and JSON encoded once).
 
@@ -131,7 +128,7 @@ def replay_transport(fake: FakeBrave) -> httpx2.MockTransport:
 
 async def _run(boundary: hot.ToolBoundary, queries: list[str]) -> None:
     for query in queries:
-        outcome = await boundary.call(WEB_TOOL, _arguments(query))
+        outcome = await boundary.call(WEB_TOOL, our_arguments(query))
         if outcome.is_error:
             raise RuntimeError(f"in-process call failed: {outcome.text[:300]}")
         encode_response(outcome)

@@ -39,18 +39,10 @@ from .results import (
     ToolsListResult,
 )
 from .rpc import BenchError, capture_stderr, proc_status, spawn_server, time_command, time_to_output
-from .sidebyside import parallel_wall
+from .sidebyside import our_arguments, parallel_wall, query_only
 from .upstream import DIRECT_KEY, DirectClient, load_recorded_page, make_fake
 
 logger = logging.getLogger(__name__)
-
-
-def _search_args(query: str) -> dict[str, Any]:
-    return {"query": query, "max_results": 10, "result_filter": ["web"]}
-
-
-def _query_only(query: str) -> dict[str, Any]:
-    return {"query": query}
 
 
 def _meta(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +107,7 @@ async def measure_tools_list(session: RpcSession) -> ToolsListResult:
 
 async def measure_text(session: RpcSession, page: Mapping[str, Any] | None) -> TextResult:
     """One 10-result web search (result_filter=web) and the bytes of text it puts in the model's context."""
-    result, _ = await session.call_tool(WEB_TOOL, _search_args(TEXT_QUERY))
+    result, _ = await session.call_tool(WEB_TOOL, our_arguments(TEXT_QUERY))
     meta = _meta(result)
     text = text_of(result)
     if page is not None:
@@ -158,9 +150,9 @@ async def measure_latency(
     try:
         for i in range(WARMUP_CALLS):
             for _ in range(2):
-                await session.call_tool(WEB_TOOL, _search_args(f"warm-up {i}"))
+                await session.call_tool(WEB_TOOL, our_arguments(f"warm-up {i}"))
         for i in range(samples):
-            args = _search_args(f"latency sample {i}")
+            args = our_arguments(f"latency sample {i}")
             result, elapsed = await session.call_tool(WEB_TOOL, args)
             meta = _meta(result)
             if meta["cached"]:
@@ -199,7 +191,7 @@ async def measure_memory(env: Mapping[str, str]) -> MemoryResult:
         at_init = proc_status(session.pid)
         hits = misses = 0
         for i in range(MEMORY_CALLS):
-            result, _ = await session.call_tool(WEB_TOOL, _search_args(f"memory query {i // 2}"))
+            result, _ = await session.call_tool(WEB_TOOL, our_arguments(f"memory query {i // 2}"))
             if _meta(result)["cached"]:
                 hits += 1
             else:
@@ -226,7 +218,7 @@ async def measure_burst(rate: int, *, teach: bool, label: str) -> BurstRun:
                 _meta((await session.call_tool(WEB_TOOL, {"query": f"{label} teaches the rate"}))[0])
             limited_before = upstream.fake.rate_limited_count
             requests_before = upstream.fake.hits(WEB_PATH)
-            replies, wall = await parallel_wall(session, _query_only, f"{label} call", calls=BURST_CALLS)
+            replies, wall = await parallel_wall(session, query_only, f"{label} call", calls=BURST_CALLS)
         ok = sum(1 for reply in replies if not reply.message.get("result", {}).get("isError", True))
         return BurstRun(
             calls=BURST_CALLS,
@@ -278,7 +270,7 @@ async def run_all(plan: Plan, *, quick: bool) -> Results:
                 results.text = await measure_text(session, page)
                 results.latency = await measure_latency(session, upstream, plan.latency_samples, log_path)
             logger.info("profiling cache hits in-process (%d calls)", plan.latency_samples)
-            results.hit_profile = await profile_hits(page, _search_args(TEXT_QUERY), WEB_TOOL, plan.latency_samples)
+            results.hit_profile = await profile_hits(page, our_arguments(TEXT_QUERY), WEB_TOOL, plan.latency_samples)
             logger.info("measuring memory (%d calls)", MEMORY_CALLS)
             results.memory = await measure_memory(env)
         for run in range(plan.fast_bursts):

@@ -31,18 +31,16 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
-from testkit.stdio import RpcSession
 
 from .logs import configure_logging
 from .official import OfficialServer, ensure_official
 from .results import FAST_RATE
-from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, started, timed_call
+from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, query_only, started, timed_call
 from .stats import Summary, summarize
 from .tables import table
 from .upstream import REPO_ROOT, load_recorded_page, make_fake
@@ -98,21 +96,17 @@ def serve_floor() -> int:
     return run_stdio(server)
 
 
-def _floor_arguments(query: str) -> dict[str, Any]:
-    return {"query": query}
-
-
 def floor_contenders(installed: OfficialServer | None) -> list[Contender]:
     """Both SDKs' floors (the Node one only when the official server, and so its SDK, is installed)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
     python = [sys.executable, "-m", "bench.overhead", "--serve-floor"]
-    found = [Contender(PY_FLOOR, "floor", python, env, REPO_ROOT, _floor_arguments, FLOOR_TOOL)]
+    found = [Contender(PY_FLOOR, "floor", python, env, REPO_ROOT, query_only, FLOOR_TOOL)]
     node = shutil.which("node")
     if installed is not None and node is not None:
         node_env = {**env, "BENCH_NODE_MODULES": str(installed.cache_dir / "node_modules")}
         node_env["BENCH_FLOOR_BYTES"] = str(FLOOR_BYTES)
         argv = [node, str(NODE_FLOOR_SCRIPT)]
-        found.append(Contender(NODE_FLOOR, "floor", argv, node_env, installed.cache_dir, _floor_arguments, FLOOR_TOOL))
+        found.append(Contender(NODE_FLOOR, "floor", argv, node_env, installed.cache_dir, query_only, FLOOR_TOOL))
     return found
 
 
@@ -138,11 +132,6 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-async def floor_call(session: RpcSession, query: str) -> float:
-    """One trivial call on the Python floor server; its round trip (``timed_call``: no fake behind it to check)."""
-    return await timed_call(session, floor_contenders(None)[0], query)
 
 
 async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str | None = BASELINE_REV) -> Overhead:

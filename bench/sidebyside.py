@@ -92,6 +92,11 @@ def our_arguments(query: str) -> dict[str, Any]:
     return {"query": query, "max_results": 10, "result_filter": ["web"]}
 
 
+def query_only(query: str) -> dict[str, Any]:
+    """Just the query: the floors' trivial tool, and ours at its defaults."""
+    return {"query": query}
+
+
 def official_arguments(query: str) -> dict[str, Any]:
     """The same request to the official ``brave_web_search`` (Brave's ``count``; same upstream page)."""
     return {"query": query, "count": 10, "result_filter": ["web"]}

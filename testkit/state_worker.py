@@ -5,7 +5,7 @@ Run as ``python -m testkit.state_worker --url URL --mode MODE ...``; prints one 
 Modes: ``acquire`` (N limiter acquires, each followed by a GET when --upstream is given), ``fetch``
 (N cache get_or_fetch of one query, fetching from --upstream), ``hold`` (take the single-flight lease
 of --query, print ``LEASED`` and hang until killed), ``open`` (open N fresh files, URL + ``.1`` … ``.N``, the
-i-th at --start-at + i × --every, and report which backend each became: ``{"backends": [...]}``).
+i-th at --start-at + (i - 1) × --every, and report which backend each became: ``{"backends": [...]}``).
 """
 
 from __future__ import annotations

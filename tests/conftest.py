@@ -73,12 +73,14 @@ async def client(fake: FakeBrave, clock: FakeClock) -> AsyncIterator[BraveClient
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeBraveServer]:
+    """A fake Brave on a real loopback port, allowing 1,000 requests a second."""
     with FakeBraveServer(rate_per_second=1000) as server:
         yield server
 
 
 @pytest.fixture
 def searxng_server() -> Iterator[FakeSearxngServer]:
+    """A fake SearXNG as measured, on a real loopback port."""
     with FakeSearxngServer(FakeSearxng()) as server:
         yield server
 

@@ -18,11 +18,10 @@ from bench.overhead import (
     Figures,
     Overhead,
     extract_baseline,
-    floor_call,
     floor_contenders,
     render_overhead,
 )
-from bench.sidebyside import OURS, THEIRS, started
+from bench.sidebyside import OURS, THEIRS, started, timed_call
 from bench.upstream import REPO_ROOT
 
 
@@ -67,8 +66,9 @@ def test_the_baseline_is_the_revisions_own_source(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_the_python_floor_server_answers_its_trivial_tool() -> None:
-    async with started(floor_contenders(None)[0]) as session:
-        assert await floor_call(session, "hello") > 0
+    floor = floor_contenders(None)[0]
+    async with started(floor) as session:
+        assert await timed_call(session, floor, "hello") > 0
         result, _ = await session.call_tool(FLOOR_TOOL, {"query": "again"})
     assert result["content"][0]["text"] == "x" * 4000
 

@@ -6,7 +6,7 @@ import contextlib
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -130,46 +130,46 @@ async def test_unusable_file_warns_once_and_calls_still_work(
     assert backend.name == "memory" and health["degraded"] is True and str(path) in health["warning"]
 
 
-def test_opening_waits_while_another_process_holds_the_new_file(tmp_path: Path) -> None:
+@pytest.fixture
+def other_writer(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    """Another process's connection, mid-transaction on the new file ``s.db``: it holds the lock opening needs."""
+    other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE t (x)")
+        yield other
+    finally:
+        other.close()
+
+
+def test_opening_waits_while_another_process_holds_the_new_file(
+    tmp_path: Path, other_writer: sqlite3.Connection
+) -> None:
     """A new file another connection is writing answers "locked" at once (SQLite skips its busy wait there):
     the opening tries again after a pause instead of calling the file unusable."""
-    path = tmp_path / "s.db"
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    other.execute("CREATE TABLE t (x)")  # the other process's lock, mid-transaction on the new file
     pauses: list[float] = []
 
     def pause(seconds: float) -> None:
         pauses.append(seconds)
         if len(pauses) == 3:
-            other.execute("COMMIT")  # the other process is done after the third pause
+            other_writer.execute("COMMIT")  # the other process is done after the third pause
 
-    conn = sqlite_state._connect(path, pause=pause)
-    try:
+    with contextlib.closing(sqlite_state._connect(tmp_path / "s.db", pause=pause)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert pauses == [0.005, 0.01, 0.015]
-    finally:
-        conn.close()
-        other.close()
+    assert pauses == [0.005, 0.01, 0.015]
 
 
+@pytest.mark.usefixtures("other_writer")
 def test_opening_gives_up_on_a_lock_held_past_the_busy_timeout(tmp_path: Path) -> None:
     """Bounded: a lock that never goes away is reported (and the process runs on memory) after the busy timeout."""
-    path = tmp_path / "s.db"
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    other.execute("CREATE TABLE t (x)")
     now = [0.0]
 
     def pause(seconds: float) -> None:
         now[0] += seconds
 
-    try:
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
-            sqlite_state._connect(path, pause=pause, clock=lambda: now[0])
-        assert sqlite_state.BUSY_TIMEOUT_MS / 1000 <= now[0] < sqlite_state.BUSY_TIMEOUT_MS / 1000 + 0.1
-    finally:
-        other.close()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        sqlite_state._connect(tmp_path / "s.db", pause=pause, clock=lambda: now[0])
+    assert sqlite_state.BUSY_TIMEOUT_MS / 1000 <= now[0] < sqlite_state.BUSY_TIMEOUT_MS / 1000 + 0.1
 
 
 RATE_FAST = 1000.0

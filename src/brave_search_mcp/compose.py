@@ -17,7 +17,6 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
-from brave_search_mcp.ratelimit.plan import EXACT
 from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
@@ -47,8 +46,7 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
     limiter = None
     if state is not None:
         name = "searxng:" + hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
-        rate, burst = config.window
-        limiter = state.limiter(name, rate=rate, burst=burst, margin=EXACT, label="SearXNG")
+        limiter = config.queue(state.limiter, name)
     cache = state.cache if state is not None else None
     return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter)}
 

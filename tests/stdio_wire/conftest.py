@@ -1,4 +1,4 @@
-"""The stdio transport's fixtures: a fake Brave to call, and the server's stderr in a file."""
+"""The stdio transport's fixtures: the server's stderr in a file (the fake Brave is conftest's ``fake_server``)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,6 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-
-from testkit.brave.http_server import FakeBraveServer
-
-
-@pytest.fixture
-def upstream(fake_server: FakeBraveServer) -> FakeBraveServer:
-    """The shared ``fake_server``, by the name these tests use for it."""
-    return fake_server
 
 
 @pytest.fixture

@@ -7,26 +7,21 @@ from typing import IO, Any
 import anyio
 from anyio.abc import Process
 
-from testkit.stdio import RpcSession
-
 EXIT_DEADLINE = 2.0  # issue 11: a stopped server is gone within 2 s, even with a call stuck upstream
 
 
 def read_stderr(file: IO[bytes]) -> str:
+    """Everything the server wrote to stderr so far (tests look for tracebacks and leaks there)."""
     file.seek(0)
     return file.read().decode("utf-8", "replace")
 
 
 def assert_error(reply: dict[str, Any], code: int, request_id: Any) -> None:
+    """``reply`` is a JSON-RPC error with ``code``, answering ``request_id`` (a client matches it by that id)."""
     assert reply["jsonrpc"] == "2.0"
     assert reply["id"] == request_id
     assert reply["error"]["code"] == code
     assert "result" not in reply
-
-
-async def wait_for_exit(rpc: RpcSession) -> int:
-    with anyio.fail_after(EXIT_DEADLINE):
-        return await rpc.process.wait()
 
 
 async def exits_with(process: Process, seconds: float) -> int:

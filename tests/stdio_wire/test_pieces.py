@@ -31,7 +31,7 @@ from brave_search_mcp.faces.stdio import (
 )
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import PROTOCOL, WAIT_SECONDS, RpcSession, server_env
-from tests.stdio_wire.support import assert_error, exits_with, read_stderr, wait_for_exit
+from tests.stdio_wire.support import EXIT_DEADLINE, assert_error, exits_with, read_stderr
 
 pytestmark = pytest.mark.anyio
 
@@ -186,7 +186,7 @@ async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
                 process.send_signal(stop)
             else:
                 await rpc.close_stdin()
-            assert await wait_for_exit(rpc) == exit_code
+            assert await exits_with(rpc.process, EXIT_DEADLINE) == exit_code
         finally:
             if process.returncode is None:
                 process.kill()
@@ -194,7 +194,7 @@ async def test_run_stdio_exits_on_time_even_when_a_thread_cannot_be_cancelled(
 
 
 async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its_end(
-    upstream: FakeBraveServer, tmp_path: Path, stderr_file: IO[bytes]
+    fake_server: FakeBraveServer, tmp_path: Path, stderr_file: IO[bytes]
 ) -> None:
     """``brave-search-mcp < requests.jsonl > replies.jsonl``: files cannot be polled, so they take the other path."""
     requests = tmp_path / "requests.jsonl"
@@ -203,7 +203,7 @@ async def test_requests_from_a_regular_file_are_read_and_the_server_exits_at_its
     command = [sys.executable, "-m", "brave_search_mcp"]
     with requests.open("rb") as stdin, replies.open("wb") as stdout:
         async with await anyio.open_process(
-            command, env=server_env(upstream.base_url), stdin=stdin, stdout=stdout, stderr=stderr_file
+            command, env=server_env(fake_server.base_url), stdin=stdin, stdout=stdout, stderr=stderr_file
         ) as process:
             assert await exits_with(process, WAIT_SECONDS) == 0
     lines = [json.loads(line) for line in replies.read_bytes().splitlines()]

@@ -25,6 +25,7 @@ from typing import Any, TypeVar, overload
 
 import anyio
 
+from brave_search_mcp.clock import Clock
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.memory import MemoryBackend
@@ -36,8 +37,7 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-OPEN_ATTEMPTS = 200  # opening a file another process is converting: tries, 5 ms apart and growing to 50 ms ...
-OPEN_PAUSE_SECONDS = 0.005  # ... until BUSY_TIMEOUT_MS has passed
+OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
@@ -61,18 +61,18 @@ def _busy(exc: sqlite3.Error) -> bool:
 
 
 def _connect(
-    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic
+    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Clock = time.monotonic
 ) -> sqlite3.Connection:
     """Open the file, trying again while another process holds a lock the opening needs, for up to
     ``BUSY_TIMEOUT_MS``: switching a new file to WAL takes an exclusive lock, and SQLite answers "locked" at once,
     without its busy wait, so two hosts starting their servers together would otherwise leave one on memory."""
     deadline = clock() + BUSY_TIMEOUT_MS / 1000
     attempt = 1
-    while True:  # bounded: OPEN_ATTEMPTS
+    while True:  # bounded: the deadline, at most about a hundred tries
         try:
             return _connect_once(path)
         except sqlite3.Error as exc:
-            if not _busy(exc) or attempt >= OPEN_ATTEMPTS or clock() >= deadline:
+            if not _busy(exc) or clock() >= deadline:
                 raise
         pause(min(OPEN_PAUSE_SECONDS * attempt, 10 * OPEN_PAUSE_SECONDS))
         attempt += 1

@@ -140,16 +140,17 @@ async def build_status(
             **figures.model_dump(mode="json"),
             "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
         }
+    uses_brave = "brave" in settings.providers
     if not settings.has_key:
         report["status"] = "unconfigured"
-        if "brave" in settings.providers:
+        if uses_brave:
             reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
     if args.probe_connectivity:
         # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
         probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
-        if settings.has_key and "brave" in settings.providers:
+        if settings.has_key and uses_brave:
             probes = await probe_endpoints(ports, deadline, progress) + probes
         report["probe"] = probes
         failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
@@ -157,7 +158,7 @@ async def build_status(
             reasons.append(f"probe failed for {', '.join(failed)}")
     throttle = await client.admission()
     report["throttle"] = throttle
-    report["plan"] = plan_seen(client.counters(), tools) if "brave" in settings.providers else {}
+    report["plan"] = plan_seen(client.counters(), tools) if uses_brave else {}
     brave_alone = {"brave": {"state": "closed", "fallback": False}}
     report["providers"] = await ports.chain.status() if ports.chain else brave_alone
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
@@ -166,7 +167,7 @@ async def build_status(
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
-    holds = pauses(throttle) if "brave" in settings.providers else []  # Brave's holds stop no SearXNG search
+    holds = pauses(throttle) if uses_brave else []  # Brave's holds stop no SearXNG search
     if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
         reasons[:0] = holds
         report["status"] = "paused"

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import anyio
@@ -94,10 +95,10 @@ class SearxngConfig:
         if self.timeout <= 0 or self.retries < 0 or self.max_response_bytes <= 0 or self.max_pages < 1:
             raise ValueError("timeout, max_response_bytes and max_pages must be positive, retries non-negative")
 
-    @property
-    def window(self) -> tuple[float, int]:
-        """The queue's limits: at most ``rate`` starts per ``rate_window``, as (requests per second, burst)."""
-        return self.rate / self.rate_window, self.rate
+    def queue(self, make: Callable[..., Limiter], name: str) -> Limiter:
+        """This instance's queue from ``make`` (a state backend's ``limiter`` or ``memory_limiter`` on a clock):
+        at most ``rate`` starts per ``rate_window``, exactly."""
+        return make(name, rate=self.rate / self.rate_window, burst=self.rate, margin=EXACT, label="SearXNG")
 
     @property
     def search_url(self) -> str:
@@ -140,10 +141,7 @@ class SearxngProvider:
         self._sleep = sleep
         # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
         # provider queues in one of its own on its clock: at most ``rate`` starts per ``rate_window``, exactly
-        rate, burst = config.window
-        self._limiter = limiter or memory_limiter(
-            "searxng", rate=rate, burst=burst, clock=clock, sleep=sleep, margin=EXACT, label="SearXNG"
-        )
+        self._limiter = limiter or config.queue(partial(memory_limiter, clock=clock, sleep=sleep), "searxng")
         self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
         self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
