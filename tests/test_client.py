@@ -10,6 +10,8 @@ import anyio
 import anyio.lowlevel
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.facts import Endpoint
@@ -70,6 +72,32 @@ async def test_every_request_carries_token_gzip_json_and_user_agent() -> None:
     assert response.data == web_body()
     assert (response.status, response.cached, response.attempts) == (200, False, 1)
     assert response.body_bytes == len(response.raw_body) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    params=st.lists(st.tuples(st.text(min_size=1, max_size=12), st.text(max_size=30)), max_size=6),
+    extra=st.sampled_from([(), (("X-Loc-City", "San Francisco"),), (("X-Loc-Lat", "1.5"), ("X-Loc-Long", "-2"))]),
+)
+async def test_the_request_is_the_one_httpx2_builds(
+    params: list[tuple[str, str]], extra: tuple[tuple[str, str], ...]
+) -> None:
+    """The client builds its GET cheaply (one URL parse, headers merged once); it must be httpx2's own request."""
+    up, ft = Upstream(), FakeTime()
+    async with make_client(up, ft) as client:
+        try:
+            expected_url = httpx2.URL(BASE + Endpoint.WEB.value, params=params)
+        except (httpx2.InvalidURL, TypeError, ValueError):
+            with pytest.raises(errors.InvalidArgument):
+                client._url(Endpoint.WEB, params)
+            return
+        url = client._url(Endpoint.WEB, params)
+        assert url == expected_url
+        http = client._open()
+        ours = client._get_request(http, url, extra)
+        reference = http.build_request("GET", expected_url, headers=client._headers() | dict(extra))
+    assert ours.headers.multi_items() == reference.headers.multi_items()
+    assert (ours.method, ours.url, ours.extensions) == (reference.method, reference.url, reference.extensions)
 
 
 async def test_repeated_params_are_all_sent() -> None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 import httpx2
@@ -70,6 +71,7 @@ class BraveClient:
             settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0
         )
         self._http: httpx2.AsyncClient | None = None
+        self._get_headers: tuple[httpx2.Headers, dict[str, Any]] | None = None  # merged once, see _get_request
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
         if limits is None:  # this process's own numbers, on the client's clock (tests pass a fake one)
@@ -99,6 +101,7 @@ class BraveClient:
         for scope in list(self._calls):
             scope.cancel()
         http, self._http = self._http, None
+        self._get_headers = None
         if http is not None:
             await http.aclose()
 
@@ -193,8 +196,15 @@ class BraveClient:
         return clean_text(text, limit=limit, markup=False)
 
     def _url(self, endpoint: Endpoint, params: Params) -> httpx2.URL:
+        """The request URL: the query encoded as ``httpx2.URL(..., params=...)`` encodes it (a repeated name's values
+        grouped at its first place, as its ``QueryParams`` does), parsed once instead of twice."""
+        grouped: dict[str, list[str]] = {}
+        for name, value in params:
+            grouped.setdefault(name, []).append(value)
+        pairs = [(name, value) for name, values in grouped.items() for value in values]
+        query = f"?{urlencode(pairs)}" if pairs else ""
         try:
-            return httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value, params=list(params))
+            return httpx2.URL(f"{self._settings.base_url.rstrip('/')}{endpoint.value}{query}")
         except (httpx2.InvalidURL, TypeError, ValueError) as exc:
             message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
             raise errors.InvalidArgument(message) from None
@@ -272,7 +282,9 @@ class BraveClient:
                 await admission.settle(booked, answered=answered)
 
         tries = self._settings.retries if retries is None else retries
-        policy = replace(self._retry_policy, retries=tries)
+        policy = self._retry_policy
+        if tries != policy.retries:
+            policy = replace(policy, retries=tries)
         try:
             fetched = await with_retries(
                 one_attempt, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
@@ -356,6 +368,19 @@ class BraveClient:
 
     # -- one attempt ----------------------------------------------------------------------------
 
+    def _get_request(self, http: httpx2.AsyncClient, url: httpx2.URL, extra_headers: Headers) -> httpx2.Request:
+        """What ``http.build_request("GET", url, headers=...)`` builds, without re-parsing the URL or re-merging the
+        client's and our fixed headers on every request (they are merged once per client)."""
+        if self._get_headers is None:
+            merged = httpx2.Headers(http.headers)
+            merged.update(self._headers())
+            self._get_headers = (merged, {"timeout": http.timeout.as_dict()})
+        headers, extensions = self._get_headers
+        if extra_headers:
+            headers = headers.copy()
+            headers.update(dict(extra_headers))
+        return httpx2.Request("GET", url, headers=headers, cookies=http.cookies, extensions=dict(extensions))
+
     def _headers(self) -> dict[str, str]:
         return {
             "X-Subscription-Token": self._key(),
@@ -376,7 +401,7 @@ class BraveClient:
         outcome = "ok"
         try:
             with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                request = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                request = self._get_request(http, url, extra_headers)
                 response = await http.send(request, stream=True)
                 try:
                     status = response.status_code

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import unquote_plus, urlencode
 
 import anyio
 from cachetools import TLRUCache
@@ -44,9 +44,17 @@ def make_key(endpoint: str, params: Sequence[tuple[str, str]]) -> str:
 
 
 def is_freshness_filtered(key: str) -> bool:
-    """Whether the request behind ``key`` filters by page age (its answer goes stale fast)."""
+    """Whether the request behind ``key`` filters by page age (its answer goes stale fast).
+
+    Reads the names as ``parse_qsl`` does (``+`` and %-escapes decoded) without decoding every value: it runs
+    twice on every cache miss.
+    """
     _, _, query = key.partition("?")
-    return any(name == "freshness" for name, _ in parse_qsl(query, keep_blank_values=True))
+    for pair in query.split("&"):
+        name = pair.partition("=")[0]
+        if name == "freshness" or (("%" in name or "+" in name) and unquote_plus(name) == "freshness"):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

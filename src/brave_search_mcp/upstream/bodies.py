@@ -58,7 +58,7 @@ async def read_error_body(response: httpx2.Response) -> bytes:
 def decode_json_object(body: bytes, upstream: str = "Brave", hint: str = "") -> dict[str, Any]:
     """Parse a success body; anything but a JSON object is a ``ParseError`` naming ``upstream`` (plus ``hint``)."""
     after = f" {hint}" if hint else ""
-    if not body.strip():
+    if not body or body.isspace():  # what ``not body.strip()`` means, without copying the body
         raise errors.ParseError(f"{upstream} answered with an empty body.{after}", details={"body_bytes": len(body)})
     try:
         document = json.loads(body)
