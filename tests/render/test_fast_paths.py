@@ -89,6 +89,12 @@ def test_part_bytes_are_the_utf8_bytes_of_its_lines(lines: list[str]) -> None:
     assert compact._Part.of(lines).nbytes == sum(len(line.encode("utf-8")) for line in lines)
 
 
+@given(st.text(st.characters(codec="utf-8") | st.just("\n"), max_size=60), st.integers(-1, 12), st.integers(-1, 80))
+def test_hardcut_of_text_that_fits_is_the_text(text: str, max_lines: int, max_bytes: int) -> None:
+    cut_long_way = "" if max_lines <= 0 else compact._cut_bytes("\n".join(text.split("\n")[:max_lines]), max_bytes)
+    assert compact._hardcut(text, max_lines, max_bytes) == cut_long_way
+
+
 # ------------------------------------------------------------------------------------ results without revalidation
 
 OPTIONAL_TEXT = st.none() | st.text(ANY_CHAR, max_size=20)

@@ -105,9 +105,18 @@ def _age(item: Mapping[str, Any]) -> str | None:
 
 
 def _base(
-    item: Mapping[str, Any], decorations: bool, *, title: Any = None, snippet: Any = None, **more: Any
+    item: Mapping[str, Any],
+    decorations: bool,
+    *,
+    title: Any = None,
+    snippet: Any = None,
+    site: str | None = None,
+    **more: Any,
 ) -> Result | None:
-    """The fields every result has, plus ``more`` (already clean); None without a usable URL."""
+    """The fields every result has, plus ``more`` (already clean); None without a usable URL.
+
+    ``site`` names the site when the answer says it better than the URL's host (images).
+    """
     url = http_url(item.get("url"))
     if url is None:
         return None
@@ -119,7 +128,7 @@ def _base(
         title_text or source or url,
         url,
         snippet=_text(raw_snippet, SNIPPET_LIMIT, decorations=decorations),
-        site=source,
+        site=site or source,
         provider="brave",
         **more,
     )
@@ -152,19 +161,22 @@ def _video_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
 
 
 def _image_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    result = _base(item, decorations, snippet="")
-    if result is None:
-        return None
     props, thumb = _map(item.get("properties")), _map(item.get("thumbnail"))
-    result.image_url = http_url(props.get("url"))
-    result.thumbnail = http_url(thumb.get("src"))
     width, height = _int(props.get("width")), _int(props.get("height"))
     if width is None or height is None:
         width, height = _int(thumb.get("width")), _int(thumb.get("height"))
-    if width is not None and height is not None:
-        result.width, result.height = width, height
-    result.site = _text(item.get("source")).lower().removeprefix("www.") or result.site
-    return result
+    if width is None or height is None:  # a size is both numbers or neither
+        width = height = None
+    return _base(
+        item,
+        decorations,
+        snippet="",
+        site=_text(item.get("source")).lower().removeprefix("www.") or None,
+        image_url=http_url(props.get("url")),
+        thumbnail=http_url(thumb.get("src")),
+        width=width,
+        height=height,
+    )
 
 
 def _discussion_result(item: Mapping[str, Any], decorations: bool) -> Result | None:

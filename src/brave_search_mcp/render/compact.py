@@ -153,6 +153,8 @@ def _hardcut(text: str, max_lines: int, max_bytes: int) -> str:
     """Last-resort guarantee for absurd limits: at most ``max_lines`` lines and ``max_bytes`` bytes."""
     if max_lines <= 0:
         return ""
+    if text.count("\n") < max_lines and _utf8_len(text) <= max_bytes:  # the usual case: it already fits
+        return text
     lines = text.split("\n")[:max_lines]
     return _cut_bytes("\n".join(lines), max_bytes)
 
