@@ -134,16 +134,13 @@ def _base(
     )
 
 
-def _web_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
+def _web_result(item: Mapping[str, Any], decorations: bool, **more: Any) -> Result | None:
     extra = _extra_snippets(item.get("extra_snippets"), decorations)
-    return _base(item, decorations, age=_age(item), extra_snippets=extra)
+    return _base(item, decorations, age=_age(item), extra_snippets=extra, **more)
 
 
 def _news_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    extra = _extra_snippets(item.get("extra_snippets"), decorations)
-    if item.get("breaking") is True:
-        return _base(item, decorations, age=_age(item), extra_snippets=extra, breaking=True)
-    return _base(item, decorations, age=_age(item), extra_snippets=extra)
+    return _web_result(item, decorations, breaking=item.get("breaking") is True or None)
 
 
 def _video_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
