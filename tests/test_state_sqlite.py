@@ -251,11 +251,11 @@ async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
 ) -> None:
     """SQLite's automatic checkpoint (which fsyncs inside a commit) is off; the store moves the WAL into the file
     itself, in a thread and on a connection of its own, every CHECKPOINT_EVERY operations."""
-    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 4)
+    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 2)
     path = tmp_path / "s.db"
     backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
     try:
-        # get and lease, put and release: four operations
+        # get-or-lease, then put-and-release: two operations
         await backend.cache.get_or_fetch("k", lambda: _value(b"v" * 10_000), 60)
         copy = tmp_path / "copy.db"  # the database file alone, without its WAL
 

@@ -1,0 +1,150 @@
+"""What a cache miss costs the SQLite file (issue 22 item 3): few transactions, no statement that cannot change
+anything, no page written only to be freed, one checkpoint thread; the bounds and the rule as before."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from brave_search_mcp.ratelimit.plan import Ask, PlanState
+from brave_search_mcp.state import sqlite as sqlite_state
+from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.state.sqlite import SqliteStore
+from testkit.clock import FakeClock
+from tests import state_contract as contract
+
+
+@pytest.fixture
+async def backend(clock: FakeClock, tmp_path: Path) -> AsyncIterator[SharedBackend]:
+    opened = await open_state(
+        f"sqlite://{tmp_path / 's.db'}", cache_max_entries=3, clock=clock, sleep=clock.sleep, lease_seconds=10.0
+    )
+    assert isinstance(opened, SharedBackend)
+    yield opened
+    await opened.aclose()
+
+
+def _store(backend: SharedBackend) -> SqliteStore:
+    assert isinstance(backend.store, SqliteStore)
+    return backend.store
+
+
+@contextlib.contextmanager
+def _statements(store: SqliteStore) -> Iterator[list[str]]:
+    """Every statement the store's connection runs meanwhile."""
+    seen: list[str] = []
+    store._conn.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        store._conn.set_trace_callback(None)
+
+
+async def _value(v: bytes) -> bytes:
+    return v
+
+
+@pytest.mark.anyio
+async def test_store_lease_then_value(backend: SharedBackend, clock: FakeClock) -> None:
+    await contract.store_lease_then_value(backend.store, clock())
+    store, now = _store(backend), clock()
+    assert await store.cache_get_or_lease("dead", "a", now, now + 10) == (None, True)
+    assert await store.cache_get_or_lease("dead", "b", now + 9.9, now + 20) == (None, False)
+    assert await store.cache_get_or_lease("dead", "b", now + 10, now + 20) == (None, True)  # its holder died
+
+
+@pytest.mark.anyio
+async def test_a_miss_is_two_transactions_and_a_hit_one(backend: SharedBackend) -> None:
+    with _statements(_store(backend)) as seen:
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
+    first = seen.index("COMMIT")  # every statement inside one of two transactions: none on its own
+    assert seen[0] == seen[first + 1] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and seen.count("COMMIT") == 2
+    with _statements(_store(backend)) as seen:
+        assert await backend.cache.get_or_fetch("k", lambda: _value(b"w"), 60) == (b"v", True)
+    assert seen[0] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and seen.count("COMMIT") == 1
+
+
+@pytest.mark.anyio
+async def test_eviction_runs_only_when_over_the_bound_and_keeps_the_newest(
+    backend: SharedBackend, clock: FakeClock
+) -> None:
+    """Under the bound no eviction statement runs; over it, the least recently used go (among entries used at the
+    same moment, the lowest keys, as the store has always chosen)."""
+    evictions: list[str] = []
+    for key in ("b", "a", "c"):  # all stored at the same moment
+        with _statements(_store(backend)) as seen:
+            await backend.cache.get_or_fetch(key, lambda: _value(b"v"), 60)
+        evictions += [s for s in seen if "ORDER BY used" in s]
+    assert evictions == []
+    await backend.cache.get_or_fetch("d", lambda: _value(b"v"), 60)  # one over: "a" goes
+    assert [(await backend.cache.get_or_fetch(k, lambda: _value(b"new"), 60))[1] for k in "bcd"] == [True] * 3
+    await clock.sleep(1)
+    assert (await backend.cache.get_or_fetch("a", lambda: _value(b"new"), 60))[1] is False  # "b" went now
+    assert (await backend.cache.stats())["entries"] == 3
+
+
+def test_freed_pages_are_not_written_over(tmp_path: Path) -> None:
+    """An evicted answer's dozen freed pages are not zeroed page by page (builds that secure-delete by default
+    did): the next answer reuses them."""
+    with contextlib.closing(sqlite_state._connect(tmp_path / "s.db")) as conn:
+        assert conn.execute("PRAGMA secure_delete").fetchone() == (2,)  # FAST
+
+
+@pytest.mark.anyio
+async def test_a_plan_another_process_wrote_is_read_as_written(backend: SharedBackend, clock: FakeClock) -> None:
+    """The store remembers the plans it parsed by their stored text: another process's write is a new text."""
+    limiter = backend.limiter("brave", rate=None, family="search")
+    await limiter.change(lambda p: p.learned_as(20, 20))
+    assert (await limiter.snapshot())["plan_rate"] == 20.0
+    other = PlanState.known(5, 5)
+    with contextlib.closing(sqlite3.connect(_store(backend).location(), isolation_level=None)) as conn:
+        conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(other.to_json()), "brave|search"))
+    assert await backend.slots.modify(Ask("brave", "search"), lambda p: p) == other
+    decision = await backend.slots.reserve(Ask("brave", "search"), clock())
+    assert decision.granted and decision.plan == other
+
+
+@pytest.mark.anyio
+async def test_a_new_months_counter_starts_at_one_and_the_spent_ones_go(
+    backend: SharedBackend, clock: FakeClock
+) -> None:
+    slots, now = backend.slots, clock()
+    assert [await slots.book("k:month:1", None, now + 10, now) for _ in range(2)] == [(True, 1), (True, 2)]
+    await clock.sleep(11)
+    later = clock()
+    assert await slots.book("k:month:1", 5, later + 10, later) == (True, 1)  # the old count had expired
+    assert await slots.book("k:month:2", 5, later + 10, later) == (True, 1)
+    with contextlib.closing(sqlite3.connect(_store(backend).location())) as conn:
+        assert conn.execute("SELECT name, n FROM counters ORDER BY name").fetchall() == [
+            ("k:month:1", 1),
+            ("k:month:2", 1),
+        ]
+
+
+@pytest.mark.anyio
+async def test_one_long_lived_thread_runs_every_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 1)
+    started: list[threading.Thread] = []
+    start = threading.Thread.start
+
+    def spy(thread: threading.Thread) -> None:
+        if thread.name == "sqlite-checkpoint":
+            started.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", spy)
+    backend = await open_state(f"sqlite://{tmp_path / 's.db'}", cache_max_entries=10)
+    try:
+        for n in range(5):  # ten operations, ten checkpoints asked for
+            await backend.cache.get_or_fetch(f"k{n}", lambda: _value(b"v" * 10_000), 60)
+        assert len(started) == 1 and started[0].is_alive()  # one thread, waiting for the next request
+    finally:
+        await backend.aclose()
+    assert not started[0].is_alive()
