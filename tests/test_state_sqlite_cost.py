@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from brave_search_mcp.brave.shared_state import SharedUpstream, pack
 from brave_search_mcp.ratelimit.plan import Ask, PlanState
 from brave_search_mcp.state import sqlite as sqlite_state
 from brave_search_mcp.state.location import open_state
@@ -148,3 +149,21 @@ async def test_one_long_lived_thread_runs_every_checkpoint(tmp_path: Path, monke
     finally:
         await backend.aclose()
     assert not started[0].is_alive()
+
+
+@pytest.mark.anyio
+async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(backend: SharedBackend) -> None:
+    """The 50 KB body a miss fetched is not copied back out of the value stored for the other processes."""
+    shared = SharedUpstream(backend, "brave:k")
+    body = b'{"web": {"results": []}}' * 2000
+
+    async def fetch() -> tuple[int, bytes]:
+        return 200, body
+
+    status, got, hit = await shared.cached("web?q=x", fetch, 60)
+    assert (status, got is body, hit) == (200, True, False)
+    assert await shared.cached("web?q=x", fetch, 60) == (200, body, True)
+    assert await backend.cache.get_or_fetch("brave:k:web?q=x", lambda: _value(b"unused"), 60) == (
+        pack(200, body),
+        True,
+    )
