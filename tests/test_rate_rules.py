@@ -253,10 +253,11 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
 @pytest.mark.anyio
 async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
     """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 cases)."""
-    from brave_search_mcp.state.sqlite import SqliteStore, _connect
+    from brave_search_mcp.state.sqlite import SqliteStore
+    from brave_search_mcp.state.sqlite_file import connect
 
     path = tmp_path / "state.db"
-    conn = _connect(path)
+    conn = connect(path)
     store = SqliteStore(path, conn, max_entries=10, max_bytes=None)
     rng = random.Random(23)
     kinds: set[str] = set()
@@ -279,9 +280,10 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
 
 def test_sqlite_reads_the_newest_starts_as_the_list_of_them(tmp_path: Path) -> None:
     """The rule may index or slice what SQLite hands it; each answer is the plain list's, capped at the burst."""
-    from brave_search_mcp.state.sqlite import _connect, _NewestStarts
+    from brave_search_mcp.state.sqlite import _NewestStarts
+    from brave_search_mcp.state.sqlite_file import connect
 
-    conn = _connect(tmp_path / "state.db")
+    conn = connect(tmp_path / "state.db")
     starts = _random_starts(random.Random(5), 12)
     conn.executemany("INSERT INTO starts VALUES (?, ?)", [("u", t) for t in starts] + [("other", NOW)])
     newest = starts[-8:]

@@ -15,6 +15,7 @@ import pytest
 from brave_search_mcp.brave.shared_state import SharedUpstream, pack
 from brave_search_mcp.ratelimit.plan import Ask, PlanState
 from brave_search_mcp.state import sqlite as sqlite_state
+from brave_search_mcp.state import sqlite_file
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
 from brave_search_mcp.state.sqlite import SqliteStore
@@ -94,7 +95,7 @@ async def test_eviction_runs_only_when_over_the_bound_and_keeps_the_newest(
 def test_freed_pages_are_not_written_over(tmp_path: Path) -> None:
     """An evicted answer's dozen freed pages are not zeroed page by page (builds that secure-delete by default
     did): the next answer reuses them."""
-    with contextlib.closing(sqlite_state._connect(tmp_path / "s.db")) as conn:
+    with contextlib.closing(sqlite_file.connect(tmp_path / "s.db")) as conn:
         assert conn.execute("PRAGMA secure_delete").fetchone() == (2,)  # FAST
 
 
@@ -167,3 +168,64 @@ async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(
         pack(200, body),
         True,
     )
+
+
+OLD_SCHEMA = sqlite_file._SCHEMA.replace(" WITHOUT ROWID", "")  # the leases as every version before made them
+
+
+def _leases_sql(path: Path) -> str:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return str(conn.execute("SELECT sql FROM sqlite_master WHERE name = 'leases'").fetchone()[0])
+
+
+@pytest.fixture
+def old_file(tmp_path: Path) -> Path:
+    """A state file an older version made: its leases in a rowid table, one lease held by a running process."""
+    path = tmp_path / "s.db"
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(OLD_SCHEMA)
+        conn.execute("INSERT INTO leases VALUES ('held', 'old-process', 2e9)")
+    return path
+
+
+@pytest.mark.anyio
+async def test_an_older_files_leases_move_to_one_b_tree_and_stay_held(old_file: Path, clock: FakeClock) -> None:
+    assert "WITHOUT ROWID" not in _leases_sql(old_file)
+    backend = await open_state(f"sqlite://{old_file}", cache_max_entries=3, clock=clock, sleep=clock.sleep)
+    try:
+        assert backend.health()["degraded"] is False
+        assert _leases_sql(old_file).endswith("WITHOUT ROWID")
+        assert isinstance(backend, SharedBackend)
+        store = _store(backend)
+        assert await store.cache_get_or_lease("held", "new", clock(), clock() + 30) == (None, False)
+        with contextlib.closing(sqlite3.connect(old_file, isolation_level=None)) as older:  # its statements still run
+            older.execute("DELETE FROM leases WHERE key = ? AND owner = ?", ("held", "old-process"))
+            older.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", ("other", "old-process", 2e9))
+            assert older.execute("SELECT owner, expires FROM leases WHERE key = 'other'").fetchone() == (
+                "old-process",
+                2e9,
+            )
+        assert await store.cache_get_or_lease("held", "new", clock(), clock() + 30) == (None, True)
+    finally:
+        await backend.aclose()
+    with contextlib.closing(sqlite_file.connect(old_file)):
+        pass  # opening a migrated file again changes nothing
+    assert _leases_sql(old_file).endswith("WITHOUT ROWID")
+
+
+def test_a_migration_that_cannot_run_now_leaves_the_file_working(
+    old_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holding the write lock past the busy timeout: the file opens as it is, the next opening
+    migrates it."""
+    monkeypatch.setattr(sqlite_file, "BUSY_TIMEOUT_MS", 50)
+    with contextlib.closing(sqlite3.connect(old_file, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        with contextlib.closing(sqlite_file.connect(old_file)) as conn:
+            assert conn.execute("SELECT owner FROM leases WHERE key = 'held'").fetchone() == ("old-process",)
+        assert "WITHOUT ROWID" not in _leases_sql(old_file)
+        other.execute("COMMIT")
+    with contextlib.closing(sqlite_file.connect(old_file)) as conn:
+        assert conn.execute("SELECT owner FROM leases WHERE key = 'held'").fetchone() == ("old-process",)
+    assert _leases_sql(old_file).endswith("WITHOUT ROWID")

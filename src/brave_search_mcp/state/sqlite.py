@@ -6,9 +6,9 @@ on the event loop when the file is free (tens of microseconds: cheaper than a ho
 never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
 ``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
 a thread of their own on a connection of their own (``wal``), every ``CHECKPOINT_EVERY`` operations, never inside a
-commit on the event loop. Opening waits while another process is creating the same new file. A file that is corrupt
-or cannot be written logs one warning and the process runs on memory instead: state is an optimisation, never
-a reason for a call to fail.
+commit on the event loop. Opening (``sqlite_file``) waits while another process is creating the same new file. A
+file that is corrupt or cannot be written logs one warning and the process runs on memory instead: state is an
+optimisation, never a reason for a call to fail.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -26,80 +25,18 @@ from typing import Any, TypeVar, overload
 import anyio
 from cachetools import LRUCache
 
-from brave_search_mcp.clock import Clock
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after, matters_after
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.state.sqlite_file import BUSY_TIMEOUT_MS, busy, connect
 from brave_search_mcp.state.wal import Checkpointer
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
-_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
-OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
-                                  size INTEGER NOT NULL, used REAL NOT NULL);
-DROP INDEX IF EXISTS cache_by_use;
-CREATE INDEX IF NOT EXISTS cache_lru ON cache (used, key, size);
-DROP INDEX IF EXISTS cache_by_expiry;
-CREATE INDEX IF NOT EXISTS cache_expiry ON cache (expires, size);
-CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
-"""
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    """Another connection holds a lock this one needs (a moment's wait, not a broken file)."""
-    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES
-
-
-def _connect(
-    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Clock = time.monotonic
-) -> sqlite3.Connection:
-    """Open the file, trying again while another process holds a lock the opening needs, for up to
-    ``BUSY_TIMEOUT_MS``: switching a new file to WAL takes an exclusive lock, and SQLite answers "locked" at once,
-    without its busy wait, so two hosts starting their servers together would otherwise leave one on memory."""
-    deadline = clock() + BUSY_TIMEOUT_MS / 1000
-    attempt = 1
-    while True:  # bounded: the deadline, at most about a hundred tries
-        try:
-            return _connect_once(path)
-        except sqlite3.Error as exc:
-            if not _busy(exc) or clock() >= deadline:
-                raise
-        pause(min(OPEN_PAUSE_SECONDS * attempt, 10 * OPEN_PAUSE_SECONDS))
-        attempt += 1
-
-
-def _connect_once(path: Path) -> sqlite3.Connection:
-    """Open (creating) the file in WAL mode with the schema; raises on a corrupt or unwritable file."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # cached answers are the user's searches
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        # Deleted rows are zeroed where their pages are written anyway, but freed pages are not written over (some
-        # builds zero them: an evicted 50 KB answer cost a dozen more page writes); the next answer reuses them.
-        conn.execute("PRAGMA secure_delete=FAST")
-        conn.executescript(_SCHEMA)
-        conn.execute("PRAGMA quick_check(1)").fetchone()
-        conn.execute("PRAGMA wal_autocheckpoint=0")  # SqliteStore checkpoints off the event loop
-        conn.execute("PRAGMA busy_timeout=0")  # on the event loop an operation never waits (see SqliteStore._run)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
 
 
 class _NewestStarts(Sequence[float]):
@@ -206,7 +143,7 @@ class SqliteStore:
                 raise
             return result
         except sqlite3.Error as exc:
-            if not wait and _busy(exc):
+            if not wait and busy(exc):
                 raise _Busy from exc
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
@@ -421,7 +358,7 @@ class SqliteStore:
 async def open_sqlite(path: Path, options: StateOptions) -> StateBackend:
     """Open the shared file; if it is corrupt or unwritable, log one warning and return a memory backend."""
     try:
-        conn = await anyio.to_thread.run_sync(_connect, path)
+        conn = await anyio.to_thread.run_sync(connect, path)
     except (sqlite3.Error, OSError) as exc:
         reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
         logger.warning("%s", reason)
