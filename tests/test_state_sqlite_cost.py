@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.brave.shared_state import SharedUpstream, pack
-from brave_search_mcp.ratelimit.plan import Ask, PlanState
+from brave_search_mcp.ratelimit.plan import KEEP_STARTS_SECONDS, Ask, PlanState
 from brave_search_mcp.state import sqlite as sqlite_state
 from brave_search_mcp.state import sqlite_file
 from brave_search_mcp.state.location import open_state
@@ -229,3 +229,24 @@ def test_a_migration_that_cannot_run_now_leaves_the_file_working(
     with contextlib.closing(sqlite_file.connect(old_file)) as conn:
         assert conn.execute("SELECT owner FROM leases WHERE key = 'held'").fetchone() == ("old-process",)
     assert _leases_sql(old_file).endswith("WITHOUT ROWID")
+
+
+@pytest.mark.anyio
+async def test_past_starts_are_deleted_a_second_at_a_time(backend: SharedBackend, clock: FakeClock) -> None:
+    """Starts past keeping (never read again) are deleted once they span PRUNE_BATCH_SECONDS, not one page write
+    per reservation; the store stays bounded."""
+    limiter = backend.limiter("brave", rate=1000.0, burst=1000)
+    ask, store = limiter.ask, _store(backend)
+
+    async def deletes() -> int:
+        with _statements(store) as seen:
+            assert (await backend.slots.reserve(ask, clock())).granted
+        return sum(s.startswith("DELETE FROM starts") for s in seen)
+
+    assert [await deletes() for _ in range(3)] == [0, 0, 0]
+    await clock.sleep(KEEP_STARTS_SECONDS + 0.5)  # past keeping, but only half a second's worth
+    assert await deletes() == 0
+    await clock.sleep(0.6)
+    assert await deletes() == 1
+    with contextlib.closing(sqlite3.connect(store.location())) as conn:
+        assert conn.execute("SELECT count(*) FROM starts").fetchone() == (2,)  # the two newest

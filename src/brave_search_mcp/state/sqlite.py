@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
+PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
 
 
@@ -187,8 +188,12 @@ class SqliteStore:
     def _starts(
         conn: sqlite3.Connection, name: str, now: float, limits: tuple[float, int] | None, ask: Ask
     ) -> _NewestStarts:
-        """The recent starts of ``name`` (older ones are deleted on the way), read only where the rule looks."""
-        conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep_after(now, limits, ask.margin)))
+        """The recent starts of ``name``, read only where the rule looks; older ones are deleted on the way, a
+        ``PRUNE_BATCH_SECONDS`` worth at a time (a start deleted with every one recorded wrote two more pages)."""
+        keep = keep_after(now, limits, ask.margin)
+        oldest = conn.execute("SELECT min(t) FROM starts WHERE upstream = ?", (name,)).fetchone()[0]
+        if oldest is not None and oldest <= keep - PRUNE_BATCH_SECONDS:
+            conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep))
         if limits is None:  # no plan: the rule reads no start
             return _NewestStarts(conn, name, 0, now)
         return _NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin))
