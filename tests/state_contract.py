@@ -11,6 +11,7 @@ import pytest
 from brave_search_mcp.models.errors import RateLimited
 from brave_search_mcp.ratelimit.limiter import GateClosed, SlotUnavailable
 from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.shared import Store
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.state_worker import run_workers, spawn
@@ -222,6 +223,22 @@ async def records_round_trip(backend: StateBackend) -> None:
     assert await backend.records.get("breaker:searxng") is None
     await backend.records.put("breaker:searxng", {"state": "open", "failures": 3})
     assert await backend.records.get("breaker:searxng") == {"state": "open", "failures": 3}
+
+
+async def store_lease_then_value(store: Store, now: float) -> None:
+    """A miss's two store operations: a live value or else the single-flight lease (one holder at a time), then
+    the value stored and the lease released together (only by its holder; a failed fetch stores nothing)."""
+    assert await store.cache_get_or_lease("q", "a", now, now + 30) == (None, True)
+    assert await store.cache_get_or_lease("q", "b", now, now + 30) == (None, False)  # a holds it
+    await store.cache_put_release("q", "b", None, now + 60, now)  # not b's lease to give back: it stays a's
+    assert await store.cache_get_or_lease("q", "b", now, now + 30) == (None, False)
+    assert await store.cache_get_or_lease("e", "b", now, now + 30) == (None, True)
+    await store.cache_put_release("e", "b", None, now + 60, now)  # b's fetch failed: nothing stored, lease freed
+    assert await store.cache_get_or_lease("e", "c", now, now + 30) == (None, True)
+    await store.cache_put_release("q", "a", b"answer", now + 60, now)
+    assert await store.cache_get_or_lease("q", "c", now, now + 30) == (b"answer", False)  # no lease with a value
+    await store.cache_put_release("e", "c", b"", now + 60, now)  # an empty answer is an answer
+    assert await store.cache_get_or_lease("e", "d", now, now + 30) == (b"", False)
 
 
 # ---------------------------------------------------------------- real processes, real time (small totals)

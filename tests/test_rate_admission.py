@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ import pytest
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import CALL_LOGGER
+from brave_search_mcp.ratelimit.admission import utc_month
 from brave_search_mcp.tools.boundary import ToolBoundary
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
@@ -201,3 +203,11 @@ async def test_an_answer_and_searches_in_parallel_share_the_keys_window_and_cost
                 await clock.sleep(2)
     assert outcomes == [True] * 8
     assert fake.rate_limited_count == 0 and fake.hits() == 8
+
+
+def test_the_month_a_booking_counts_in_is_utcs_calendar_month() -> None:
+    """Read on every booking, so formatted by hand: the same text ``strftime("%Y-%m")`` gives."""
+    before = datetime.now(UTC).strftime("%Y-%m")
+    month = utc_month()
+    assert month in {before, datetime.now(UTC).strftime("%Y-%m")}  # (a month may begin in between)
+    assert len(month) == 7 and month[4] == "-"

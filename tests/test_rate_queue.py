@@ -276,3 +276,26 @@ async def test_the_estimate_sees_only_the_window_however_many_starts_the_last_mi
     assert limiter.estimate() == pytest.approx(ft.clock() - 1.0 + 1.035)
     await ft.sleep(2.0)
     assert limiter.estimate() == pytest.approx(ft.clock())
+
+
+async def test_a_caller_who_finds_the_queue_empty_takes_no_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 item 3: most calls arrive alone; only a caller with someone ahead needs an event to be woken by."""
+    ft = FakeTime()
+    throttle = Throttle(20.0, 1, clock=ft.clock, sleep=ft.sleep)
+    made = 0
+    real = anyio.Event
+
+    def counted() -> anyio.Event:
+        nonlocal made
+        made += 1
+        return real()
+
+    monkeypatch.setattr(anyio, "Event", counted)
+    for _ in range(3):
+        await throttle.acquire()
+    assert made == 0
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(throttle.acquire)
+    assert made == 2  # the second and third waited for their turn
+    assert throttle.waiting == 0

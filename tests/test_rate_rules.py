@@ -25,6 +25,7 @@ from brave_search_mcp.ratelimit.plan import (
     PlanState,
     decide,
     horizon,
+    matters_after,
 )
 from testkit.redis_server import RedisServer, redis_server_binary
 
@@ -252,10 +253,11 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
 @pytest.mark.anyio
 async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
     """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 cases)."""
-    from brave_search_mcp.state.sqlite import SqliteStore, _connect
+    from brave_search_mcp.state.sqlite import SqliteStore
+    from brave_search_mcp.state.sqlite_file import connect
 
     path = tmp_path / "state.db"
-    conn = _connect(path)
+    conn = connect(path)
     store = SqliteStore(path, conn, max_entries=10, max_bytes=None)
     rng = random.Random(23)
     kinds: set[str] = set()
@@ -278,16 +280,41 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
 
 def test_sqlite_reads_the_newest_starts_as_the_list_of_them(tmp_path: Path) -> None:
     """The rule may index or slice what SQLite hands it; each answer is the plain list's, capped at the burst."""
-    from brave_search_mcp.state.sqlite import _connect, _NewestStarts
+    from brave_search_mcp.state.sqlite import _NewestStarts
+    from brave_search_mcp.state.sqlite_file import connect
 
-    conn = _connect(tmp_path / "state.db")
+    conn = connect(tmp_path / "state.db")
     starts = _random_starts(random.Random(5), 12)
     conn.executemany("INSERT INTO starts VALUES (?, ?)", [("u", t) for t in starts] + [("other", NOW)])
     newest = starts[-8:]
-    view = _NewestStarts(conn, "u", 8)
+    view = _NewestStarts(conn, "u", 8, NEVER)
     assert (len(view), list(view), view[-8], view[0], view[-1]) == (8, newest, newest[0], newest[0], newest[-1])
     assert (view[2:5], view[::-3]) == (newest[2:5], newest[::-3])
     with pytest.raises(IndexError):
         view[-9]
-    assert len(_NewestStarts(conn, "nobody", 8)) == 0
+    assert len(_NewestStarts(conn, "nobody", 8, NEVER)) == 0
+    recent = _NewestStarts(conn, "u", 8, starts[-3])  # only the starts after ``since``
+    assert (len(recent), list(recent), recent[-2]) == (2, starts[-2:], starts[-2])
     conn.close()
+
+
+def _after(plan: PlanState | None, starts: list[float], now: float, margin: tuple[float, float]) -> list[float]:
+    limits = plan.in_force(now) if plan is not None else None
+    return starts if limits is None else [t for t in starts if t > matters_after(now, limits, margin)]
+
+
+def test_starts_the_stores_skip_never_change_a_decision() -> None:
+    """``matters_after``: dropping the starts at or before it decides every case as the full lists do."""
+    rng = random.Random(24)
+    skipped = 0
+    for _ in range(2000):
+        ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+        own = stored if stored is not None else ask.init
+        shared = shared_plan if ask.shared is not None else None
+        mine = _after(own.pinned(ask.pinned), own_starts, now, ask.margin)
+        theirs = _after(shared, shared_starts, now, ask.margin)
+        skipped += len(own_starts) - len(mine) + len(shared_starts) - len(theirs)
+        full = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
+        cut = decide(ask, own, mine, now, shared=shared, shared_starts=theirs if shared else [])
+        assert cut == full, ask
+    assert skipped > 10_000  # the cases do leave starts out

@@ -10,6 +10,7 @@ import pytest
 
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
 from tests import state_contract as contract
@@ -60,6 +61,12 @@ async def test_cache_contract(backend: StateBackend) -> None:
     await contract.cache_single_flight(backend)
     await contract.cache_errors_not_stored(backend)
     await contract.records_round_trip(backend)
+
+
+@pytest.mark.anyio
+async def test_store_lease_then_value(backend: StateBackend, clock: FakeClock) -> None:
+    assert isinstance(backend, SharedBackend)
+    await contract.store_lease_then_value(backend.store, clock())
 
 
 @pytest.mark.anyio

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from brave_search_mcp.state import sqlite as sqlite_state
+from brave_search_mcp.state import sqlite_file
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
@@ -154,7 +155,7 @@ def test_opening_waits_while_another_process_holds_the_new_file(
         if len(pauses) == 3:
             other_writer.execute("COMMIT")  # the other process is done after the third pause
 
-    with contextlib.closing(sqlite_state._connect(tmp_path / "s.db", pause=pause)) as conn:
+    with contextlib.closing(sqlite_file.connect(tmp_path / "s.db", pause=pause)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert pauses == [0.005, 0.01, 0.015]
 
@@ -168,8 +169,8 @@ def test_opening_gives_up_on_a_lock_held_past_the_busy_timeout(tmp_path: Path) -
         now[0] += seconds
 
     with pytest.raises(sqlite3.OperationalError, match="locked"):
-        sqlite_state._connect(tmp_path / "s.db", pause=pause, clock=lambda: now[0])
-    assert sqlite_state.BUSY_TIMEOUT_MS / 1000 <= now[0] < sqlite_state.BUSY_TIMEOUT_MS / 1000 + 0.1
+        sqlite_file.connect(tmp_path / "s.db", pause=pause, clock=lambda: now[0])
+    assert sqlite_file.BUSY_TIMEOUT_MS / 1000 <= now[0] < sqlite_file.BUSY_TIMEOUT_MS / 1000 + 0.1
 
 
 RATE_FAST = 1000.0
@@ -251,11 +252,11 @@ async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
 ) -> None:
     """SQLite's automatic checkpoint (which fsyncs inside a commit) is off; the store moves the WAL into the file
     itself, in a thread and on a connection of its own, every CHECKPOINT_EVERY operations."""
-    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 4)
+    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 2)
     path = tmp_path / "s.db"
     backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
     try:
-        # get and lease, put and release: four operations
+        # get-or-lease, then put-and-release: two operations
         await backend.cache.get_or_fetch("k", lambda: _value(b"v" * 10_000), 60)
         copy = tmp_path / "copy.db"  # the database file alone, without its WAL
 

@@ -53,11 +53,19 @@ class ParsedAnswer:
 
 
 def _text(value: Any, limit: int = FIELD_LIMIT, *, decorations: bool = False) -> str:
-    return clean_text(number_text(value), limit=limit, decorations=decorations)
+    if type(value) is not str:  # most fields are text: number_text would hand them back unchanged
+        value = number_text(value)
+    return clean_text(value, limit=limit, decorations=decorations)
+
+
+def _is_map(value: Any) -> bool:
+    if isinstance(value, dict):  # decoded JSON: the dict check answers at once, before the abstract one
+        return True
+    return value is not None and isinstance(value, Mapping)
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if _is_map(value) else {}
 
 
 def _items(container: Any) -> list[Any]:
@@ -96,80 +104,93 @@ def _age(item: Mapping[str, Any]) -> str | None:
     return _text(item.get("age")) or _text(item.get("page_age")) or None
 
 
-def _base(item: Mapping[str, Any], decorations: bool, *, title: Any = None, snippet: Any = None) -> Result | None:
+def _base(
+    item: Mapping[str, Any],
+    decorations: bool,
+    *,
+    title: Any = None,
+    snippet: Any = None,
+    site: str | None = None,
+    **more: Any,
+) -> Result | None:
+    """The fields every result has, plus ``more`` (already clean); None without a usable URL.
+
+    ``site`` names the site when the answer says it better than the URL's host (images).
+    """
     url = http_url(item.get("url"))
     if url is None:
         return None
     source = _source(item, url)
     title_text = _text(item.get("title") if title is None else title, TITLE_LIMIT, decorations=decorations)
     raw_snippet = item.get("description") if snippet is None else snippet
-    return Result(
-        title=title_text or source or url,
-        url=url,
+    # Every value is already clean text, a checked URL or None: no second validation.
+    return Result.checked(
+        title_text or source or url,
+        url,
         snippet=_text(raw_snippet, SNIPPET_LIMIT, decorations=decorations),
-        site=source,
+        site=site or source,
         provider="brave",
+        **more,
     )
 
 
-def _web_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    result = _base(item, decorations)
-    if result is not None:
-        result.age = _age(item)
-        result.extra_snippets = _extra_snippets(item.get("extra_snippets"), decorations)
-    return result
+def _web_result(item: Mapping[str, Any], decorations: bool, **more: Any) -> Result | None:
+    extra = _extra_snippets(item.get("extra_snippets"), decorations)
+    return _base(item, decorations, age=_age(item), extra_snippets=extra, **more)
 
 
 def _news_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    result = _web_result(item, decorations)
-    if result is not None and item.get("breaking") is True:
-        result.breaking = True
-    return result
+    return _web_result(item, decorations, breaking=item.get("breaking") is True or None)
 
 
 def _video_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    result = _base(item, decorations)
-    if result is None:
-        return None
     video = _map(item.get("video"))
-    result.age = _age(item)
-    result.duration = _text(video.get("duration"), 40) or None
-    result.views = _int(video.get("views"))
-    result.creator = _text(video.get("creator")) or None
-    result.publisher = _text(video.get("publisher")) or None
-    result.thumbnail = http_url(_map(item.get("thumbnail")).get("src"))
-    return result
+    return _base(
+        item,
+        decorations,
+        age=_age(item),
+        duration=_text(video.get("duration"), 40) or None,
+        views=_int(video.get("views")),
+        creator=_text(video.get("creator")) or None,
+        publisher=_text(video.get("publisher")) or None,
+        thumbnail=http_url(_map(item.get("thumbnail")).get("src")),
+    )
 
 
 def _image_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
-    result = _base(item, decorations, snippet="")
-    if result is None:
-        return None
     props, thumb = _map(item.get("properties")), _map(item.get("thumbnail"))
-    result.image_url = http_url(props.get("url"))
-    result.thumbnail = http_url(thumb.get("src"))
     width, height = _int(props.get("width")), _int(props.get("height"))
     if width is None or height is None:
         width, height = _int(thumb.get("width")), _int(thumb.get("height"))
-    if width is not None and height is not None:
-        result.width, result.height = width, height
-    result.site = _text(item.get("source")).lower().removeprefix("www.") or result.site
-    return result
+    if width is None or height is None:  # a size is both numbers or neither
+        width = height = None
+    return _base(
+        item,
+        decorations,
+        snippet="",
+        site=_text(item.get("source")).lower().removeprefix("www.") or None,
+        image_url=http_url(props.get("url")),
+        thumbnail=http_url(thumb.get("src")),
+        width=width,
+        height=height,
+    )
 
 
 def _discussion_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
     data = _map(item.get("data"))
     snippet = item.get("description") if _text(item.get("description")) else data.get("top_comment")
     title = data.get("title") if _text(data.get("title")) else item.get("title")
-    result = _base(item, decorations, title=title, snippet=snippet)
-    if result is None:
-        return None
-    result.age = _age(item)
-    result.forum = _text(data.get("forum_name")) or None
-    result.answers = _int(data.get("num_answers"))
-    result.votes = _text(data.get("score"), 40) or None
-    result.question = _text(data.get("question"), SNIPPET_LIMIT, decorations=decorations) or None
-    return result
+    return _base(
+        item,
+        decorations,
+        title=title,
+        snippet=snippet,
+        age=_age(item),
+        forum=_text(data.get("forum_name")) or None,
+        answers=_int(data.get("num_answers")),
+        votes=_text(data.get("score"), 40) or None,
+        question=_text(data.get("question"), SNIPPET_LIMIT, decorations=decorations) or None,
+    )
 
 
 def _faq_result(item: Mapping[str, Any], decorations: bool) -> Result | None:
@@ -225,13 +246,13 @@ def _location_result(item: Mapping[str, Any], decorations: bool) -> Result | Non
     url = http_url(item.get("url")) or http_url(item.get("provider_url"))
     if url is None:
         return None
-    result = _base({**item, "url": url}, decorations)
-    if result is None:
-        return None
-    result.address = _text(_map(item.get("postal_address")).get("displayAddress")) or None
-    result.phone = _text(_map(item.get("contact")).get("telephone"), 60) or None
-    result.rating = _rating(item.get("rating"))
-    return result
+    return _base(
+        {**item, "url": url},
+        decorations,
+        address=_text(_map(item.get("postal_address")).get("displayAddress")) or None,
+        phone=_text(_map(item.get("contact")).get("telephone"), 60) or None,
+        rating=_rating(item.get("rating")),
+    )
 
 
 _BUILDERS = {
@@ -266,7 +287,7 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
         build = _BUILDERS[key]
         results: list[Result] = []
         for item in _items(container):
-            if not isinstance(item, Mapping):
+            if not _is_map(item):
                 continue
             result = build(item, text_decorations)
             if result is None:

@@ -43,12 +43,16 @@ class SharedUpstream:
         self, key: str, fetch: Callable[[], Awaitable[tuple[int, bytes]]], ttl: float
     ) -> tuple[int, bytes, bool]:
         """``(status, body, hit)``: a fresh shared answer, or one fetch shared by every process asking at once."""
+        fetched: list[tuple[int, bytes]] = []
 
         async def fetch_packed() -> bytes:
             status, body = await fetch()
+            fetched.append((status, body))
             return pack(status, body)
 
         value, hit = await self.backend.cache.get_or_fetch(f"{self._id}:{key}", fetch_packed, ttl)
+        if fetched:  # this call fetched the answer: it is what came back (no copy of the body out of ``value``)
+            return *fetched[0], hit
         status, body = unpack(value)
         return status, body, hit
 

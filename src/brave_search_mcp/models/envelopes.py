@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import (
@@ -87,6 +88,30 @@ class Result(Envelope):
     longitude: float | None = None
     distance: str | None = None
     categories: list[str] | None = None
+
+    @classmethod
+    def checked(cls, title: str, url: str, **fields: Any) -> Result:
+        """A result from values its parser already cleaned and typed, without validating them a second time.
+
+        What pydantic's ``model_construct`` builds (every default, then the given fields), minus its
+        per-field loop: parsing builds one of these per upstream result on every cache miss.
+        """
+        if not _RESULT_NAMES.issuperset(fields):
+            raise TypeError(f"Result has no field {sorted(fields.keys() - _RESULT_NAMES)[0]!r}")
+        values = _RESULT_FIELDS.copy()
+        values["title"], values["url"] = title, url
+        values.update(fields)
+        result = cls.__new__(cls)
+        object.__setattr__(result, "__dict__", values)
+        object.__setattr__(result, "__pydantic_fields_set__", {"title", "url", *fields})
+        object.__setattr__(result, "__pydantic_extra__", None)
+        object.__setattr__(result, "__pydantic_private__", None)
+        return result
+
+
+# Every field of a result with its default, in declaration order (the required title and url are always given).
+_RESULT_FIELDS = MappingProxyType({name: info.default for name, info in Result.model_fields.items()})
+_RESULT_NAMES = frozenset(_RESULT_FIELDS)
 
 
 class Section(Envelope):

@@ -47,8 +47,9 @@ def duration(seconds: float) -> str:
 
 
 def utc_month() -> str:
-    """The calendar month of UTC now, e.g. ``2026-11``."""
-    return datetime.now(UTC).strftime("%Y-%m")
+    """The calendar month of UTC now, e.g. ``2026-11`` (read on every booking: formatted without strftime)."""
+    now = datetime.now(UTC)
+    return f"{now.year:04d}-{now.month:02d}"
 
 
 def _rate_limited(message: str, wait: float) -> errors.RefusedBeforeSending:

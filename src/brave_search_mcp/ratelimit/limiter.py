@@ -91,6 +91,13 @@ class SlotStore(SlotNumbers, Protocol):
         ...
 
 
+class _Arrived:
+    """The turn of a caller who found the queue empty: it never waits for it, so it needs no event."""
+
+    def set(self) -> None:
+        """Nothing waits on it."""
+
+
 class Limiter:
     """One upstream family's FIFO queue in this process; the head reserves starts in the backend."""
 
@@ -101,7 +108,7 @@ class Limiter:
         self._sleep = sleep
         self.label = label
         self.plan = ask.init  # as last seen in the backend
-        self._queue: deque[anyio.Event] = deque()
+        self._queue: deque[anyio.Event | _Arrived] = deque()
         self._wake: anyio.CancelScope | None = None
         self._head_ready = -math.inf
         self._recent: list[float] = []  # this process's own starts (ascending), for estimates
@@ -126,10 +133,10 @@ class Limiter:
         the quota gate refuses. Cancellation leaves the queue at once and hands the turn on.
         """
         started = self.clock()
-        turn = anyio.Event()
+        turn = anyio.Event() if self._queue else _Arrived()
         self._queue.append(turn)
         try:
-            if self._queue[0] is not turn:
+            if not isinstance(turn, _Arrived):  # someone is ahead: wait until they hand the turn on
                 await turn.wait()
             while True:
                 now = self.clock()
@@ -165,7 +172,7 @@ class Limiter:
             cut = max(bisect.bisect_left(recent, now - OWN_STARTS_SECONDS), len(recent) - OWN_STARTS_KEPT)
             del recent[: min(cut, len(recent) - 1)]
 
-    def _leave(self, turn: anyio.Event) -> None:
+    def _leave(self, turn: anyio.Event | _Arrived) -> None:
         if self._queue and self._queue[0] is turn:
             self._queue.popleft()
             self._head_ready = -math.inf

@@ -286,6 +286,13 @@ def decide(
     return Decision(True, now, OK, plan)
 
 
+def matters_after(now: float, limits: tuple[float, int], margin: tuple[float, float]) -> float:
+    """Starts at or before this time cannot delay a start at ``now``: the window in force and the spread (never
+    longer) both end before then, a millisecond spare for rounding, so a store need not read them."""
+    rate, burst = limits
+    return now - max(horizon(rate, burst, margin), burst / rate) - 0.001
+
+
 def keep_after(now: float, limits: tuple[float, int] | None, margin: tuple[float, float]) -> float:
     """Starts at or before this time can be forgotten."""
     window = horizon(*limits, margin) if limits is not None else 0.0

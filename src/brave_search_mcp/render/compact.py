@@ -118,6 +118,8 @@ def _render_result(result: Result, number: int) -> list[str]:
     lines.extend(f"  + {extra}" for extra in result.extra_snippets or [])
     if result.attributes:
         lines.append("; ".join(f"{pair[0]}: {pair[1]}" for pair in result.attributes if len(pair) >= 2))
+    if "".join(lines).isprintable():  # the common case: no line break or lone surrogate in any line
+        return lines
     return [one_line(line) for line in lines]
 
 
@@ -138,7 +140,7 @@ class _Part:
 
     @classmethod
     def of(cls, lines: list[str]) -> _Part:
-        return cls(lines, sum(_utf8_len(line) for line in lines))
+        return cls(lines, _utf8_len("".join(lines)))
 
 
 def _cut_bytes(text: str, max_bytes: int) -> str:
@@ -151,6 +153,8 @@ def _hardcut(text: str, max_lines: int, max_bytes: int) -> str:
     """Last-resort guarantee for absurd limits: at most ``max_lines`` lines and ``max_bytes`` bytes."""
     if max_lines <= 0:
         return ""
+    if text.count("\n") < max_lines and _utf8_len(text) <= max_bytes:  # the usual case: it already fits
+        return text
     lines = text.split("\n")[:max_lines]
     return _cut_bytes("\n".join(lines), max_bytes)
 
@@ -188,12 +192,17 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
     def with_headers(used: int) -> bool:
         return used > 1 or (used == 1 and sections[0].key != meta.search_type)
 
+    summaries: dict[int, str] = {}
+
     def summary_for(k: int) -> str:
-        counts = [
-            (section.key, min(len(section.results), k - section_start[index]))
-            for index, section in enumerate(sections[: used_sections(k)])
-        ]
-        return _summary_text(meta.query, meta.search_type, meta.offset, meta.has_more or k < total, counts, k)
+        if k not in summaries:
+            counts = [
+                (section.key, min(len(section.results), k - section_start[index]))
+                for index, section in enumerate(sections[: used_sections(k)])
+            ]
+            query, offset, has_more = meta.query, meta.offset, meta.has_more or k < total
+            summaries[k] = _summary_text(query, meta.search_type, offset, has_more, counts, k)
+        return summaries[k]
 
     def truncation_for(k: int) -> WarningItem:
         return WarningItem(
@@ -210,7 +219,12 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
             lines.append(_warning_line(truncation_for(k)))
         return lines
 
+    sizes: dict[tuple[int, int, bool], tuple[int, int]] = {}  # the final check repeats the first one's question
+
     def size(k: int, n_warnings: int, with_key: bool) -> tuple[int, int]:
+        known = sizes.get((k, n_warnings, with_key))
+        if known is not None:
+            return known
         fixed = _Part.of([summary_for(k), *tail(k, n_warnings, with_key)])
         used = used_sections(k)
         nbytes = fixed.nbytes + prefix_bytes[k]
@@ -218,7 +232,8 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
         if with_headers(used):
             nbytes += header_bytes[used]
             nlines += used
-        return nbytes + nlines - 1, nlines  # + the newlines between lines
+        sizes[k, n_warnings, with_key] = found = (nbytes + nlines - 1, nlines)  # + the newlines between lines
+        return found
 
     def fits(k: int, n_warnings: int, with_key: bool) -> bool:
         nbytes, nlines = size(k, n_warnings, with_key)

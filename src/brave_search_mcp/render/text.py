@@ -100,16 +100,19 @@ def clean_text(value: Any, *, limit: int, decorations: bool = False, markup: boo
     """
     if not isinstance(value, str) or limit <= 0:
         return ""
-    text = _strip_markup(value, decorations=decorations, breaks=" ") if markup else value
+    # every markup pattern starts with "<" and every entity with "&": plain text skips the markup pass
+    marked = markup and ("<" in value or "&" in value)
+    text = _strip_markup(value, decorations=decorations, breaks=" ") if marked else value
     if text.isprintable():
         # No control, format, surrogate or separator characters but the space: nothing to strip or
-        # translate, and the space is the only white space left to collapse.
-        text = " ".join(text.split())
+        # translate, and the space is the only white space left to collapse (when it runs or pads the text).
+        if "  " in text or text[:1] == " " or text[-1:] == " ":
+            text = " ".join(text.split())
     else:
         text = " ".join(_INVISIBLE.sub("", _ANSI.sub("", text.replace("\t", " ").translate(_LINE_BREAKS))).split())
     if decorations:
         text = text.replace("****", "")
-    out = cut(text, limit)
+    out = text if len(text) <= limit else cut(text, limit)
     if decorations and out.endswith("…") and out.count("**") % 2 and limit > 3:
         shorter = cut(text, limit - 2)  # close the bold span the cut opened
         out = shorter[:-1] + "**…" if shorter.endswith("…") and shorter.count("**") % 2 else shorter
@@ -137,6 +140,8 @@ def clean_block(value: Any, *, limit: int) -> str:
 
 def one_line(text: str) -> str:
     """One rendered line: no line breaks (line counts stay exact) and no lone surrogates (UTF-8 stays valid)."""
+    if text.isprintable():  # every line break and lone surrogate is unprintable: nothing to change
+        return text
     if text.isascii():
         return text if "\n" not in text and "\r" not in text else text.translate(_LINE_BREAKS)
     return text.translate(_LINE_BREAKS).encode("utf-8", errors="ignore").decode("utf-8")
@@ -170,8 +175,9 @@ def dedup_key(url: str) -> str:
         if scheme not in ("http", "https"):
             return text
         plain = _plain_host(parts.netloc)
-        if plain is not None:
-            return urlunsplit((scheme, plain, parts.path.rstrip("/"), parts.query, ""))
+        if plain is not None:  # what urlunsplit builds from these parts (a path after a netloc starts with "/")
+            path, query = parts.path.rstrip("/"), parts.query
+            return f"{scheme}://{plain}{path}?{query}" if query else f"{scheme}://{plain}{path}"
         host = (parts.hostname or "").lower()
         port = parts.port
     except ValueError:

@@ -152,14 +152,18 @@ local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 """
-# KEYS: cache, lease.  ARGV: owner, lease ms.  A lease only while no value is stored (no double fetch).
-_TAKE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-return 0
+# KEYS: cache, lease.  ARGV: owner, lease ms.  Returns {1, value} for a stored value, else {2} when the lease was
+# taken, {0} while another holds it: a lease only while no value is stored (no double fetch).
+_GET_OR_LEASE = """
+local value = redis.call('GET', KEYS[1])
+if value then return {1, value} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end
+return {0}
 """
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+# KEYS: cache, lease.  ARGV: owner, ms to live ('': store nothing), value.  The value, then the owner's lease goes.
+_PUT_RELEASE = """
+if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2]) end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 0
 """
 
@@ -202,8 +206,8 @@ class RedisStore:
         self._reserve = client.register_script(_RESERVE)
         self._book = client.register_script(_BOOK)
         self._unbook = client.register_script(_UNBOOK)
-        self._release = client.register_script(_RELEASE)
-        self._take = client.register_script(_TAKE)
+        self._get_or_lease = client.register_script(_GET_OR_LEASE)
+        self._put_release = client.register_script(_PUT_RELEASE)
 
     def location(self) -> str:
         """The Redis URL without its password."""
@@ -281,23 +285,19 @@ class RedisStore:
         raw = await self._call(lambda: self._r.get(f"{PREFIX}count:{counter}"))
         return 0 if raw is None else int(raw)
 
-    async def cache_get(self, key: str, now: float) -> bytes | None:
-        """A live value, or None (Redis expires entries itself)."""
-        value = await self._call(lambda: self._r.get(f"{PREFIX}cache:{key}"))
-        return None if value is None else bytes(value)
-
-    async def cache_put(self, key: str, value: bytes, expires: float, now: float) -> None:
-        """SET with PX; the size bound is Redis's own maxmemory policy."""
-        await self._call(lambda: self._r.set(f"{PREFIX}cache:{key}", value, px=_ms(expires - now)))
-
-    async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """SET NX PX (free or expired leases only), unless a value is already stored."""
+    async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
+        """One script: the stored value (Redis expires entries itself), else SET NX PX of the lease."""
         keys = [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}"]
-        return bool(await self._call(lambda: self._take(keys=keys, args=[owner, _ms(until - now)])))
+        found = await self._call(lambda: self._get_or_lease(keys=keys, args=[owner, _ms(until - now)]))
+        if found[0] == 1:
+            return bytes(found[1]), False
+        return None, found[0] == 2
 
-    async def lease_release(self, key: str, owner: str) -> None:
-        """Delete the lease only if ``owner`` still holds it (atomic)."""
-        await self._call(lambda: self._release(keys=[f"{PREFIX}lease:{key}"], args=[owner]))
+    async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+        """One script: SET with PX (the size bound is Redis's own maxmemory policy), then the owner's lease goes."""
+        keys = [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}"]
+        args: list[str | int | bytes] = [owner, "", b""] if value is None else [owner, _ms(expires - now), value]
+        await self._call(lambda: self._put_release(keys=keys, args=args))
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
         """Keys in the database (entries are bounded by Redis's maxmemory policy)."""

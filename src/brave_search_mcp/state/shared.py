@@ -9,6 +9,7 @@ backends behave the same.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -45,20 +46,14 @@ class Store(SlotNumbers, Protocol):
         """Where the state lives, without secrets."""
         ...
 
-    async def cache_get(self, key: str, now: float) -> bytes | None:
-        """A live value, or None."""
+    async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
+        """``(value, False)`` for a live value; else ``(None, True)`` when this took the single-flight lease of
+        ``key`` until ``until`` (it was free or expired), ``(None, False)`` while another holds it (atomic)."""
         ...
 
-    async def cache_put(self, key: str, value: bytes, expires: float, now: float) -> None:
-        """Store ``value`` until ``expires``, evicting least recently used entries over the bounds."""
-        ...
-
-    async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """Take the single-flight lease of ``key`` if it is free or expired and no live value is stored (atomic)."""
-        ...
-
-    async def lease_release(self, key: str, owner: str) -> None:
-        """Give the lease back (only if ``owner`` still holds it)."""
+    async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+        """Store ``value`` (None: nothing) until ``expires``, evicting least recently used entries over the bounds,
+        and give the lease back if ``owner`` still holds it (atomic: a follower's next look finds the value)."""
         ...
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
@@ -173,6 +168,8 @@ class SharedStoreCache:
         # storing disabled: only its in-process single-flight is used, so twins in this process poll once
         self._local: ResponseCache[tuple[bytes, bool]] = ResponseCache(0, 0, clock=backend.clock)
         self.hits = self.misses = self.shared = 0
+        self._owner = uuid.uuid4().hex  # this process's lease owners: this, then a serial number
+        self._flights = itertools.count()
 
     async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
         """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
@@ -184,31 +181,34 @@ class SharedStoreCache:
 
     async def _shared_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
         b = self._b
-        owner = uuid.uuid4().hex
+        owner = f"{self._owner}-{next(self._flights)}"
         delay = 0.005
         try:
             for _ in range(MAX_POLLS):
                 now = b.clock()
-                value = await b.guard.call(lambda: b.store.cache_get(key, now))  # noqa: B023
-                if value is not None:
-                    self.hits += 1
-                    return value, True
                 until = now + b.lease_seconds
-                if await b.guard.call(lambda: b.store.lease_take(key, owner, now, until)):  # noqa: B023
+                found, leased = await b.guard.call(
+                    lambda: b.store.cache_get_or_lease(key, owner, now, until)  # noqa: B023
+                )
+                if found is not None:
+                    self.hits += 1
+                    return found, True
+                if leased:
                     break
                 await b.sleep(delay)
                 delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
         except StoreUnavailable:
             return await b.fallback.cache.get_or_fetch(key, fetch, ttl)
         self.misses += 1
+        kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
         try:
             value = await fetch()
-            if ttl > 0:  # stored before the lease goes, so a follower's next look finds it
-                now = b.clock()
-                await self._quietly(lambda: b.store.cache_put(key, value, now + ttl, now))
+            if ttl > 0:
+                kept = value
         finally:
+            now = b.clock()
             with anyio.CancelScope(shield=True):
-                await self._quietly(lambda: b.store.lease_release(key, owner))
+                await self._quietly(lambda: b.store.cache_put_release(key, owner, kept, now + ttl, now))
         return value, False
 
     async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:

@@ -5,10 +5,10 @@ lock while waiting on the network (a single-flight "lock" is a lease row with an
 on the event loop when the file is free (tens of microseconds: cheaper than a hop to a worker thread, and
 never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
 ``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
-a thread of their own on a connection of their own, every ``CHECKPOINT_EVERY`` operations, never inside a commit
-on the event loop. Opening waits while another process is creating the same new file. A file that is corrupt
-or cannot be written logs one warning and the process runs on memory instead: state is an optimisation, never
-a reason for a call to fail.
+a thread of their own on a connection of their own (``wal``), every ``CHECKPOINT_EVERY`` operations, never inside a
+commit on the event loop. Opening (``sqlite_file``) waits while another process is creating the same new file. A
+file that is corrupt or cannot be written logs one warning and the process runs on memory instead: state is an
+optimisation, never a reason for a call to fail.
 """
 
 from __future__ import annotations
@@ -18,97 +18,42 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import anyio
+from cachetools import LRUCache
 
-from brave_search_mcp.clock import Clock
-from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
+from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after, matters_after
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.state.sqlite_file import BUSY_TIMEOUT_MS, busy, connect
+from brave_search_mcp.state.wal import Checkpointer
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
-_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
-CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
-                                  size INTEGER NOT NULL, used REAL NOT NULL);
-DROP INDEX IF EXISTS cache_by_use;
-CREATE INDEX IF NOT EXISTS cache_lru ON cache (used, key, size);
-DROP INDEX IF EXISTS cache_by_expiry;
-CREATE INDEX IF NOT EXISTS cache_expiry ON cache (expires, size);
-CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
-"""
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    """Another connection holds a lock this one needs (a moment's wait, not a broken file)."""
-    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES
-
-
-def _connect(
-    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Clock = time.monotonic
-) -> sqlite3.Connection:
-    """Open the file, trying again while another process holds a lock the opening needs, for up to
-    ``BUSY_TIMEOUT_MS``: switching a new file to WAL takes an exclusive lock, and SQLite answers "locked" at once,
-    without its busy wait, so two hosts starting their servers together would otherwise leave one on memory."""
-    deadline = clock() + BUSY_TIMEOUT_MS / 1000
-    attempt = 1
-    while True:  # bounded: the deadline, at most about a hundred tries
-        try:
-            return _connect_once(path)
-        except sqlite3.Error as exc:
-            if not _busy(exc) or clock() >= deadline:
-                raise
-        pause(min(OPEN_PAUSE_SECONDS * attempt, 10 * OPEN_PAUSE_SECONDS))
-        attempt += 1
-
-
-def _connect_once(path: Path) -> sqlite3.Connection:
-    """Open (creating) the file in WAL mode with the schema; raises on a corrupt or unwritable file."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # cached answers are the user's searches
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(_SCHEMA)
-        conn.execute("PRAGMA quick_check(1)").fetchone()
-        conn.execute("PRAGMA wal_autocheckpoint=0")  # SqliteStore checkpoints off the event loop
-        conn.execute("PRAGMA busy_timeout=0")  # on the event loop an operation never waits (see SqliteStore._run)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
+PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
 
 
 class _NewestStarts(Sequence[float]):
-    """The newest ``cap`` starts of one upstream, ascending, as ``plan.decide`` reads them: its length and a few
-    positions counted from the end. Each is one indexed query, so a plan of 1,000 a second does not load 1,000 rows
-    into Python on every reservation."""
+    """The newest ``cap`` starts of one upstream after ``since``, ascending, as ``plan.decide`` reads them: its length
+    and a few positions counted from the end. Each is one indexed query over the starts after ``since`` alone (older
+    ones cannot delay a start: ``plan.matters_after``), so a plan of 1,000 a second neither loads its starts into
+    Python nor walks the 10 s of them the store keeps on every reservation."""
 
-    def __init__(self, conn: sqlite3.Connection, name: str, cap: int) -> None:
-        self._conn, self._name, self._cap = conn, name, cap
+    def __init__(self, conn: sqlite3.Connection, name: str, cap: int, since: float) -> None:
+        self._conn, self._name, self._cap, self._since = conn, name, cap, since
         self._len: int | None = None
 
     def __len__(self) -> int:
         if self._len is None:
-            sql = "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT ?)"
-            self._len = int(self._conn.execute(sql, (self._name, self._cap)).fetchone()[0])
+            sql = "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? AND t > ? ORDER BY t DESC LIMIT ?)"
+            self._len = int(self._conn.execute(sql, (self._name, self._since, self._cap)).fetchone()[0])
         return self._len
 
     @overload
@@ -124,8 +69,8 @@ class _NewestStarts(Sequence[float]):
         position = index + size if index < 0 else index  # 0: the oldest of the newest ``cap``
         if not 0 <= position < size:
             raise IndexError(index)
-        sql = "SELECT t FROM starts WHERE upstream = ? ORDER BY t DESC LIMIT 1 OFFSET ?"
-        return float(self._conn.execute(sql, (self._name, size - 1 - position)).fetchone()[0])
+        sql = "SELECT t FROM starts WHERE upstream = ? AND t > ? ORDER BY t DESC LIMIT 1 OFFSET ?"
+        return float(self._conn.execute(sql, (self._name, self._since, size - 1 - position)).fetchone()[0])
 
 
 class _Busy(Exception):
@@ -142,8 +87,9 @@ class SqliteStore:
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self._operations = 0  # since the last WAL checkpoint
-        self._checkpointer: threading.Thread | None = None
-        self._checkpoint_conn: sqlite3.Connection | None = None
+        self._checkpointer = Checkpointer(path)
+        self._plan_of: LRUCache[str, PlanState] = LRUCache(PLANS_KEPT)  # stored JSON -> plan
+        self._text_of: LRUCache[PlanState, str] = LRUCache(PLANS_KEPT)
 
     def location(self) -> str:
         """The database file."""
@@ -198,7 +144,7 @@ class SqliteStore:
                 raise
             return result
         except sqlite3.Error as exc:
-            if not wait and _busy(exc):
+            if not wait and busy(exc):
                 raise _Busy from exc
             raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
@@ -208,45 +154,49 @@ class SqliteStore:
                 self._conn.execute("ROLLBACK")
 
     def _counted(self, result: T) -> T:
-        """Every ``CHECKPOINT_EVERY`` operations, start moving the WAL into the file (see ``_checkpoint``)."""
+        """Every ``CHECKPOINT_EVERY`` operations, have the WAL moved into the file (``wal.Checkpointer``)."""
         self._operations += 1
-        if self._operations >= CHECKPOINT_EVERY and self._checkpointer is None:
+        if self._operations >= CHECKPOINT_EVERY:
             self._operations = 0
-            self._checkpointer = threading.Thread(target=self._checkpoint, name="sqlite-checkpoint", daemon=True)
-            self._checkpointer.start()
+            self._checkpointer.request()
         return result
 
-    def _checkpoint(self) -> None:
-        """A passive checkpoint on a connection of its own, in its own thread: it fsyncs, but holds neither the event
-        loop nor the operations' connection, and never waits for a lock (a busy file is checkpointed next time)."""
-        try:
-            if self._checkpoint_conn is None:
-                self._checkpoint_conn = sqlite3.connect(
-                    self._path, timeout=0, isolation_level=None, check_same_thread=False
-                )
-            self._checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as exc:
-            logger.debug("state: WAL checkpoint skipped (%s)", exc)
-        finally:
-            self._checkpointer = None
-
-    @staticmethod
-    def _plan(conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
+    def _plan(self, conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
         """The stored plan; ``init`` is stored and returned when there is none (None: leave it absent)."""
         row = conn.execute("SELECT state FROM plans WHERE upstream = ?", (name,)).fetchone()
         if row is not None:
-            return PlanState.from_json(json.loads(row[0]))
+            return self._decoded(row[0])
         if init is not None:
-            conn.execute("INSERT INTO plans VALUES (?, ?)", (name, json.dumps(init.to_json())))
+            conn.execute("INSERT INTO plans VALUES (?, ?)", (name, self._encoded(init)))
         return init
+
+    def _decoded(self, text: str) -> PlanState:
+        """A stored plan's JSON, parsed once: most reads find the text this process last read or wrote."""
+        plan = self._plan_of.get(text)
+        if plan is None:
+            plan = self._plan_of[text] = PlanState.from_json(json.loads(text))
+        return plan
+
+    def _encoded(self, plan: PlanState) -> str:
+        text = self._text_of.get(plan)
+        if text is None:
+            text = self._text_of[plan] = json.dumps(plan.to_json())
+            self._plan_of[text] = plan
+        return text
 
     @staticmethod
     def _starts(
         conn: sqlite3.Connection, name: str, now: float, limits: tuple[float, int] | None, ask: Ask
     ) -> _NewestStarts:
-        """The recent starts of ``name`` (older ones are deleted on the way), read only where the rule looks."""
-        conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep_after(now, limits, ask.margin)))
-        return _NewestStarts(conn, name, limits[1] if limits is not None else 1)
+        """The recent starts of ``name``, read only where the rule looks; older ones are deleted on the way, a
+        ``PRUNE_BATCH_SECONDS`` worth at a time (a start deleted with every one recorded wrote two more pages)."""
+        keep = keep_after(now, limits, ask.margin)
+        oldest = conn.execute("SELECT min(t) FROM starts WHERE upstream = ?", (name,)).fetchone()[0]
+        if oldest is not None and oldest <= keep - PRUNE_BATCH_SECONDS:
+            conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep))
+        if limits is None:  # no plan: the rule reads no start
+            return _NewestStarts(conn, name, 0, now)
+        return _NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin))
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """One transaction: read the plan(s) and recent starts, decide by the one rule, record a granted start."""
@@ -269,9 +219,8 @@ class SqliteStore:
 
         return await self._run(work)
 
-    @staticmethod
-    def _put(conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
-        conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(plan.to_json()), name))
+    def _put(self, conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
+        conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (self._encoded(plan), name))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Read, change and write the plan in one transaction."""
@@ -290,12 +239,16 @@ class SqliteStore:
         """Count one request unless ``cap`` is reached, in one transaction."""
 
         def work(conn: sqlite3.Connection) -> tuple[bool, int]:
-            conn.execute("DELETE FROM counters WHERE expires <= ?", (now,))
-            row = conn.execute("SELECT n FROM counters WHERE name = ?", (counter,)).fetchone()
-            n = 0 if row is None else int(row[0])
+            row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
+            live = row is not None and row[1] > now
+            n = int(row[0]) if live else 0
             if cap is not None and n >= cap:
                 return False, n
-            conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, n + 1, expires))
+            if live:  # an update in place: the name's index is not written
+                conn.execute("UPDATE counters SET n = ?, expires = ? WHERE name = ?", (n + 1, expires, counter))
+            else:  # a new counter (a new month): the spent ones go
+                conn.execute("DELETE FROM counters WHERE expires <= ?", (now,))
+                conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, 1, expires))
             return True, n + 1
 
         return await self._run(work)
@@ -313,56 +266,54 @@ class SqliteStore:
 
         return await self._run(work, tx=False)
 
-    async def cache_get(self, key: str, now: float) -> bytes | None:
-        """A live value (its use time is refreshed for LRU), or None."""
+    async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
+        """One transaction: a live value (its use time refreshed for LRU), else the lease if nobody holds it or its
+        holder let it expire (a dead process)."""
 
-        def work(conn: sqlite3.Connection) -> bytes | None:
-            row = conn.execute("SELECT value, expires FROM cache WHERE key = ?", (key,)).fetchone()
-            if row is None or row[1] <= now:
-                return None
-            conn.execute("UPDATE cache SET used = ? WHERE key = ?", (now, key))
-            return bytes(row[0])
-
-        return await self._run(work, tx=False)
-
-    async def cache_put(self, key: str, value: bytes, expires: float, now: float) -> None:
-        """Store, then drop expired entries and the least recently used ones over the entry and byte bounds."""
-        if self._max_entries <= 0 or (self._max_bytes is not None and len(value) > self._max_bytes):
-            return
-
-        def work(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?)", (key, value, expires, len(value), now))
-            conn.execute("DELETE FROM cache WHERE expires <= ?", (now,))
-            conn.execute(
-                "DELETE FROM cache WHERE key IN (SELECT key FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)",
-                (self._max_entries,),
-            )
-            if self._max_bytes is not None:
-                conn.execute(
-                    "DELETE FROM cache WHERE key IN (SELECT key FROM (SELECT key, SUM(size) OVER "
-                    "(ORDER BY used DESC, key DESC ROWS UNBOUNDED PRECEDING) AS total FROM cache) WHERE total > ?)",
-                    (self._max_bytes,),
-                )
-
-        await self._run(work)
-
-    async def lease_take(self, key: str, owner: str, now: float, until: float) -> bool:
-        """Take the lease if nobody holds it or its holder let it expire (a dead process), and no value is stored."""
-
-        def work(conn: sqlite3.Connection) -> bool:
-            if conn.execute("SELECT 1 FROM cache WHERE key = ? AND expires > ?", (key, now)).fetchone():
-                return False  # stored meanwhile: the caller's next look is a hit
-            row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
-            if row is not None and row[1] > now and row[0] != owner:
-                return False
+        def work(conn: sqlite3.Connection) -> tuple[bytes | None, bool]:
+            row = conn.execute("SELECT rowid, value, expires FROM cache WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[2] > now:
+                conn.execute("UPDATE cache SET used = ? WHERE rowid = ?", (now, row[0]))
+                return bytes(row[1]), False
+            held = conn.execute("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+            if held is not None and held[1] > now and held[0] != owner:
+                return None, False
             conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
-            return True
+            return None, True
 
         return await self._run(work)
 
-    async def lease_release(self, key: str, owner: str) -> None:
-        """Delete the lease if ``owner`` still holds it."""
-        await self._run(lambda c: c.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner)), tx=False)
+    async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+        """One transaction: store ``value`` (unless None or over the byte bound), drop expired entries and the least
+        recently used ones over the bounds, and delete the lease if ``owner`` still holds it."""
+        if value is not None and (
+            self._max_entries <= 0 or (self._max_bytes is not None and len(value) > self._max_bytes)
+        ):
+            value = None
+
+        def work(conn: sqlite3.Connection) -> None:
+            if value is not None:
+                self._store(conn, key, value, expires, now)
+            conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+        await self._run(work)
+
+    def _store(self, conn: sqlite3.Connection, key: str, value: bytes, expires: float, now: float) -> None:
+        """Insert, then evict; each eviction runs only when a count or a sum says it has something to delete."""
+        conn.execute("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?, ?)", (key, value, expires, len(value), now))
+        conn.execute("DELETE FROM cache WHERE expires <= ?", (now,))
+        over = int(conn.execute("SELECT count(*) FROM cache").fetchone()[0]) - self._max_entries
+        if over > 0:  # the oldest by use; among equal use times the lowest keys, as ``used DESC, key DESC`` keeps
+            conn.execute("DELETE FROM cache WHERE key IN (SELECT key FROM cache ORDER BY used, key LIMIT ?)", (over,))
+        if (
+            self._max_bytes is not None
+            and conn.execute("SELECT total(size) FROM cache").fetchone()[0] > self._max_bytes
+        ):
+            conn.execute(
+                "DELETE FROM cache WHERE key IN (SELECT key FROM (SELECT key, SUM(size) OVER "
+                "(ORDER BY used DESC, key DESC ROWS UNBOUNDED PRECEDING) AS total FROM cache) WHERE total > ?)",
+                (self._max_bytes,),
+            )
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
         """Live entries and their bytes."""
@@ -402,11 +353,7 @@ class SqliteStore:
         """Close the connection."""
 
         def close() -> None:
-            checkpointer = self._checkpointer
-            if checkpointer is not None:
-                checkpointer.join(timeout=BUSY_TIMEOUT_MS / 1000)
-            if self._checkpoint_conn is not None:
-                self._checkpoint_conn.close()
+            self._checkpointer.close(timeout=BUSY_TIMEOUT_MS / 1000)
             with self._lock:
                 self._conn.close()
 
@@ -416,7 +363,7 @@ class SqliteStore:
 async def open_sqlite(path: Path, options: StateOptions) -> StateBackend:
     """Open the shared file; if it is corrupt or unwritable, log one warning and return a memory backend."""
     try:
-        conn = await anyio.to_thread.run_sync(_connect, path)
+        conn = await anyio.to_thread.run_sync(connect, path)
     except (sqlite3.Error, OSError) as exc:
         reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
         logger.warning("%s", reason)

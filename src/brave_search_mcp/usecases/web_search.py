@@ -27,7 +27,7 @@ from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.request import search_request
 from brave_search_mcp.ratelimit.info import rate_limit_meta
-from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.render.compact import fit_to_limits
 from brave_search_mcp.usecases.contract import Call, CallFacts, CliShape, Ports, ToolSpec
 from brave_search_mcp.usecases.page_memo import FitKey, ParseKey
 
@@ -150,10 +150,10 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     )
 
     def fit() -> tuple[SearchEnvelope, str]:
+        # fit_to_limits writes the summary line of what it keeps: none is needed before
         page = SearchEnvelope(
             summary="", sections=parsed.sections, summarizer_key=parsed.summarizer_key, meta=meta, warnings=warnings
         )
-        page.summary = summary_line(page)
         return fit_to_limits(page, prepared.max_lines, prepared.max_bytes)
 
     page, text = ports.pages.fitted(fit_key, fit)
