@@ -7,7 +7,8 @@ SIGINT/SIGTERM to the interpreter, so Ctrl-C during a tool call stops answering 
 
 Here stdin is read as bytes, one line at a time (capped), decoded strictly, parsed with ``json`` and checked
 for lone surrogates and nesting before JSON-RPC validation; a line that fails gets ``-32700``/``-32600`` with
-its id when the id can be read (else ``null``) and the next line is served. All stdout writes share one lock.
+its id when the id can be read (else ``null``) and the next line is served. All stdout writes go through one
+``Output``, whole lines in order (``stdio_io``).
 """
 
 from __future__ import annotations
@@ -16,27 +17,26 @@ import json
 import logging
 import os
 import signal
-import stat
-import struct
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from functools import partial
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
 
+from brave_search_mcp.faces.stdio_io import Fd, LineReader, Output, TooLong
+
 if sys.platform != "win32":
     import fcntl
-    import termios
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +47,8 @@ EXIT_OK, EXIT_INTERRUPTED = 0, 130
 STOP_DEADLINE_SECONDS = 1.5  # after a stop begins, the process is gone within this even if a call is stuck
 DRAIN_SECONDS = 1.0  # at EOF, how long replies already queued may take to reach stdout
 EOF_GRACE_SECONDS = 1.0  # at EOF, how long in-flight calls may take to wind down before they are cancelled
-_CHUNK = 64 * 1024
-_PIPE_BUF = 4096  # a blocking write this small never blocks once poll says the pipe is writable
 
 RequestId = int | str
-ReadSide = MemoryObjectReceiveStream[SessionMessage | Exception]  # what the session reads: messages from stdin
-WriteSide = MemoryObjectSendStream[SessionMessage]  # what the session writes: messages for stdout
 
 
 class LineRejected(Exception):
@@ -115,7 +111,10 @@ def parse_line(line: bytes) -> JSONRPCMessage:
     except ValueError as exc:
         raise LineRejected(PARSE_ERROR, f"Parse error: {exc}") from None
     request_id = _readable_id(value)
-    _check_tree(value, request_id)
+    # Only a \u escape can make a lone surrogate (the bytes were strict UTF-8), and only MAX_NESTING brackets can
+    # nest that deep: an ordinary line has neither, and its tree need not be walked.
+    if b"\\u" in line or line.count(b"[") + line.count(b"{") >= MAX_NESTING:
+        _check_tree(value, request_id)
     if isinstance(value, dict) and isinstance(value.get("id"), bool):  # pydantic would turn true into 1
         raise LineRejected(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
     try:
@@ -136,156 +135,111 @@ def _encode(message: JSONRPCMessage) -> bytes:
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
     except Exception:  # e.g. a lone surrogate from upstream data: the caller must still get an answer
         logger.warning("stdio: a %s could not be encoded as UTF-8 JSON", type(message).__name__, exc_info=True)
-        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
-            return error_line(INTERNAL_ERROR, "Internal error: the reply could not be encoded", message.id)
-        return b""
+        return _internal_error_for(message)
 
 
-def _pipe_size(fd: int) -> int | None:
-    """The pipe's capacity in bytes (Linux), or None where it cannot be asked."""
-    get_size = getattr(fcntl, "F_GETPIPE_SZ", None)
-    if get_size is None:
-        return None
-    try:
-        return int(fcntl.fcntl(fd, get_size))
-    except OSError:
-        return None
+def _internal_error_for(message: JSONRPCMessage) -> bytes:
+    """The error reply sent instead of a message that cannot go out (nothing, for a notification)."""
+    if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+        return error_line(INTERNAL_ERROR, "Internal error: the reply could not be encoded", message.id)
+    return b""
 
 
-class _Fd:
-    """Async reads and writes on a raw descriptor without threads (a stuck thread would block the exit)."""
+class _Stream:
+    """What every stream the session holds offers besides its own calls: ``aclose`` and ``async with``."""
 
-    def __init__(self, fd: int) -> None:
-        mode = os.fstat(fd).st_mode
-        self.fd = fd
-        # epoll works on pipes, sockets and terminals; regular files and /dev/null never block anyway.
-        self.pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
-        self._pipe_size = _pipe_size(fd) if stat.S_ISFIFO(mode) else None
+    def close(self) -> None:
+        """Done with the stream."""
 
-    def _room(self) -> int:
-        """Bytes one write takes now without blocking: unbounded for a file, else the pipe's free space (less a
-        page the reader may have half read), 0 when unknown (a terminal, a socket, not Linux)."""
-        if not self.pollable:
-            return sys.maxsize
-        if self._pipe_size is None:
-            return 0
-        try:
-            queued = int(struct.unpack("i", fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0"))[0])
-        except OSError:
-            return 0
-        return self._pipe_size - queued - _PIPE_BUF
+    async def aclose(self) -> None:
+        """As ``close``."""
+        self.close()
 
-    async def read(self) -> bytes:
-        """The next chunk, or b"" at end of file."""
-        while True:
-            if self.pollable:
-                await anyio.wait_readable(self.fd)
-            else:
-                await anyio.lowlevel.checkpoint()
-            try:
-                return os.read(self.fd, _CHUNK)
-            except BlockingIOError:  # someone else made the shared pipe non-blocking: wait again
-                continue
+    async def __aenter__(self) -> Self:
+        return self
 
-    async def write_all(self, data: bytes) -> None:
-        """Write every byte, yielding to the event loop while the reader is slow.
-
-        A reply that fits in the pipe goes in one write: the reader wakes once per reply, not once per page.
-        """
-        if len(data) <= self._room():
-            written = os.write(self.fd, data)
-            if written == len(data):
-                return
-            data = data[written:]
-        view = memoryview(data)
-        while view:
-            if self.pollable:
-                await anyio.wait_writable(self.fd)
-            try:
-                written = os.write(self.fd, view[:_PIPE_BUF])
-            except BlockingIOError:
-                written = 0
-            view = view[written:]
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
-class _TooLong:
-    """Marks a line that was cut off at the cap (its remainder is skipped unread)."""
+class ReadSide(_Stream):
+    """What the session reads: the next request, read and parsed by the task that asks for it (no hand-over).
 
+    A bad line is answered with its JSON-RPC error and skipped. Input ends at stdin's end of file, or once
+    ``stop()`` is called (stdout's reader went away); either way ``on_end()`` is called once.
+    """
 
-async def _lines(source: _Fd, max_line_bytes: int) -> AsyncIterator[bytes | _TooLong]:
-    """Lines without their terminator; an over-long line is reported once and skipped up to its newline."""
-    buffer, skipping = bytearray(), False
-    while True:
-        chunk = await source.read()
-        if not chunk:
-            if buffer and not skipping:
-                yield bytes(buffer)  # a last line without a newline is still a line
-            return
-        scan_from = len(buffer)  # earlier bytes were searched already: a long line costs one pass, not many
-        buffer += chunk
-        while True:
-            end = buffer.find(b"\n", scan_from)
-            scan_from = 0
-            if end < 0:
-                if len(buffer) > max_line_bytes and not skipping:
-                    skipping = True
-                    yield _TooLong()
-                if skipping:
-                    buffer.clear()
+    def __init__(self, source: Fd, out: Output, max_line_bytes: int, on_end: Callable[[], None]) -> None:
+        self._lines, self._out, self._max_line_bytes = LineReader(source, max_line_bytes), out, max_line_bytes
+        self._on_end, self._ended, self._waiting = on_end, False, anyio.CancelScope()
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next request (a ``SessionMessage``); ``EndOfStream`` once input has ended."""
+        while not self._ended:
+            line: bytes | TooLong | None = None  # stays None when stop() ends the wait
+            with anyio.CancelScope() as self._waiting:
+                line = await self._lines.next()
+            if line is None:
+                self.stop()
                 break
-            if skipping:
-                skipping = False
-            elif end > max_line_bytes:
-                yield _TooLong()
-            else:
-                yield bytes(buffer[:end])
-            del buffer[: end + 1]
-
-
-class _Output:
-    """The one writer of stdout: a lock keeps replies whole, a broken pipe ends output quietly."""
-
-    def __init__(self, fd: _Fd) -> None:
-        self._fd, self._lock, self.broken = fd, anyio.Lock(), anyio.Event()
-
-    async def write(self, data: bytes) -> None:
-        """Write one whole line (or nothing, once the reader has gone)."""
-        async with self._lock:
-            if not data or self.broken.is_set():
-                return
-            try:
-                await self._fd.write_all(data)
-            except OSError as exc:  # the client closed its end: nobody is listening any more
-                logger.info("stdio: stdout closed (%s); stopping", exc.strerror)
-                self.broken.set()
-
-
-async def _pump_in(
-    source: _Fd,
-    out: _Output,
-    sink: MemoryObjectSendStream[SessionMessage | Exception],
-    max_line_bytes: int,
-) -> None:
-    async with sink:
-        async for line in _lines(source, max_line_bytes):
-            if isinstance(line, _TooLong):
-                await out.write(error_line(INVALID_REQUEST, f"Invalid Request: line over {max_line_bytes} bytes", None))
+            if isinstance(line, TooLong):
+                await self._out.write(
+                    error_line(INVALID_REQUEST, f"Invalid Request: line over {self._max_line_bytes} bytes", None)
+                )
                 continue
             if not line.strip():
                 continue
             try:
-                message = parse_line(line.removesuffix(b"\r"))
+                return SessionMessage(parse_line(line.removesuffix(b"\r")))
             except LineRejected as rejected:
                 logger.info("stdio: rejected a request line: %s", rejected.message)
-                await out.write(error_line(rejected.code, rejected.message, rejected.request_id))
-                continue
-            await sink.send(SessionMessage(message))
+                await self._out.write(error_line(rejected.code, rejected.message, rejected.request_id))
+        raise anyio.EndOfStream
+
+    def stop(self) -> None:
+        """Input ends now: a read waiting for a line gives up, and ``on_end()`` is called (once)."""
+        if not self._ended:
+            self._ended = True
+            self._waiting.cancel()
+            self._on_end()
+
+    def __aiter__(self) -> ReadSide:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
 
 
-async def _pump_out(source: MemoryObjectReceiveStream[SessionMessage], out: _Output) -> None:
-    async with source:
-        async for session_message in source:
-            await out.write(_encode(session_message.message))
+class WriteSide(_Stream):
+    """What the session writes to: each message is encoded by the task that sends it and written whole, in order.
+
+    Like a memory stream it raises ``ClosedResourceError`` once closed, and a send in a cancelled scope is not sent.
+    """
+
+    def __init__(self, out: Output) -> None:
+        self._out, self._closed = out, False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Encode and write one message (or nothing once the reader has gone)."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        await self._out.write(_encode(item.message))
+
+    def close(self) -> None:
+        """No more messages: the output finishes what is queued."""
+        self._closed = True
+        self._out.finish()
+
+    def abort(self) -> None:
+        """The process is stopping: nothing more reaches stdout, as when the writer task was cancelled."""
+        self.close()
+        self._out.stop()
 
 
 @contextmanager
@@ -326,49 +280,31 @@ async def stdio_wire(
     with ExitStack() as stack:
         if stdin_fd is None or stdout_fd is None:
             stdin_fd, stdout_fd = stack.enter_context(_claim_std_fds())
-        out = _Output(_Fd(stdout_fd))
-        read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
-        try:
-            async with anyio.create_task_group() as tg:
-                reader = anyio.CancelScope()
-                writer_done = anyio.Event()
+        out = Output(Fd(stdout_fd))
+        write_side = WriteSide(out)
+        read_side = ReadSide(Fd(stdin_fd), out, max_line_bytes, on_eof or (lambda: None))
+        async with anyio.create_task_group() as tg:
+            writer_done = anyio.Event()
 
-                def input_ended() -> None:
-                    if on_eof is not None:
-                        on_eof()
-
-                async def read_until_eof() -> None:
-                    with reader:
-                        await _pump_in(_Fd(stdin_fd), out, read_send, max_line_bytes)
-                        input_ended()
-
-                async def write_until_closed() -> None:
-                    try:
-                        await _pump_out(write_recv, out)
-                    finally:
-                        writer_done.set()
-
-                async def stop_on_broken_pipe() -> None:
-                    await out.broken.wait()
-                    reader.cancel()
-                    await read_send.aclose()  # the session sees end of input
-                    input_ended()
-
-                tg.start_soon(read_until_eof)
-                tg.start_soon(write_until_closed)
-                tg.start_soon(stop_on_broken_pipe)
+            async def write_until_closed() -> None:
                 try:
-                    yield read_recv, write_send
+                    await out.run()
                 finally:
-                    reader.cancel()
-                    await write_send.aclose()
-                    with anyio.move_on_after(DRAIN_SECONDS):
-                        await writer_done.wait()
-                    tg.cancel_scope.cancel()
-        finally:
-            for stream in (read_send, read_recv, write_send, write_recv):
-                stream.close()  # all four, even those a cancelled task never reached
+                    writer_done.set()
+
+            async def stop_on_broken_pipe() -> None:
+                await out.broken.wait()
+                read_side.stop()  # the session sees end of input
+
+            tg.start_soon(write_until_closed)
+            tg.start_soon(stop_on_broken_pipe)
+            try:
+                yield read_side, write_side
+            finally:
+                write_side.close()
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await writer_done.wait()
+                tg.cancel_scope.cancel()
 
 
 async def serve_stdio(
@@ -396,19 +332,26 @@ async def serve_stdio(
             if on_stop is not None:
                 on_stop(code)
 
+    wire: list[WriteSide] = []  # the write side, once open
+
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with anyio.create_task_group() as tg:
+
+            def cancel_all() -> None:
+                for write_side in wire:  # silenced at once, as if its writer task were the first one cancelled
+                    write_side.abort()
+                tg.cancel_scope.cancel()
 
             async def watch_signals(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
                 task_status.started()
                 async for signum in signals:
                     logger.info("stdio: %s received; stopping", signal.Signals(signum).name)
                     begin_stop(EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_OK)
-                    tg.cancel_scope.cancel()
+                    cancel_all()
 
             async def cancel_after_grace() -> None:
                 await anyio.sleep(EOF_GRACE_SECONDS)
-                tg.cancel_scope.cancel()
+                cancel_all()
 
             def input_ended() -> None:
                 # The SDK answers in-flight calls with "Connection closed" and returns; if a call will not
@@ -418,6 +361,7 @@ async def serve_stdio(
 
             await tg.start(watch_signals)
             async with stdio_wire(stdin_fd, stdout_fd, on_eof=input_ended) as (read_stream, write_stream):
+                wire.append(write_stream)
                 await lowlevel.run(read_stream, write_stream, options)
             begin_stop(EXIT_OK)
             tg.cancel_scope.cancel()
