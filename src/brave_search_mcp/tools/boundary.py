@@ -8,7 +8,7 @@ envelope, the key scrub and one log line per call. It never raises except on can
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +48,8 @@ class ToolOutcome:
 
 
 def new_trace_id() -> str:
-    """Short random id that ties a tool result to its log line."""
-    return uuid.uuid4().hex[:16]
+    """Short random id that ties a tool result to its log line: 16 hex digits from the OS's random source."""
+    return os.urandom(8).hex()
 
 
 # pydantic's type errors → the JSON type the schema promises.
