@@ -33,11 +33,13 @@ def _one_line_the_long_way(text: str) -> str:
     return text.translate(sanitizer._LINE_BREAKS).encode("utf-8", errors="ignore").decode("utf-8")
 
 
+@settings(deadline=None)
 @given(ANY_TEXT)
 def test_one_line_equals_the_full_translation(text: str) -> None:
     assert one_line(text) == _one_line_the_long_way(text)
 
 
+@settings(deadline=None)
 @given(ANY_TEXT, st.booleans(), st.sampled_from([" ", "\n"]))
 def test_text_without_angle_bracket_or_ampersand_has_no_markup_to_strip(text: str, bold: bool, breaks: str) -> None:
     plain = text.replace("<", "").replace("&", "")
@@ -47,12 +49,14 @@ def test_text_without_angle_bracket_or_ampersand_has_no_markup_to_strip(text: st
 PRINTABLE_TEXT = st.text(st.sampled_from(list(" a\u00e9\u4e2d\U0001f600·")), max_size=60)
 
 
+@settings(deadline=None)
 @given(PRINTABLE_TEXT | st.text(ANY_CHAR, max_size=60))
 def test_printable_text_without_runs_or_padding_of_spaces_folds_to_itself(text: str) -> None:
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
         assert " ".join(text.split()) == text
 
 
+@settings(deadline=None)
 @given(PRINTABLE_TEXT)
 def test_printable_text_is_space_folded(text: str) -> None:
     assert clean_text(text, limit=10_000) == " ".join(text.split())
@@ -71,6 +75,7 @@ URLS = st.builds(
 ) | st.text(ANY_CHAR, max_size=40)
 
 
+@settings(deadline=None)
 @given(URLS, st.sampled_from(["", " ", "\t"]))
 def test_dedup_key_of_a_plain_host_is_what_urlunsplit_builds(url: str, pad: str) -> None:
     raw = pad + url + pad
@@ -84,11 +89,13 @@ def test_dedup_key_of_a_plain_host_is_what_urlunsplit_builds(url: str, pad: str)
         assert dedup_key(raw) == rebuilt
 
 
+@settings(deadline=None)
 @given(st.lists(st.text(st.characters(codec="utf-8"), max_size=30), max_size=6))
 def test_part_bytes_are_the_utf8_bytes_of_its_lines(lines: list[str]) -> None:
     assert compact._Part.of(lines).nbytes == sum(len(line.encode("utf-8")) for line in lines)
 
 
+@settings(deadline=None)
 @given(st.text(st.characters(codec="utf-8") | st.just("\n"), max_size=60), st.integers(-1, 12), st.integers(-1, 80))
 def test_hardcut_of_text_that_fits_is_the_text(text: str, max_lines: int, max_bytes: int) -> None:
     cut_long_way = "" if max_lines <= 0 else compact._cut_bytes("\n".join(text.split("\n")[:max_lines]), max_bytes)
@@ -112,6 +119,7 @@ OPTIONAL_FIELDS = {
 }
 
 
+@settings(deadline=None)
 @given(
     st.text(ANY_CHAR, max_size=20), st.text(ANY_CHAR, max_size=20), st.fixed_dictionaries({}, optional=OPTIONAL_FIELDS)
 )
@@ -172,6 +180,7 @@ def test_any_mapping_parses_as_a_dict_does(name: str, search_type: SearchType) -
 LINE_TEXT = st.text(st.sampled_from(list("ab \n\r\x0b\x1e")), max_size=12) | ANY_TEXT
 
 
+@settings(deadline=None)
 @given(st.lists(LINE_TEXT, min_size=1, max_size=4), st.none() | LINE_TEXT, st.none() | LINE_TEXT)
 def test_rendered_lines_are_always_single_clean_lines(texts: list[str], age: str | None, site: str | None) -> None:
     result = Result(title=texts[0], url="https://a.example/" + texts[-1], snippet=texts[-1], age=age, site=site)
