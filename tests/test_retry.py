@@ -375,6 +375,16 @@ def test_policy_can_leave_a_bot_limiters_429_alone() -> None:
     assert RetryPolicy(retries=2, retry_rate_limited=False).should_retry(server, now=0.0, deadline=None) is True
 
 
+def test_policy_can_retry_only_what_the_upstream_refused_before_doing_anything() -> None:
+    """A streamed POST (Brave's answers) is sent again only after a 429, never after a 5xx or a dropped line."""
+    from brave_search_mcp.upstream.retry import RetryPolicy
+
+    policy = RetryPolicy(retries=2, rate_limited_only=True)
+    assert policy.should_retry(errors.RateLimited("slow down", status=429), now=0.0, deadline=None) is True
+    assert policy.should_retry(errors.UpstreamError("boom", status=503), now=0.0, deadline=None) is False
+    assert policy.should_retry(errors.NetworkError("reset", retryable=True), now=0.0, deadline=None) is False
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [(b"", "answered with an empty body"), (b"<html>", "was not valid JSON"), (b"[1]", "JSON but not an object")],

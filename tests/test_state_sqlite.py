@@ -265,7 +265,7 @@ async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
             with contextlib.closing(sqlite3.connect(copy)) as conn:
                 try:
                     return int(conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
-                except sqlite3.OperationalError:  # not even the schema is in the file yet
+                except sqlite3.DatabaseError:  # not even the schema is in the file yet, or copied mid-checkpoint
                     return 0
 
         def wait_for_rows() -> int:  # the checkpoint runs in a thread of its own

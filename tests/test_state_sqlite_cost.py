@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.brave.shared_state import SharedUpstream, pack
+from brave_search_mcp.brave.shared_state import FORMAT, SharedUpstream, pack
 from brave_search_mcp.ratelimit.plan import KEEP_STARTS_SECONDS, Ask, PlanState
 from brave_search_mcp.state import sqlite as sqlite_state
 from brave_search_mcp.state import sqlite_file
@@ -158,13 +158,13 @@ async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(
     shared = SharedUpstream(backend, "brave:k")
     body = b'{"web": {"results": []}}' * 2000
 
-    async def fetch() -> tuple[int, bytes]:
-        return 200, body
+    async def fetch() -> tuple[int, bytes, str]:
+        return 200, body, "identity"
 
-    status, got, hit = await shared.cached("web?q=x", fetch, 60)
-    assert (status, got is body, hit) == (200, True, False)
-    assert await shared.cached("web?q=x", fetch, 60) == (200, body, True)
-    assert await backend.cache.get_or_fetch("brave:k:web?q=x", lambda: _value(b"unused"), 60) == (
+    (status, got, encoding), hit = await shared.cached("web?q=x", fetch, 60)
+    assert (status, got is body, encoding, hit) == (200, True, "identity", False)
+    assert await shared.cached("web?q=x", fetch, 60) == ((200, body, "identity"), True)
+    assert await backend.cache.get_or_fetch(f"brave:k:{FORMAT}:web?q=x", lambda: _value(b"unused"), 60) == (
         pack(200, body),
         True,
     )

@@ -37,7 +37,7 @@ from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
-from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
+from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
@@ -339,9 +339,7 @@ class BraveClient:
             finally:
                 await admission.settle(booked, answered=answered)
 
-        policy = _RateLimitedOnly(
-            self._settings.retries, self._retry_policy.base_seconds, self._retry_policy.max_seconds
-        )
+        policy = replace(self._retry_policy, rate_limited_only=True)  # Brave did nothing, and bills nothing, for a 429
         try:
             response = await with_retries(
                 open_stream, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
@@ -361,10 +359,8 @@ class BraveClient:
     async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
         assert self.shared is not None
-        mine: list[_Fetched] = []
         ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
-        status, body, _ = await self.shared.cached(key, lambda: _raw(upstream, mine), ttl)
-        return mine[0] if mine else _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+        return await self.shared.answer(key, upstream, ttl, self._settings.max_response_bytes)
 
     # -- one attempt ----------------------------------------------------------------------------
 
@@ -430,7 +426,7 @@ class BraveClient:
             self._last_rate_limit = info
             await admission.observe(info)
         if 200 <= status < 300:
-            body = await read_capped(response, self._settings.max_response_bytes)
+            body, wire = await read_capped_gzip(response, self._settings.max_response_bytes)
             key = self._key()
             if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
                 self._key_echoes += 1
@@ -442,6 +438,7 @@ class BraveClient:
                 body_bytes=len(body),
                 raw_body=body,
                 rate_limit=info,
+                wire=wire,
             )
         body = await read_error_body(response)
         error = map_error(
@@ -449,17 +446,3 @@ class BraveClient:
         )
         await admission.refused(error)
         raise error
-
-
-class _RateLimitedOnly(RetryPolicy):
-    """A streamed POST is retried only after a 429: Brave refused it before doing (or billing) anything."""
-
-    def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
-        """Only Brave's own 429, on the usual conditions."""
-        return isinstance(exc, errors.RateLimited) and super().should_retry(exc, now=now, deadline=deadline)
-
-
-async def _raw(upstream: Callable[[], Awaitable[_Fetched]], mine: list[_Fetched]) -> tuple[int, bytes]:
-    """Fetch for the shared cache, keeping the decoded answer for the process that fetched it."""
-    mine.append(await upstream())
-    return mine[0].status, mine[0].raw_body

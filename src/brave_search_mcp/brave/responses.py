@@ -45,3 +45,4 @@ class _Fetched:
     raw_body: bytes
     rate_limit: RateLimitInfo | None
     body_id: int = 0
+    wire: bytes | None = None  # the body as received when it came gzip-encoded (what the shared cache keeps)

@@ -12,7 +12,10 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from brave_search_mcp.brave.responses import _Fetched
+from brave_search_mcp.models import errors
 from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.upstream.bodies import GZIP, decode_json_object, gunzip_capped
 
 
 def upstream_id(base_url: str, key: str) -> str:
@@ -20,15 +23,24 @@ def upstream_id(base_url: str, key: str) -> str:
     return "brave:" + hashlib.sha256(f"{base_url}\n{key}".encode()).hexdigest()[:16]
 
 
-def pack(status: int, body: bytes) -> bytes:
-    """One stored answer: a JSON header line, then the body as received."""
-    return json.dumps({"status": status}).encode() + b"\n" + body
+# Stored answers carry their content encoding ("gzip": Brave's bytes as received, a quarter of the decoded size).
+# Versions before it stored decoded bodies without the field under the key without this segment: neither reads the
+# other's values (a version that would misread one never finds it).
+FORMAT = "v2"
+IDENTITY = "identity"
+Stored = tuple[int, bytes, str]  # status, the body as stored, its content encoding
 
 
-def unpack(value: bytes) -> tuple[int, bytes]:
-    """The status and body of a stored answer."""
+def pack(status: int, body: bytes, encoding: str = IDENTITY) -> bytes:
+    """One stored answer: a JSON header line, then the body as stored."""
+    return json.dumps({"status": status, "encoding": encoding}).encode() + b"\n" + body
+
+
+def unpack(value: bytes) -> Stored:
+    """The status, body and content encoding of a stored answer."""
     head, _, body = value.partition(b"\n")
-    return int(json.loads(head)["status"]), body
+    fields = json.loads(head)
+    return int(fields["status"]), body, str(fields.get("encoding", IDENTITY))
 
 
 class SharedUpstream:
@@ -39,22 +51,41 @@ class SharedUpstream:
         self._id = upstream
         self.namespace = f"{upstream}:"
 
-    async def cached(
-        self, key: str, fetch: Callable[[], Awaitable[tuple[int, bytes]]], ttl: float
-    ) -> tuple[int, bytes, bool]:
-        """``(status, body, hit)``: a fresh shared answer, or one fetch shared by every process asking at once."""
-        fetched: list[tuple[int, bytes]] = []
+    async def cached(self, key: str, fetch: Callable[[], Awaitable[Stored]], ttl: float) -> tuple[Stored, bool]:
+        """``((status, body, encoding), hit)``: a fresh shared answer, or one fetch shared by every process asking
+        at once."""
+        fetched: list[Stored] = []
 
         async def fetch_packed() -> bytes:
-            status, body = await fetch()
-            fetched.append((status, body))
-            return pack(status, body)
+            stored = await fetch()
+            fetched.append(stored)
+            return pack(*stored)
 
-        value, hit = await self.backend.cache.get_or_fetch(f"{self._id}:{key}", fetch_packed, ttl)
+        value, hit = await self.backend.cache.get_or_fetch(f"{self._id}:{FORMAT}:{key}", fetch_packed, ttl)
         if fetched:  # this call fetched the answer: it is what came back (no copy of the body out of ``value``)
-            return *fetched[0], hit
-        status, body = unpack(value)
-        return status, body, hit
+            return fetched[0], hit
+        return unpack(value), hit
+
+    async def answer(self, key: str, upstream: Callable[[], Awaitable[_Fetched]], ttl: float, cap: int) -> _Fetched:
+        """The answer to ``key``: this process's own fetch when it made one (the store keeps Brave's gzip bytes when
+        the answer came gzip-encoded), else the stored answer, decoded under this process's ``cap``."""
+        mine: list[_Fetched] = []
+
+        async def fetch() -> Stored:
+            fetched = await upstream()
+            mine.append(fetched)
+            if fetched.wire is not None:
+                return fetched.status, fetched.wire, GZIP
+            return fetched.status, fetched.raw_body, IDENTITY
+
+        (status, body, encoding), _ = await self.cached(key, fetch, ttl)
+        if mine:
+            return mine[0]
+        if encoding == GZIP:
+            body = gunzip_capped(body, cap)
+        elif encoding != IDENTITY:
+            raise errors.ParseError(f"A stored Brave answer has an encoding this version cannot read ({encoding!r}).")
+        return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
 
     async def snapshot(self) -> dict[str, Any]:
         """The backend's health, for the status tool."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import zlib
 from typing import Any
 
 import httpx2
@@ -15,6 +16,7 @@ from brave_search_mcp.models import errors
 
 # Error bodies are only read this far (they are small; anything longer is not an API's error JSON).
 ERROR_BODY_CAP_BYTES = 64 * 1024
+GZIP = "gzip"
 
 
 async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brave") -> bytes:
@@ -29,6 +31,64 @@ async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brav
             if len(buffer) > cap:
                 raise _too_large(upstream, cap, None)
     return bytes(buffer)
+
+
+async def read_capped_gzip(response: httpx2.Response, cap: int, upstream: str = "Brave") -> tuple[bytes, bytes | None]:
+    """A success body decoded, and the bytes as received when it came gzip-encoded (None otherwise).
+
+    The gzip bytes are what a shared cache keeps (a quarter of the size, so a quarter of the pages written); they are
+    decoded here in one pass per chunk, under the same cap on the decoded size as ``read_capped`` and with httpx2's
+    own ``DecodingError`` for a corrupt stream, so a gzip bomb or a broken body fails exactly as before.
+    """
+    if response.is_stream_consumed or response.headers.get("content-encoding", "").strip().lower() != GZIP:
+        return await read_capped(response, cap, upstream), None  # (a response built already read has no raw bytes)
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise _too_large(upstream, cap, int(declared))
+    wire, decoder = bytearray(), _GzipDecoder(cap, upstream)
+    async with contextlib.aclosing(response.aiter_raw()) as chunks:
+        async for chunk in chunks:
+            wire += chunk
+            decoder.feed(chunk)
+    return decoder.finish(), bytes(wire)
+
+
+def gunzip_capped(data: bytes, cap: int, upstream: str = "Brave") -> bytes:
+    """Gzip bytes a cache kept, decoded under the cap (a ``ResponseTooLarge`` past it, a ``ParseError`` if corrupt)."""
+    decoder = _GzipDecoder(cap, upstream)
+    try:
+        decoder.feed(data)
+        return decoder.finish()
+    except httpx2.DecodingError as exc:
+        raise errors.ParseError(f"{upstream}'s stored answer could not be decompressed ({exc}).") from None
+
+
+class _GzipDecoder:
+    """One gzip stream decoded as it comes, never more than ``cap`` + 1 bytes out (what ``read_capped`` holds)."""
+
+    def __init__(self, cap: int, upstream: str) -> None:
+        self._cap, self._upstream = cap, upstream
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)  # gzip only, as httpx2's decoder for "gzip"
+        self._out = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        """Decode one more piece; at most what still fits under the cap, plus one byte to know it overflowed."""
+        try:
+            self._out += self._zlib.decompress(chunk, self._cap + 1 - len(self._out))
+        except zlib.error as exc:
+            raise httpx2.DecodingError(str(exc)) from exc
+        if len(self._out) > self._cap:
+            raise _too_large(self._upstream, self._cap, None)
+
+    def finish(self) -> bytes:
+        """The decoded body (a cut-off stream yields what it held, as httpx2's decoder does)."""
+        try:
+            self._out += self._zlib.flush()
+        except zlib.error as exc:
+            raise httpx2.DecodingError(str(exc)) from exc
+        if len(self._out) > self._cap:
+            raise _too_large(self._upstream, self._cap, None)
+        return bytes(self._out)
 
 
 def _too_large(upstream: str, cap: int, declared: int | None) -> errors.ResponseTooLarge:

@@ -85,12 +85,17 @@ class RetryPolicy:
     max_server_wait: float = MAX_SERVER_WAIT_SECONDS
     # False for an upstream whose 429 is a bot limiter counting every try (SearXNG): retrying only digs deeper
     retry_rate_limited: bool = True
+    # True for a request that must not be sent twice unless the upstream refused it before doing (or billing)
+    # anything: only its 429 is retried (Brave's streamed POST)
+    rate_limited_only: bool = False
 
     def should_retry(self, exc: BaseException, *, now: float, deadline: float | None) -> bool:
         """Only what a later try can fix, and only when the wait the upstream demands fits before the deadline."""
         if not is_retryable(exc) or isinstance(exc, errors.RefusedBeforeSending):  # a refusal here ends the call
             return False
         if isinstance(exc, errors.RateLimited) and not self.retry_rate_limited:
+            return False
+        if self.rate_limited_only and not isinstance(exc, errors.RateLimited):
             return False
         if deadline is not None and now >= deadline:
             return False  # no try starts once the call's time is up
