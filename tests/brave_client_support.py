@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.brave.shared_state import SharedUpstream
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from testkit.brave.auth import VALID_KEY
@@ -40,7 +41,8 @@ def settings(**overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def make_client(up: Upstream, ft: FakeTime, **overrides: Any) -> BraveClient:
+def make_client(up: Upstream, ft: FakeTime, *, shared: SharedUpstream | None = None, **overrides: Any) -> BraveClient:
+    """A client on the scripted upstream and the fake clock (over a cache ``shared`` with other processes if given)."""
     up.clock = ft.clock
     return BraveClient(
         settings(**overrides),
@@ -48,6 +50,7 @@ def make_client(up: Upstream, ft: FakeTime, **overrides: Any) -> BraveClient:
         clock=ft.clock,
         sleep=ft.sleep,
         rng=lambda: 0.5,
+        shared=shared,
     )
 
 

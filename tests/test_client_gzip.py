@@ -19,7 +19,7 @@ from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.response_cache import make_key
 from testkit.clock import FakeClock as FakeTime
-from tests.brave_client_support import BASE, KEY, Upstream, call, failing, settings, web_body
+from tests.brave_client_support import BASE, KEY, Upstream, call, failing, make_client, web_body
 
 pytestmark = pytest.mark.anyio
 
@@ -50,16 +50,7 @@ async def backend(tmp_path: Path) -> AsyncIterator[StateBackend]:
 
 def client_on(backend: StateBackend, up: Upstream, ft: FakeTime, **overrides: Any) -> BraveClient:
     """A client of one process over the shared ``backend`` (each call is a process of its own)."""
-    up.clock = ft.clock
-    shared = SharedUpstream(backend, upstream_id(BASE, KEY))
-    return BraveClient(
-        settings(**overrides),
-        transport=httpx2.MockTransport(up.handle),
-        clock=ft.clock,
-        sleep=ft.sleep,
-        rng=lambda: 0.5,
-        shared=shared,
-    )
+    return make_client(up, ft, shared=SharedUpstream(backend, upstream_id(BASE, KEY)), **overrides)
 
 
 def stored_key() -> str:
