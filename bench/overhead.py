@@ -194,43 +194,43 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
     return Overhead(figures, notes, baseline, installed.version if installed else None)
 
 
-# Where a miss's time went before this work, and what was cut: measured on this machine on 2026-11-25 (a trace of
-# the server's own spans, unprofiled, and cProfile of the server process); not re-measured by this command.
-FINDINGS = """**What was cut (issue 22 item 3).** Against the revision before this work (8e7a657), measured in one
-session with this bench's baseline option while it could still run: a cache miss was 2.0–2.4× the official server and 10
-at once 3.4–3.8×. Before, per cache miss in the server: (1) seven SQLite state
-operations (cache look-up, lease, spending-cap booking, rate reservation, plan update, cache write, lease
-release), each a hop to a worker thread: 0.19–0.33 ms each, about 1.8 ms per miss, and ten parallel calls queued
-70 of them behind the one connection lock (1–9 ms each). They now run on the event loop while the file is free
-(22–130 µs each, about 0.45 ms per miss) and wait in a worker thread only while another process writes. (2) The
-cache write's expiry sweep had no index and read every stored body (the column sits after the body): 1.6 ms per
-write with 256 entries of 30 KB, 0.1 ms with the index. (3) SQLite's automatic WAL checkpoint fsynced inside a
-commit (p99 of a commit 5.4 ms); checkpoints now run in a thread and on a connection of their own. (4) Full
-garbage collections walked every model the SDK and pydantic built at import: a 66–73 ms stop every few hundred
-calls; `gc.freeze()` before serving leaves about 15 ms, half as often. (5) The queue's estimate scanned up to
-4,096 recent starts per call, and tenacity set up its retry machinery per request (0.13 and 0.16 ms per call under
-the profiler); both are now a slice and a plain loop. (6) Replies went to stdout in 4 KB pages, each waking the
-reader; one write now when the pipe has room. (7) SQLite's reservation loaded the newest burst's worth of recent
-starts (up to 1,000 rows at this bench's plan) into Python on every request; it now reads only the two positions the
-rule looks at (the burst-th and the spread's newest start): under py-spy (sampling at 500 Hz, 4,000 calls ten at
-once), that query was 10.0 % of the server's samples and is 2.5 % now.
+# What was cut and where a miss's time goes now: measured on this machine on 2026-11-25 and 2026-11-26 (in-process
+# timing, py-spy of the server process, paired runs with ``--baseline``); not re-measured by this command.
+FINDINGS = """**What was cut (issue 22 item 3).** First round, against 8e7a657 (a miss was 2.0–2.4× the official
+server, 10 at once 3.4–3.8×): SQLite state operations moved from worker threads onto the event loop, the cache's
+expiry sweep got an index, WAL checkpoints left the commits, `gc.freeze()` before serving, the queue's estimate and
+the retry loop lost their per-call set-up, replies went out in one write, and the reservation read two positions
+instead of a burst's worth of starts. Second round, against 83c7523, three paired runs of `python -m bench.overhead
+--baseline 83c7523` on 2026-11-26 (medians of the three runs' ratios to the official server; before → after): a cache
+miss 1.58× → 1.38×, 10 at once 2.01× → 1.89× (1.80× → 1.53× in the quietest run); the server's CPU per call fell 15 %
+one at a time (5.8 → 4.9 ms) and 11–18 % ten at once. What changed: (1) a miss is two store transactions instead of
+four (cache or lease, then store and release; one Lua script each on Redis), the reservation skips starts that cannot
+decide, eviction runs only when the cache is over a bound, freed pages are not zeroed (`secure_delete=FAST`), leases
+are one b-tree (a migration at open), one long-lived checkpoint thread: pages written per miss 42 → 28; (2) the shared
+cache keeps Brave's gzip bytes as received, a quarter of the pages written and checkpointed (−3 to −4 % CPU per call);
+(3) the stdio transport reads and parses in the session's own task and writes a reply from the task that sends it:
+event-loop turns per call 10.7 → 5.1, the Python floor's CPU per call −16 %; (4) parsing builds each result once from
+values it already checked, the sanitizer skips passes plain text does not need, the compact render measures each
+result once: parse −27 %, render −45 % (`python -m bench.micro`; instruction counts −33 % and −42 %); (5) the young
+generation is collected every 10,000 allocations instead of 700 while serving (−4 to −7 % CPU per call); (6) a GET is
+built with one URL parse and headers merged once per client; trace ids without `uuid4`.
 
-**What remains.** Our HTTP client is not the gap: a keep-alive GET plus JSON decoding of the same page from the same
-fake takes 1.23 ms with httpx2 and 1.3 ms with Node's fetch. The gap is CPU per call (the table's last column, from
-`/proc/<pid>/stat`), measured unprofiled on 2026-11-25: (1) the state shared across processes (the memory-state row
-above is ours without it): seven store operations per miss take about 0.5 ms, one at a time or ten at once (timed
-inside the real server over 200 misses and 30 rounds of ten: cache write of the 36 KB body 0.14–0.15 ms, rate
-reservation 0.10–0.11 ms, plan update 0.09 ms (a newly learned 1,000/s plan counts clean answers until 1,000 have
-come back, so every answer in this bench writes one), spending-cap booking 0.05 ms, lease 0.05 ms, cache look-up and
-lease release 0.02–0.03 ms each); each is one short transaction whose commit writes its pages to the WAL, and
-WAL checkpoints run in their own thread; (2) parsing the recorded page in-process
-(23 results, 108 text fields cleaned by the one sanitizer) 0.37 ms and decoding its 36 KB of JSON 0.10 ms, where the
-official server decodes and passes the JSON through; fitting it into the compact text the model reads 0.18 ms;
-(3) the Python SDK's dispatch and pydantic models (the floors above) and httpx2's and anyio's per-request Python. Ten
-calls at once cost ten times that on one core, where Node's JIT and native JSON serve the official server. Reaching
-1.0× beyond the floors would take dropping the shared state (cross-process single flight, one rate budget and one
-spending cap for every agent of the user) and the parsed, sanitised compact text, which are what this server is for;
-even on memory state ours stays above the official server's own work."""
+**What remains: ≤ 1.0× is not reached, and the SDK's floor is only part of the gap.** The floors above: the Python
+SDK's is 0.27–0.31 ms above the Node SDK's on a miss and 1.7–2.7 ms on ten at once; that much of the gap is the SDK's
+floor. Beyond the floors ours spends 1.37–1.47× the official server's time on a miss and 1.5–1.9× on ten at once. Per
+call the two servers use nearly the same CPU (the table's last column: ours 4.8–4.9 ms against 4.2–4.5 ms one at a
+time), but Node runs part of its work off the request's path (garbage collection and compilation on helper threads:
+ten calls at once cost it more CPU than their wall time), while CPython serves a call on one thread, in line. Where a
+miss's 3.8 ms of server CPU goes (py-spy at 2 kHz on the server pinned to its own core, 2,000 misses; each sample
+given to the innermost frame of the HTTP stack, the SDK, the event loop or a module of ours; ten at once in brackets):
+HTTP client (httpx2, httpcore2, h11: pure Python per request) 17 % (17 %), parsing, rendering and the envelope models
+14 % (19 %), the state shared across processes 13 % (17 %), the SDK's dispatch 13 % (10 %), the event loop 11 % (5 %),
+the client and its caches 9 % (10 %), stdio 7 % (5 %), gzip and JSON decoding 5 % (6 %), the boundary and its call log
+5 % (6 %), admission 2 % (2 %). Each part left is a few tenths of a millisecond; none is a hot spot. Measured and not
+taken: aiohttp under httpx2's transport interface (−0.36 ms CPU per request, but importing aiohttp costs 0.3–0.5 s,
+which start-up or the first call would pay, and it is a second HTTP stack beside the SDK's); uvloop (−6 % on a miss,
+nothing on ten at once); no state shared across processes (the memory-state row: 1.23–1.30× on a miss, without the
+cross-process single flight, rate budget and spending cap every agent of the user shares)."""
 
 
 def _ms(s: Summary) -> str:
