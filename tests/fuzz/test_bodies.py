@@ -185,7 +185,10 @@ async def test_random_brave_bodies_through_the_whole_search_service() -> None:
                 return
             event("results")
             returned = envelope["meta"]["returned"]
-            assert returned == sum(len(s["results"]) for s in envelope["sections"]) > 0
+            assert returned == sum(len(s["results"]) for s in envelope["sections"])
+            if returned == 0:  # tight bounds and a long tail (a huge summarizer key, many warnings): it says so
+                assert any(w["code"] == "OUTPUT_TRUNCATED" for w in envelope["warnings"]), envelope["warnings"]
+                event("no room for one result")
             for section in envelope["sections"]:
                 for result in section["results"]:
                     assert result["url"].startswith(("http://", "https://"))

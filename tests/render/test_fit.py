@@ -170,6 +170,17 @@ def test_too_many_warnings_for_the_line_budget_are_shed() -> None:
     assert len(fitted.warnings) == 21  # structured keeps every warning
 
 
+def test_a_summarizer_key_longer_than_the_byte_budget_leaves_no_room_for_a_result() -> None:
+    """Found by the body fuzzer: the text says it shows none and why; the envelope keeps the key (and the answer is
+    a success, not an error: raising the bounds shows the results)."""
+    envelope = web_envelope(3, summarizer_key="0" * 5000)
+    fitted, text = fit_to_limits(envelope, 20, 4096)
+    assert within(text, 20, 4096)
+    assert fitted.meta.returned == 0
+    assert fitted.summarizer_key == "0" * 5000
+    assert text.split("\n")[-1].startswith("! OUTPUT_TRUNCATED: Showing 0 of 3 results")
+
+
 def test_summary_line_is_cut_as_a_last_resort() -> None:
     envelope = web_envelope(3, query="q" * 400)
     fitted, text = fit_to_limits(envelope, 20, 300)
