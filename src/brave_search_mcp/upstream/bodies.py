@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -21,9 +22,7 @@ GZIP = "gzip"
 
 async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brave") -> bytes:
     """Read a success body, refusing it as soon as it is known to exceed the cap."""
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-        raise _too_large(upstream, cap, int(declared))
+    _refuse_declared_oversize(response, cap, upstream)
     buffer = bytearray()
     async with contextlib.aclosing(response.aiter_bytes()) as chunks:
         async for chunk in chunks:
@@ -42,9 +41,7 @@ async def read_capped_gzip(response: httpx2.Response, cap: int, upstream: str = 
     """
     if response.is_stream_consumed or response.headers.get("content-encoding", "").strip().lower() != GZIP:
         return await read_capped(response, cap, upstream), None  # (a response built already read has no raw bytes)
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-        raise _too_large(upstream, cap, int(declared))
+    _refuse_declared_oversize(response, cap, upstream)
     wire, decoder = bytearray(), _GzipDecoder(cap, upstream)
     async with contextlib.aclosing(response.aiter_raw()) as chunks:
         async for chunk in chunks:
@@ -73,22 +70,28 @@ class _GzipDecoder:
 
     def feed(self, chunk: bytes) -> None:
         """Decode one more piece; at most what still fits under the cap, plus one byte to know it overflowed."""
+        self._keep(lambda: self._zlib.decompress(chunk, self._cap + 1 - len(self._out)))
+
+    def finish(self) -> bytes:
+        """The decoded body (a cut-off stream yields what it held, as httpx2's decoder does)."""
+        self._keep(self._zlib.flush)
+        return bytes(self._out)
+
+    def _keep(self, decode: Callable[[], bytes]) -> None:
+        """Add what ``decode`` gives (a corrupt stream is httpx2's ``DecodingError``), refusing it past the cap."""
         try:
-            self._out += self._zlib.decompress(chunk, self._cap + 1 - len(self._out))
+            self._out += decode()
         except zlib.error as exc:
             raise httpx2.DecodingError(str(exc)) from exc
         if len(self._out) > self._cap:
             raise _too_large(self._upstream, self._cap, None)
 
-    def finish(self) -> bytes:
-        """The decoded body (a cut-off stream yields what it held, as httpx2's decoder does)."""
-        try:
-            self._out += self._zlib.flush()
-        except zlib.error as exc:
-            raise httpx2.DecodingError(str(exc)) from exc
-        if len(self._out) > self._cap:
-            raise _too_large(self._upstream, self._cap, None)
-        return bytes(self._out)
+
+def _refuse_declared_oversize(response: httpx2.Response, cap: int, upstream: str) -> None:
+    """Refuse a body whose declared length is over the cap before reading any of it."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise _too_large(upstream, cap, int(declared))
 
 
 def _too_large(upstream: str, cap: int, declared: int | None) -> errors.ResponseTooLarge:
