@@ -247,9 +247,9 @@ def render_server_profiles(profiles: Sequence[ServerProfile]) -> str:
             for p in profiles
         )
         + ". Own time per call by package group (under the profiler, so inflated; the event loop's idle wait in "
-        "`select.epoll.poll` is in *C builtins*; the SDK's stdio transport reads and writes the pipes through "
-        "anyio worker threads, which is the `run_sync_in_worker_thread` entries). cProfile measures wall time, so "
-        "while a worker thread holds the GIL the wait lands on whatever the main thread was running: single "
+        "`select.epoll.poll` is in *C builtins*; our stdio transport reads and writes the pipes on the event loop, "
+        "and the one other thread is the state file's checkpoints). cProfile measures wall time, so "
+        "while that thread holds the GIL the wait lands on whatever the main thread was running: single "
         "functions with a surprising own time (e.g. `weakref.get`) are that, not their own work; the package "
         "totals are the reliable part. One-off start-up work after the imports (the HTTP client's TLS context, "
         "`load_verify_locations`) is spread over the calls here:",
