@@ -38,6 +38,7 @@ from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
+from brave_search_mcp.upstream.keepalive import open_http
 from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
@@ -71,6 +72,7 @@ class BraveClient:
             settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0
         )
         self._http: httpx2.AsyncClient | None = None
+        self._direct: httpx2.AsyncBaseTransport | None = None  # the transport GETs go to, when no proxy may apply
         self._get_headers: tuple[httpx2.Headers, dict[str, Any]] | None = None  # merged once, see _get_request
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
@@ -101,7 +103,7 @@ class BraveClient:
         for scope in list(self._calls):
             scope.cancel()
         http, self._http = self._http, None
-        self._get_headers = None
+        self._get_headers, self._direct = None, None
         if http is not None:
             await http.aclose()
 
@@ -173,14 +175,8 @@ class BraveClient:
 
     def _open(self) -> httpx2.AsyncClient:
         if self._http is None:
-            # trust_env (and no transport outside tests): httpx2 itself reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and
-            # SSL_CERT_FILE / SSL_CERT_DIR, the corporate-network conventions (tests/test_proxies.py, README)
-            self._http = httpx2.AsyncClient(
-                base_url=self._settings.base_url,
-                transport=self._transport,
-                trust_env=True,
-                timeout=self._settings.timeout_seconds,
-                follow_redirects=False,
+            self._http, self._direct = open_http(
+                self._settings.base_url, self._transport, self._settings.timeout_seconds, self.clock
             )
         return self._http
 
@@ -398,7 +394,8 @@ class BraveClient:
         try:
             with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
                 request = self._get_request(http, url, extra_headers)
-                response = await http.send(request, stream=True)
+                direct = self._direct
+                response = await (direct.handle_async_request(request) if direct else http.send(request, stream=True))
                 try:
                     status = response.status_code
                     return await self._handle(endpoint, response, admission)
