@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -398,3 +399,23 @@ def test_decoding_names_the_upstream_and_its_hint(body: bytes, says: str) -> Non
         decode_json_object(body, "SearXNG", "Check the base URL.")
     assert brave.value.message.startswith("Brave") and says in brave.value.message
     assert other.value.message.startswith("SearXNG") and other.value.message.endswith("Check the base URL.")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'{"title": "caf\\u00e9", "n": 12345678901234567890123, "x": 0.1}',
+            {"title": "café", "n": 12345678901234567890123, "x": 0.1},
+        ),
+        (b'{"a": 1, "a": 2}', {"a": 2}),  # a repeated name: the last value, as json reads it
+        (b'\xef\xbb\xbf{"bom": true}', {"bom": True}),  # pydantic-core refuses a BOM; json reads it
+        ('{"u": "é"}'.encode("utf-16"), {"u": "é"}),  # and UTF-16
+        (b'{"s": "bad \\ud800 escape"}', {"s": "bad \ud800 escape"}),  # and a lone surrogate escape
+    ],
+)
+def test_a_body_decodes_as_json_reads_it_whichever_parser_takes_it(body: bytes, expected: dict[str, object]) -> None:
+    from brave_search_mcp.upstream.bodies import decode_json_object
+
+    assert decode_json_object(body) == expected
+    assert decode_json_object(body) == json.loads(body)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
+from pydantic_core import from_json
 
 from brave_search_mcp.models import errors
 
@@ -118,13 +119,22 @@ async def read_error_body(response: httpx2.Response) -> bytes:
     return bytes(buffer[:ERROR_BODY_CAP_BYTES])
 
 
+def _loads(body: bytes) -> Any:
+    """pydantic-core's parser (in Rust: half ``json``'s time on a Brave page), and ``json`` for what it refuses and
+    ``json`` reads (a BOM, UTF-16, a lone surrogate escape), so the two read every body alike."""
+    try:
+        return from_json(body)
+    except ValueError:
+        return json.loads(body)
+
+
 def decode_json_object(body: bytes, upstream: str = "Brave", hint: str = "") -> dict[str, Any]:
     """Parse a success body; anything but a JSON object is a ``ParseError`` naming ``upstream`` (plus ``hint``)."""
     after = f" {hint}" if hint else ""
     if not body or body.isspace():  # what ``not body.strip()`` means, without copying the body
         raise errors.ParseError(f"{upstream} answered with an empty body.{after}", details={"body_bytes": len(body)})
     try:
-        document = json.loads(body)
+        document = _loads(body)
     except (ValueError, RecursionError):
         raise errors.ParseError(
             f"{upstream}'s answer was not valid JSON (perhaps a proxy page or a cut-off body).{after}",
