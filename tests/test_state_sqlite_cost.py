@@ -66,6 +66,8 @@ async def test_store_lease_then_value(backend: SharedBackend, clock: FakeClock) 
 async def test_a_miss_is_two_transactions_and_a_hit_one(backend: SharedBackend) -> None:
     with _statements(_store(backend)) as seen:
         assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
+        assert seen.count("COMMIT") == 1  # the second (store and release) waits until the reply is out
+        await backend.settle()
     first = seen.index("COMMIT")  # every statement inside one of two transactions: none on its own
     assert seen[0] == seen[first + 1] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and seen.count("COMMIT") == 2
     with _statements(_store(backend)) as seen:

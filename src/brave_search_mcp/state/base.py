@@ -90,6 +90,10 @@ class StateBackend(Protocol):
         """Backend, location (no secrets), degraded flag and warning, for the status tool."""
         ...
 
+    async def settle(self) -> None:
+        """Wait for the writes deferred until after a reply (``state.later``): the store then holds every answer."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections and files."""
         ...

@@ -144,6 +144,9 @@ class MemoryBackend(LimiterFactory):
             out["warning"] = self._reason
         return out
 
+    async def settle(self) -> None:
+        """Nothing is deferred here: every write is done when its call returns."""
+
     async def aclose(self) -> None:
         """Nothing to release."""
 

@@ -15,8 +15,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
-import anyio
-
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
@@ -29,6 +27,7 @@ from brave_search_mcp.state.base import (
     StateOptions,
     StoreUnavailable,
 )
+from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import ResponseCache
 
@@ -205,10 +204,9 @@ class SharedStoreCache:
             value = await fetch()
             if ttl > 0:
                 kept = value
-        finally:
+        finally:  # stored (or the lease given back, after a failure) once the reply is out: ``state.later``
             now = b.clock()
-            with anyio.CancelScope(shield=True):
-                await self._quietly(lambda: b.store.cache_put_release(key, owner, kept, now + ttl, now))
+            b.later.run(lambda: self._quietly(lambda: b.store.cache_put_release(key, owner, kept, now + ttl, now)))
         return value, False
 
     async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:
@@ -272,6 +270,7 @@ class SharedBackend(LimiterFactory):
         self.slots: SlotStore = SharedSlots(self)
         self.cache: SharedCache = SharedStoreCache(self)
         self.records: RecordStore = SharedRecords(self)
+        self.later = Later()  # the cache's writes that wait until the reply is out
 
     def health(self) -> dict[str, Any]:
         """Backend, location, and whether calls currently run on the per-process fallback."""
@@ -280,6 +279,11 @@ class SharedBackend(LimiterFactory):
             out["warning"] = self.guard.warning
         return out
 
+    async def settle(self) -> None:
+        """Wait for the writes deferred until after a reply."""
+        await self.later.settle()
+
     async def aclose(self) -> None:
-        """Close the store."""
+        """Finish the deferred writes, then close the store."""
+        await self.later.settle()
         await self.store.aclose()
