@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -62,3 +63,45 @@ async def test_a_deferred_write_that_fails_is_logged_and_never_raised(caplog: py
         await later.settle()
     assert later.pending == 0
     assert "deferred write to the shared state failed" in caplog.text and "disk on fire" in caplog.text
+
+
+async def test_a_clean_answer_is_counted_in_the_store_after_the_reply_and_the_queue_asks_again(tmp_path: Path) -> None:
+    clock = FakeClock()
+    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
+    try:
+        mine = one.limiter("brave:k", rate=None, family="search")
+        theirs = two.limiter("brave:k", rate=None, family="search")
+        await mine.change(lambda p: p.learned_as(20.0, 10))  # a plan just learned: unconfirmed, no clean answer
+        woken: list[bool] = []
+        mine.wake = lambda: woken.append(True)  # type: ignore[method-assign]
+        await mine.change_later(lambda p: p.confirmed(clock()))
+        assert mine.plan.clean == 1  # this process counts it at once...
+        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 0  # ...the store once the reply is out
+        assert woken == []
+        await one.settle()
+        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 1
+        assert woken == [True]  # the head of the queue asks again with the stored count
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+async def test_writes_wait_for_the_calls_in_flight_and_never_longer_than_the_hold() -> None:
+    later, done = Later(), []
+
+    async def write() -> None:
+        done.append(True)
+
+    with later.busy():  # the call that defers the write...
+        with later.busy():  # ...and another still in flight when the first has answered
+            later.run(write)
+        for _ in range(20):  # bounded: every ready step runs
+            await asyncio.sleep(0)
+        assert done == []
+    await later.settle()
+    assert done == [True]
+    impatient = Later(hold_seconds=0.0)
+    with impatient.busy():
+        impatient.run(write)
+        await impatient.settle()  # the hold is spent: the write goes while the call is still in flight
+    assert done == [True, True]

@@ -227,9 +227,20 @@ class Admission:
             await self._change(lambda p: p.blocked(until))
 
     async def succeeded(self) -> None:
-        """A clean answer: it counts towards trusting whole bursts; a probe without headers frees the next one."""
+        """A clean answer: it counts towards trusting whole bursts (stored after the reply: no start waits on the
+        count); a probe without headers frees the next one (at once: the next start waits on it)."""
         now = self.limiter.clock()
-        await self._change(lambda p: p.confirmed(now) if p.learned else p.probe_released())
+        plan = self.limiter.plan
+
+        def change(p: PlanState) -> PlanState:
+            return p.confirmed(now) if p.learned else p.probe_released()
+
+        if change(plan) == plan:
+            return
+        if plan.learned:
+            await self.limiter.change_later(change)
+        else:
+            await self.limiter.change(change)
 
     async def failed(self) -> None:
         """No answer worth learning from (a network error, a 5xx without headers): a pending probe is freed."""

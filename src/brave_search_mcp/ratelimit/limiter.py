@@ -90,6 +90,11 @@ class SlotStore(SlotNumbers, Protocol):
         """A shared store is down and this process runs on its own memory meanwhile."""
         ...
 
+    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
+        """``modify`` for a change no start needs before the reply: a shared store writes it after the reply
+        (``state.later``); ``done`` runs once it is written."""
+        ...
+
 
 class _Arrived:
     """The turn of a caller who found the queue empty: it never waits for it, so it needs no event."""
@@ -213,6 +218,11 @@ class Limiter:
         self.plan = await self.slots.modify(self.ask, change)
         self.wake()
         return self.plan
+
+    async def change_later(self, change: Callable[[PlanState], PlanState]) -> None:
+        """A plan transition no start waits on (a clean answer counted): seen here at once, stored after the reply."""
+        self.plan = change(self.plan)
+        await self.slots.modify_later(self.ask, change, self.wake)  # the head asks again once it is stored
 
     async def snapshot(self) -> dict[str, Any]:
         """The plan as stored now, how many wait here, and the backend's name."""

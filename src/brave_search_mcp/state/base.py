@@ -10,6 +10,7 @@ counters), so every backend learns, backs off and counts alike.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -92,6 +93,10 @@ class StateBackend(Protocol):
 
     async def settle(self) -> None:
         """Wait for the writes deferred until after a reply (``state.later``): the store then holds every answer."""
+        ...
+
+    def busy(self) -> AbstractContextManager[None]:
+        """Around one tool call: writes deferred meanwhile wait until no call is in flight (``state.later``)."""
         ...
 
     async def aclose(self) -> None:

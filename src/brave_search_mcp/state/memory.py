@@ -4,8 +4,10 @@ shared backends' fallback)."""
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from cachetools import LRUCache
@@ -54,6 +56,11 @@ class MemorySlots:
             if ask.shared is not None:
                 bisect.insort(shared_starts, now)
         return decision
+
+    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
+        """Memory has nothing to defer: ``modify`` now."""
+        await self.modify(ask, change)
+        done()
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Apply ``change`` to the family's plan."""
@@ -146,6 +153,10 @@ class MemoryBackend(LimiterFactory):
 
     async def settle(self) -> None:
         """Nothing is deferred here: every write is done when its call returns."""
+
+    def busy(self) -> AbstractContextManager[None]:
+        """Nothing waits for calls in flight here."""
+        return contextlib.nullcontext()
 
     async def aclose(self) -> None:
         """Nothing to release."""

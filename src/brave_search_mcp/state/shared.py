@@ -13,6 +13,7 @@ import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from brave_search_mcp.clock import Clock
@@ -138,6 +139,16 @@ class SharedSlots:
         """Change the stored plan (and memory's, so an outage still knows it)."""
         local = await self._fallback.modify(ask, change)
         return await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(local))
+
+    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
+        """Memory's plan now, the store's after the reply (``state.later``); then ``done``."""
+        await self._fallback.modify(ask, change)
+
+        async def store() -> None:
+            await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(None))
+            done()
+
+        self._b.later.run(store)
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
         """Count in the store; in memory while it is down (the cap then holds per process)."""
@@ -282,6 +293,10 @@ class SharedBackend(LimiterFactory):
     async def settle(self) -> None:
         """Wait for the writes deferred until after a reply."""
         await self.later.settle()
+
+    def busy(self) -> AbstractContextManager[None]:
+        """One tool call in flight: deferred writes wait for it (``Later.busy``)."""
+        return self.later.busy()
 
     async def aclose(self) -> None:
         """Finish the deferred writes, then close the store."""

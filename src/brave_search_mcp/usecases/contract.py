@@ -15,6 +15,7 @@ a test transport or a recording.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -135,6 +136,10 @@ class Ports:
     reader: UrlReader  # read_url's safe page reader, over the state backend
     chain: FallbackChain | None = None  # the provider chain when more than Brave is configured
     started_at: float = 0.0
+
+    def busy(self) -> AbstractContextManager[None]:
+        """Around one tool call: the state's writes deferred meanwhile wait until no call is in flight."""
+        return self.client.limits.state.busy()
 
     def json_fetch(self, facts: CallFacts) -> JsonFetch:
         """GET through the client (cached, throttled, retried); location headers are part of the cache key."""
