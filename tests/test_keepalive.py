@@ -326,3 +326,18 @@ def test_a_named_proxy_keeps_the_exchange_on_httpx(monkeypatch: pytest.MonkeyPat
     assert not uses_proxy()
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     assert uses_proxy()
+
+
+def test_the_transport_works_under_uvloop_whose_transports_are_not_asyncio_subclasses() -> None:
+    """An application may run the library on uvloop: its TCP transport is not an ``asyncio.Transport`` instance."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def two_gets() -> list[tuple[int, bytes]]:
+        async with RawSite(ok(b"one"), ok(b"two")).running() as site:
+            transport = KeepAliveTransport()
+            try:
+                return [await get(transport, site.url()), await get(transport, site.url())]
+            finally:
+                await transport.aclose()
+
+    assert uvloop.run(two_gets()) == [(200, b"one"), (200, b"two")]

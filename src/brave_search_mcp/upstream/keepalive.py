@@ -17,6 +17,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from typing import cast
 from urllib.request import getproxies
 
 import httptools
@@ -139,9 +140,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """asyncio: the socket is open."""
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        """asyncio: the socket is open (uvloop's transports are not ``asyncio.Transport`` subclasses, but are ones)."""
+        self._transport = cast("asyncio.Transport", transport)
 
     def data_received(self, data: bytes) -> None:
         """asyncio: bytes arrived; the parser turns them into the ``on_*`` calls."""
