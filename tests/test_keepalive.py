@@ -23,6 +23,13 @@ class Closing(bytes):
     """A scripted reply after which the server closes the connection."""
 
 
+class ThenUnasked(bytes):
+    """A scripted reply after which the server sends ``extra`` unasked, once ``go`` is set."""
+
+    go: asyncio.Event
+    extra: bytes
+
+
 Reply = bytes | Callable[[], Awaitable[bytes]]
 
 
@@ -62,6 +69,10 @@ class RawSite:
                 await writer.drain()
                 if isinstance(data, Closing):
                     return
+                if isinstance(data, ThenUnasked):
+                    await data.go.wait()
+                    writer.write(data.extra)
+                    await writer.drain()
         finally:
             self.open -= 1
             writer.close()
@@ -146,6 +157,33 @@ async def test_a_kept_alive_connection_the_peer_closed_while_idle_is_not_reused(
         assert await get(transport, site.url()) == (200, b"second")
         await transport.aclose()
     assert site.connections == 2 and len(site.requests) == 2
+
+
+async def test_a_connection_the_peer_speaks_on_while_idle_is_dropped() -> None:
+    """An unasked answer (a 408 before closing, say) makes the connection useless: the next GET opens another."""
+    unasked = ok(b"first") + b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
+    async with RawSite(unasked, ok(b"second")).running() as site:
+        transport = KeepAliveTransport()
+        assert await get(transport, site.url()) == (200, b"first")
+        for _ in range(20):  # bounded: let the loop deliver the unasked bytes to the idle connection
+            await asyncio.sleep(0)
+        assert await get(transport, site.url()) == (200, b"second")
+        await transport.aclose()
+    assert site.connections == 2
+
+
+async def test_an_idle_connection_the_peer_speaks_on_later_is_dropped() -> None:
+    first = ThenUnasked(ok(b"first"))
+    first.go, first.extra = asyncio.Event(), b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
+    async with RawSite(first, ok(b"second")).running() as site:
+        transport = KeepAliveTransport()
+        assert await get(transport, site.url()) == (200, b"first")
+        first.go.set()
+        for _ in range(50):  # bounded: the server writes, the loop delivers the bytes to the idle connection
+            await asyncio.sleep(0)
+        assert await get(transport, site.url()) == (200, b"second")
+        await transport.aclose()
+    assert site.connections == 2
 
 
 async def test_a_request_the_peer_drops_unanswered_is_never_resent_here() -> None:

@@ -60,6 +60,7 @@ class _Connection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
         self.lost = False  # the peer closed it or it broke: never reused
+        self.idle = False  # in the pool: anything the peer sends now (a 408, garbage) ends the connection
         self.idle_since = 0.0
         self._paused = False
         self._begin()
@@ -68,6 +69,7 @@ class _Connection(asyncio.Protocol):
         self.status, self.reason = 0, b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.head_done = self.complete = self.got_bytes = self._until_close = self._keep_alive = False
+        self._surplus = False  # the peer sent a response after ours
         self.error: Exception | None = None
         self.chunks: deque[bytes] = deque()
         self._buffered = 0
@@ -145,6 +147,9 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         """asyncio: bytes arrived; the parser turns them into the ``on_*`` calls."""
+        if self.idle:
+            self.close()
+            return
         self.got_bytes = True
         try:
             self._parser.feed_data(data)
@@ -173,16 +178,26 @@ class _Connection(asyncio.Protocol):
 
     # -- httptools callbacks ----------------------------------------------------------------------
 
+    def on_message_begin(self) -> None:
+        """httptools: a response starts; a second one after ours (nothing asked for it) ends the connection."""
+        if self.complete:
+            self._surplus = True
+            self.lost = True
+
     def on_status(self, status: bytes) -> None:
         """httptools: (part of) the reason phrase."""
-        self.reason += status
+        if not self._surplus:
+            self.reason += status
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """httptools: one whole header."""
-        self.headers.append((name, value))
+        if not self._surplus:
+            self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         """httptools: the head is in."""
+        if self._surplus:
+            return
         self.status = self._parser.get_status_code()
         names = {name.lower() for name, _ in self.headers}
         framed = b"content-length" in names or b"transfer-encoding" in names
@@ -192,6 +207,8 @@ class _Connection(asyncio.Protocol):
 
     def on_body(self, body: bytes) -> None:
         """httptools: body bytes (already de-chunked)."""
+        if self._surplus:
+            return
         self.chunks.append(body)
         self._buffered += len(body)
         if not self._paused and self._buffered > HIGH_WATER and self._transport is not None:
@@ -201,6 +218,8 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         """httptools: the response is whole (the parser says here whether the peer keeps the connection)."""
+        if self._surplus:
+            return
         self._keep_alive = self._parser.should_keep_alive()
         self.complete = True
         self._wake()
@@ -296,6 +315,7 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         while idle:
             conn = idle.pop()
             if not conn.lost and now - conn.idle_since <= self._keepalive and not conn.readable():
+                conn.idle = False
                 return conn
             conn.close()
         return None
@@ -323,7 +343,7 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         if self._closed or not conn.reusable() or len(idle) >= MAX_IDLE_PER_ORIGIN:
             conn.close()
             return
-        conn.idle_since = self._clock()
+        conn.idle, conn.idle_since = True, self._clock()
         idle.append(conn)
 
     def _other(self) -> httpx2.AsyncBaseTransport:
