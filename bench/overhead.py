@@ -195,42 +195,42 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
 
 
 # What was cut and where a miss's time goes now: measured on this machine on 2026-11-25 and 2026-11-26 (in-process
-# timing, py-spy of the server process, paired runs with ``--baseline``); not re-measured by this command.
+# timing, py-spy and cProfile of the server process, paired runs with ``--baseline``); not re-measured by this command.
 FINDINGS = """**What was cut (issue 22 item 3).** First round, against 8e7a657 (a miss was 2.0–2.4× the official
 server, 10 at once 3.4–3.8×): SQLite state operations moved from worker threads onto the event loop, the cache's
 expiry sweep got an index, WAL checkpoints left the commits, `gc.freeze()` before serving, the queue's estimate and
 the retry loop lost their per-call set-up, replies went out in one write, and the reservation read two positions
-instead of a burst's worth of starts. Second round, against 83c7523, three paired runs of `python -m bench.overhead
---baseline 83c7523` on 2026-11-26 (medians of the three runs' ratios to the official server; before → after): a cache
-miss 1.58× → 1.38×, 10 at once 2.01× → 1.89× (1.80× → 1.53× in the quietest run); the server's CPU per call fell 15 %
-one at a time (5.8 → 4.9 ms) and 11–18 % ten at once. What changed: (1) a miss is two store transactions instead of
-four (cache or lease, then store and release; one Lua script each on Redis), the reservation skips starts that cannot
-decide, eviction runs only when the cache is over a bound, freed pages are not zeroed (`secure_delete=FAST`), leases
-are one b-tree (a migration at open), one long-lived checkpoint thread: pages written per miss 42 → 28; (2) the shared
-cache keeps Brave's gzip bytes as received, a quarter of the pages written and checkpointed (−3 to −4 % CPU per call);
-(3) the stdio transport reads and parses in the session's own task and writes a reply from the task that sends it:
-event-loop turns per call 10.7 → 5.1, the Python floor's CPU per call −16 %; (4) parsing builds each result once from
-values it already checked, the sanitizer skips passes plain text does not need, the compact render measures each
-result once: parse −27 %, render −45 % (`python -m bench.micro`; instruction counts −33 % and −42 %); (5) the young
-generation is collected every 10,000 allocations instead of 700 while serving (−4 to −7 % CPU per call); (6) a GET is
-built with one URL parse and headers merged once per client; trace ids without `uuid4`.
+instead of a burst's worth of starts. Second round, against 83c7523 (paired runs of `python -m bench.overhead
+--baseline 83c7523`, medians of three runs' ratios to the official server): a miss 1.58× → 1.38×, 10 at once 2.01× →
+1.89×: a miss is two store transactions instead of four, the shared cache keeps Brave's gzip bytes, the stdio
+transport reads, parses and writes in the session's own tasks (event-loop turns per call 10.7 → 5.1), parsing and the
+compact render build each result once, the young generation is collected every 10,000 allocations while serving, a GET
+is built with one URL parse. Third round, against e486dd4, three paired runs of `python -m bench.overhead --baseline
+e486dd4` on 2026-11-26 (before → after, each run's ratio to the official server): a miss 1.45× → 1.24×, 1.44× → 1.21×,
+1.33× → 1.13×; 10 at once 1.97× → 1.42×, 1.99× → 1.50×, 1.86× → 1.47×; the server's CPU per call 5.1–5.3 → 4.3–4.4 ms
+one at a time and 4.1–4.4 → 3.3–3.5 ms ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1
+transport (`upstream/keepalive.py`: httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs
+and proxied requests stay on httpx2's): httpx2's transport spent about 1.1 ms of CPU per request, this one about a
+quarter of it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core
+(0.21 → 0.12 ms on the recorded page), `json` kept for what it refuses; (3) a miss's store-and-release transaction and
+a clean answer's count towards confirming the plan are written after the reply (`state/later.py`), and while other
+calls are in flight they wait for those too (at most 50 ms): ten calls at once answer first, then write.
 
-**What remains: ≤ 1.0× is not reached, and the SDK's floor is only part of the gap.** The floors above: the Python
-SDK's is 0.27–0.31 ms above the Node SDK's on a miss and 1.7–2.7 ms on ten at once; that much of the gap is the SDK's
-floor. Beyond the floors ours spends 1.37–1.47× the official server's time on a miss and 1.5–1.9× on ten at once. Per
-call the two servers use nearly the same CPU (the table's last column: ours 4.8–4.9 ms against 4.2–4.5 ms one at a
-time), but Node runs part of its work off the request's path (garbage collection and compilation on helper threads:
-ten calls at once cost it more CPU than their wall time), while CPython serves a call on one thread, in line. Where a
-miss's 3.8 ms of server CPU goes (py-spy at 2 kHz on the server pinned to its own core, 2,000 misses; each sample
-given to the innermost frame of the HTTP stack, the SDK, the event loop or a module of ours; ten at once in brackets):
-HTTP client (httpx2, httpcore2, h11: pure Python per request) 17 % (17 %), parsing, rendering and the envelope models
-14 % (19 %), the state shared across processes 13 % (17 %), the SDK's dispatch 13 % (10 %), the event loop 11 % (5 %),
-the client and its caches 9 % (10 %), stdio 7 % (5 %), gzip and JSON decoding 5 % (6 %), the boundary and its call log
-5 % (6 %), admission 2 % (2 %). Each part left is a few tenths of a millisecond; none is a hot spot. Measured and not
-taken: aiohttp under httpx2's transport interface (−0.36 ms CPU per request, but importing aiohttp costs 0.3–0.5 s,
-which start-up or the first call would pay, and it is a second HTTP stack beside the SDK's); uvloop (−6 % on a miss,
-nothing on ten at once); no state shared across processes (the memory-state row: 1.23–1.30× on a miss, without the
-cross-process single flight, rate budget and spending cap every agent of the user shares)."""
+**What remains: ≤ 1.0× is not reached; the SDK's floor is a third of the gap on a miss.** The floors above: the Python
+SDK's is 0.31–0.32 ms above the Node SDK's on a miss and 2.5–2.8 ms on ten at once (three runs); that much of the gap
+is the SDK's floor. Beyond the floors ours spends 1.07–1.22× the official server's time on a miss and 1.35–1.45× on
+ten at once; on memory state (no state shared across processes) 1.03–1.13× on a miss, so the cross-process cache
+lease, spending-cap count and rate reservation (three SQLite transactions before the request) cost the rest. Where a
+miss's time goes now, from a request line read to its reply written (3.7 ms; in-process timestamps over 800 misses,
+medians): the fake Brave's own answer 1.0 ms, the SDK's dispatch in 0.34 ms and out 0.21 ms, arguments, the query's
+preparation and the client's caches 0.37 ms, the three store transactions and admission 0.41 ms, sending 0.17 ms,
+reading, gunzip and JSON 0.55 ms, parsing into results 0.36 ms, fitting, the envelope and the call log 0.42 ms; the
+store-and-release and the plan's count (0.3 ms) come after the reply. Ten at once are CPU-bound on one thread (3.3 ms
+of CPU per call × 10 is the wall), while Node runs part of its work on helper threads (ten calls at once cost it more
+CPU than their wall time). Measured and not taken: uvloop (−2 % on a miss now, nothing on ten at once); aiohttp (a
+second HTTP stack costing 0.3–0.5 s to import); sending the call log after the reply (−0.03 to −0.1 ms, but the log
+line would no longer be written when the call returns); one store transaction for the three before a request (−0.1 ms,
+but the spending cap's count and the rate reservation are separate rules with separate refusals)."""
 
 
 def _ms(s: Summary) -> str:
