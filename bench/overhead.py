@@ -210,8 +210,8 @@ e486dd4` on 2026-11-26 (before → after, each run's ratio to the official serve
 1.33× → 1.13×; 10 at once 1.97× → 1.42×, 1.99× → 1.50×, 1.86× → 1.47×; the server's CPU per call 5.1–5.3 → 4.3–4.4 ms
 one at a time and 4.1–4.4 → 3.3–3.5 ms ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1
 transport (`upstream/keepalive.py`: httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs
-and proxied requests stay on httpx2's): httpx2's transport spent about 1.1 ms of CPU per request, this one about a
-quarter of it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core
+and proxied requests stay on httpx2's): httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4×
+of it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core
 (0.21 → 0.12 ms on the recorded page), `json` kept for what it refuses; (3) a miss's store-and-release transaction and
 a clean answer's count towards confirming the plan are written after the reply (`state/later.py`), and while other
 calls are in flight they wait for those too (at most 50 ms): ten calls at once answer first, then write.

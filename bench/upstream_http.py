@@ -23,6 +23,7 @@ import httpx2
 from brave_search_mcp.upstream.keepalive import KeepAliveTransport
 from testkit.brave.brave import VALID_KEY
 
+from .tables import table
 from .upstream import REPO_ROOT
 
 REQUESTS, ROUNDS, PASSES, AT_ONCE = 1000, 100, 3, 10
@@ -99,17 +100,17 @@ async def measure(base: str) -> dict[str, tuple[float, float]]:
 def render(figures: dict[str, tuple[float, float]]) -> str:
     """The Markdown section."""
     first = next(iter(figures.values()))
-    lines = [
+    intro = (
         f"CPU time of this process per GET of the recorded page (gzip, read whole, not decoded) from a fake Brave in "
         f"a process of its own: {REQUESTS} one at a time, {ROUNDS} rounds of {AT_ONCE} at once; median of "
-        f"{PASSES} rotated passes.",
-        "",
-        "| way | one at a time | vs httpx2's | 10 at once | vs httpx2's |",
-        "|---|---|---|---|---|",
+        f"{PASSES} rotated passes."
+    )
+    rows = [
+        (name, f"{one:.3f} ms", f"{one / first[0]:.2f}×", f"{many:.3f} ms", f"{many / first[1]:.2f}×")
+        for name, (one, many) in figures.items()
     ]
-    for name, (one, many) in figures.items():
-        lines.append(f"| {name} | {one:.3f} ms | {one / first[0]:.2f}× | {many:.3f} ms | {many / first[1]:.2f}× |")
-    return "\n".join(lines)
+    header = ("way", "one at a time", "vs httpx2's", "10 at once", "vs httpx2's")
+    return intro + "\n\n" + table(header, rows).rstrip("\n")
 
 
 def main() -> int:
