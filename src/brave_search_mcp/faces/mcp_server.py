@@ -129,11 +129,12 @@ class BraveMCPServer(MCPServer[AppState]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        """Route a name no tool answers to the boundary, which returns an INVALID_ARGUMENT envelope."""
-        if context is not None and self._tool_manager.get_tool(name) is None:
-            state: AppState = context.request_context.lifespan_context
-            return _to_result(await state.tools.call(name, arguments))
-        return await super().call_tool(name, arguments, context)
+        """Every call of a session straight to the boundary, which validates the raw arguments and answers a name
+        no tool has with an INVALID_ARGUMENT envelope (the SDK's per-tool wrapper would only pass them through)."""
+        if context is None:
+            return await super().call_tool(name, arguments, context)
+        state: AppState = context.request_context.lifespan_context
+        return _to_result(await state.tools.call(name, arguments, progress=_progress_of(context)))
 
 
 def build_server(
