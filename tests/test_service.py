@@ -135,6 +135,21 @@ async def test_one_json_log_line_per_call_with_the_facts_and_never_the_key(
     assert all(VALID_KEY not in json.dumps(line) for line in lines)
 
 
+def test_log_lines_carry_the_utc_time_to_the_millisecond_across_seconds() -> None:
+    """The formatter reuses a second's text while records stay within it, and only then."""
+    formatter = JsonLineFormatter()
+
+    def stamp(created: float) -> str:
+        record = logging.LogRecord("brave_search_mcp.calls", logging.INFO, "", 0, "tool call", None, None)
+        record.created, record.msecs = created, (created - int(created)) * 1000
+        return str(json.loads(formatter.format(record))["ts"])
+
+    assert stamp(1_795_000_000.25) == "2026-11-18T11:06:40.250Z"
+    assert stamp(1_795_000_000.999) == "2026-11-18T11:06:40.999Z"  # the same second, its text reused
+    assert stamp(1_795_000_001.0) == "2026-11-18T11:06:41.000Z"  # the next second formatted afresh
+    assert stamp(1_700_000_000.5) == "2023-11-14T22:13:20.500Z"  # and an earlier one
+
+
 async def test_cache_hits_reuse_work_but_answer_each_request_exactly(fake: FakeBrave) -> None:
     config = make_settings()
     clock = FakeClock()

@@ -25,9 +25,20 @@ def _extra_fields(record: logging.LogRecord) -> list[tuple[str, Any]]:
 class JsonLineFormatter(logging.Formatter):
     """One JSON object per line: easy to grep, impossible to confuse with JSON-RPC on stdout."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._encode = json.JSONEncoder(ensure_ascii=False, default=str).encode  # built once, not per line
+        self._second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+    def _timestamp(self, created: float, msecs: float) -> str:
+        second = int(created)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        return f"{self._second[1]}.{int(msecs):03d}Z"
+
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": self._timestamp(record.created, record.msecs),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -39,7 +50,7 @@ class JsonLineFormatter(logging.Formatter):
         )
         if record.exc_info and record.levelno >= logging.ERROR:
             payload["exc"] = self.formatException(record.exc_info)
-        return json.dumps(payload, ensure_ascii=False, default=str)
+        return self._encode(payload)
 
 
 class TextFormatter(logging.Formatter):
@@ -61,6 +72,10 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
     package.addHandler(handler)
     package.setLevel(settings.log_level)
     package.propagate = False
+    # No line of ours shows the caller's file and line, thread or process: the logging HOWTO's "Optimization" switches
+    # spare every record looking them up (a call's log line is on its path).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     # httpx2 logs every request URL at INFO; the SDK logs per-request INFO lines. Keep them to warnings.
     for name in ("httpx2", "httpcore", "mcp"):
         logging.getLogger(name).setLevel(logging.WARNING)
