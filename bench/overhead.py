@@ -206,31 +206,36 @@ instead of a burst's worth of starts. Second round, against 83c7523 (paired runs
 transport reads, parses and writes in the session's own tasks (event-loop turns per call 10.7 → 5.1), parsing and the
 compact render build each result once, the young generation is collected every 10,000 allocations while serving, a GET
 is built with one URL parse. Third round, against e486dd4, three paired runs of `python -m bench.overhead --baseline
-e486dd4` on 2026-11-26 (before → after, each run's ratio to the official server): a miss 1.45× → 1.24×, 1.44× → 1.21×,
-1.33× → 1.13×; 10 at once 1.97× → 1.42×, 1.99× → 1.50×, 1.86× → 1.47×; the server's CPU per call 5.1–5.3 → 4.3–4.4 ms
-one at a time and 4.1–4.4 → 3.3–3.5 ms ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1
+e486dd4` on 2026-11-26 (before → after, each run's ratio to the official server): a miss 1.41× → 1.17×, 1.39× → 1.16×,
+1.44× → 1.18×; 10 at once 2.08× → 1.48×, 1.92× → 1.47×, 1.74× → 1.30×; the server's CPU per call 4.7–4.9 → 3.8–4.1 ms
+one at a time and 3.9 → 2.9–3.1 ms ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1
 transport (`upstream/keepalive.py`: httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs
-and proxied requests stay on httpx2's): httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4×
-of it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core
-(0.21 → 0.12 ms on the recorded page), `json` kept for what it refuses; (3) a miss's store-and-release transaction and
-a clean answer's count towards confirming the plan are written after the reply (`state/later.py`), and while other
-calls are in flight they wait for those too (at most 50 ms): ten calls at once answer first, then write.
+and proxied requests stay on httpx2's): httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4× of
+it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core (0.21 →
+0.12 ms on the recorded page), `json` kept for what it refuses; (3) a miss's store-and-release transaction and a clean
+answer's count towards confirming the plan are written after the reply (`state/later.py`), and while other calls are
+in flight they wait for those too (at most 50 ms): ten calls at once answer first, then write; (4) the MCP face hands
+each `tools/call` straight to the tool boundary instead of through the SDK's per-tool wrapper (−4 % CPU per miss, −7 %
+ten at once); (5) the call's log line no longer looks up its caller's file, thread and process and formats each second
+once (118 → 70 µs in the server).
 
-**What remains: ≤ 1.0× is not reached; the SDK's floor is a third of the gap on a miss.** The floors above: the Python
-SDK's is 0.31–0.32 ms above the Node SDK's on a miss and 2.5–2.8 ms on ten at once (three runs); that much of the gap
-is the SDK's floor. Beyond the floors ours spends 1.07–1.22× the official server's time on a miss and 1.35–1.45× on
-ten at once; on memory state (no state shared across processes) 1.03–1.13× on a miss, so the cross-process cache
-lease, spending-cap count and rate reservation (three SQLite transactions before the request) cost the rest. Where a
-miss's time goes now, from a request line read to its reply written (3.7 ms; in-process timestamps over 800 misses,
-medians): the fake Brave's own answer 1.0 ms, the SDK's dispatch in 0.34 ms and out 0.21 ms, arguments, the query's
-preparation and the client's caches 0.37 ms, the three store transactions and admission 0.41 ms, sending 0.17 ms,
-reading, gunzip and JSON 0.55 ms, parsing into results 0.36 ms, fitting, the envelope and the call log 0.42 ms; the
-store-and-release and the plan's count (0.3 ms) come after the reply. Ten at once are CPU-bound on one thread (3.3 ms
-of CPU per call × 10 is the wall), while Node runs part of its work on helper threads (ten calls at once cost it more
-CPU than their wall time). Measured and not taken: uvloop (−2 % on a miss now, nothing on ten at once); aiohttp (a
-second HTTP stack costing 0.3–0.5 s to import); sending the call log after the reply (−0.03 to −0.1 ms, but the log
-line would no longer be written when the call returns); one store transaction for the three before a request (−0.1 ms,
-but the spending cap's count and the rate reservation are separate rules with separate refusals)."""
+**What remains: ≤ 1.0× is not reached; the SDK's floor is about two fifths of the gap on a miss.** The floors in
+those three runs: the Python SDK's is 0.24–0.30 ms above the Node SDK's on a miss and 1.6–2.4 ms on ten at once; that
+much of the gap is the SDK's floor. Beyond the floors ours spends 1.13–1.14× the official server's time on a miss and
+1.24–1.46× on ten at once; on memory state (no state shared across processes) 1.08–1.10× on a miss, so the
+cross-process cache lease, spending-cap count and rate reservation (three SQLite transactions before the request) cost
+most of the rest. On a quiet machine the full `python -m bench` above measured 1.12× and 1.13×. Where a miss's time
+goes now, from a request line read to its reply written (3.7 ms; in-process timestamps over 800 misses, medians): the
+fake Brave's own answer 1.0 ms, the SDK's dispatch in 0.34 ms and out 0.21 ms, arguments, the query's preparation and
+the client's caches 0.37 ms, the three store transactions and admission 0.41 ms, sending 0.17 ms, reading, gunzip and
+JSON 0.55 ms, parsing into results 0.36 ms, fitting, the envelope and the call log 0.42 ms; the store-and-release and
+the plan's count (0.3 ms) come after the reply. Ten at once are CPU-bound on one thread (about 3 ms of CPU per call ×
+10 is the wall), while Node runs part of its work on helper threads (ten calls at once cost it more CPU than their
+wall time). Measured and not taken: uvloop (−2 % on a miss now, nothing on ten at once); aiohttp (a second HTTP stack
+costing 0.3–0.5 s to import); sending the call log after the reply (the log line would no longer be written when the
+call returns); one store transaction for the three before a request (−0.1 ms, but the spending cap's count and the
+rate reservation are separate rules with separate refusals); collecting the young generation only between calls (about
+60 µs of a call's CPU)."""
 
 
 def _ms(s: Summary) -> str:
