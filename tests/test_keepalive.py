@@ -132,20 +132,22 @@ async def test_a_chunked_body_is_put_back_together() -> None:
     assert site.connections == 1
 
 
-async def test_a_body_without_a_length_ends_with_the_connection_which_is_not_reused() -> None:
-    async with RawSite(Closing(b"HTTP/1.1 200 OK\r\n\r\nall of it")).running() as site:
-        transport = KeepAliveTransport()
-        assert await get(transport, site.url()) == (200, b"all of it")
-        assert await get(transport, site.url()) == (200, b"all of it")
-        await transport.aclose()
-    assert site.connections == 2
-
-
-async def test_connection_close_from_the_peer_means_a_new_connection_next_time() -> None:
-    async with RawSite(ok(b"x", "Connection: close")).running() as site:
+@pytest.mark.parametrize(
+    ("reply", "body"),
+    [
+        (
+            Closing(b"HTTP/1.1 200 OK\r\n\r\nall of it"),
+            b"all of it",
+        ),  # a body without a length ends with the connection
+        (ok(b"x", "Connection: close"), b"x"),  # the peer says it closes
+    ],
+    ids=["until-close", "connection-close"],
+)
+async def test_a_connection_the_answer_ends_is_not_reused(reply: bytes, body: bytes) -> None:
+    async with RawSite(reply).running() as site:
         transport = KeepAliveTransport()
         for _ in range(2):
-            assert await get(transport, site.url()) == (200, b"x")
+            assert await get(transport, site.url()) == (200, body)
         await transport.aclose()
     assert site.connections == 2
 

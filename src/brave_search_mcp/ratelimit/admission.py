@@ -203,9 +203,14 @@ class Admission:
 
     # -- after an answer ------------------------------------------------------------------------
 
-    async def _change(self, change: Callable[[PlanState], PlanState]) -> None:
-        """A plan transition, written only when it changes the plan as last seen (most answers change nothing)."""
-        if change(self.limiter.plan) != self.limiter.plan:
+    async def _change(self, change: Callable[[PlanState], PlanState], *, later: bool = False) -> None:
+        """A plan transition, written only when it changes the plan as last seen (most answers change nothing);
+        ``later``: no start waits on it, so the store may write it after the reply (``Limiter.change_later``)."""
+        if change(self.limiter.plan) == self.limiter.plan:
+            return
+        if later:
+            await self.limiter.change_later(change)
+        else:
             await self.limiter.change(change)
 
     async def observe(self, info: RateLimitInfo) -> None:
@@ -230,17 +235,8 @@ class Admission:
         """A clean answer: it counts towards trusting whole bursts (stored after the reply: no start waits on the
         count); a probe without headers frees the next one (at once: the next start waits on it)."""
         now = self.limiter.clock()
-        plan = self.limiter.plan
-
-        def change(p: PlanState) -> PlanState:
-            return p.confirmed(now) if p.learned else p.probe_released()
-
-        if change(plan) == plan:
-            return
-        if plan.learned:
-            await self.limiter.change_later(change)
-        else:
-            await self.limiter.change(change)
+        later = self.limiter.plan.learned
+        await self._change(lambda p: p.confirmed(now) if p.learned else p.probe_released(), later=later)
 
     async def failed(self) -> None:
         """No answer worth learning from (a network error, a 5xx without headers): a pending probe is freed."""

@@ -275,9 +275,8 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         """httpx2: one exchange; a GET without a body here, anything else on httpx2's transport."""
         url = request.url
         headers = request.headers
-        if request.method != "GET" or url.scheme not in DEFAULT_PORTS or "content-length" in headers:
-            return await self._other().handle_async_request(request)
-        if "transfer-encoding" in headers:
+        bodiless = "content-length" not in headers and "transfer-encoding" not in headers
+        if request.method != "GET" or url.scheme not in DEFAULT_PORTS or not bodiless:
             return await self._other().handle_async_request(request)
         if self._closed:
             raise httpx2.ConnectError("The transport is closed.")
