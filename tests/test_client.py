@@ -18,6 +18,8 @@ from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.brave.wire import parse_rate_limit
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
+from brave_search_mcp.upstream.get_requests import GetRequests
+from brave_search_mcp.upstream.keepalive import KeepAliveTransport, request_head
 from brave_search_mcp.upstream.retry import parse_retry_after
 from testkit.clock import FakeClock as FakeTime
 from tests.brave_client_support import (
@@ -78,26 +80,31 @@ async def test_every_request_carries_token_gzip_json_and_user_agent() -> None:
 @given(
     params=st.lists(st.tuples(st.text(min_size=1, max_size=12), st.text(max_size=30)), max_size=6),
     extra=st.sampled_from([(), (("X-Loc-City", "San Francisco"),), (("X-Loc-Lat", "1.5"), ("X-Loc-Long", "-2"))]),
+    base=st.sampled_from([BASE, "http://127.0.0.1:8123", "http://brave.test/api/", "https://brave.test:8443/a%20b"]),
 )
 async def test_the_request_is_the_one_httpx2_builds(
-    params: list[tuple[str, str]], extra: tuple[tuple[str, str], ...]
+    params: list[tuple[str, str]], extra: tuple[tuple[str, str], ...], base: str
 ) -> None:
-    """The client builds its GET cheaply (one URL parse, headers merged once); it must be httpx2's own request."""
+    """The client builds its GET cheaply (the query encoded once, headers merged once; on the kept-alive transport the
+    head in bytes, no httpx2 models): what goes out must be what httpx2 builds for the same call, byte for byte."""
     up, ft = Upstream(), FakeTime()
-    async with make_client(up, ft) as client:
+    async with make_client(up, ft, base_url=base) as client:
         try:
-            expected_url = httpx2.URL(BASE + Endpoint.WEB.value, params=params)
+            expected_url = httpx2.URL(base.rstrip("/") + Endpoint.WEB.value, params=params)
         except (httpx2.InvalidURL, TypeError, ValueError):
             with pytest.raises(errors.InvalidArgument):
-                client._url(Endpoint.WEB, params)
+                client._url(Endpoint.WEB, params, extra)
             return
-        url = client._url(Endpoint.WEB, params)
-        assert url == expected_url
         http = client._open()
-        ours = client._get_request(http, url, extra)
         reference = http.build_request("GET", expected_url, headers=client._headers() | dict(extra))
-    assert ours.headers.multi_items() == reference.headers.multi_items()
-    assert (ours.method, ours.url, ours.extensions) == (reference.method, reference.url, reference.extensions)
+        assert client._url(Endpoint.WEB, params, extra) == expected_url  # a test's transport: httpx2's request
+        kept_alive = client._gets = GetRequests(http, base, client._headers(), KeepAliveTransport())
+        target = client._url(Endpoint.WEB, params, extra)
+    if isinstance(target, bytes):  # the kept-alive transport's head
+        assert not extra
+        assert b"GET " + target + b" HTTP/1.1\r\n" + kept_alive._header_lines() == request_head(reference)
+    else:
+        assert target == expected_url
 
 
 async def test_repeated_params_are_all_sent() -> None:

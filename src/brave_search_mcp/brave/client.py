@@ -38,7 +38,8 @@ from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
-from brave_search_mcp.upstream.keepalive import open_http
+from brave_search_mcp.upstream.get_requests import GetRequests
+from brave_search_mcp.upstream.keepalive import Reply, open_http
 from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
@@ -72,8 +73,7 @@ class BraveClient:
             settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0
         )
         self._http: httpx2.AsyncClient | None = None
-        self._direct: httpx2.AsyncBaseTransport | None = None  # the transport GETs go to, when no proxy may apply
-        self._get_headers: tuple[httpx2.Headers, dict[str, Any]] | None = None  # merged once, see _get_request
+        self._gets: GetRequests | None = None  # built with the connection pool, on the first request
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
         if limits is None:  # this process's own numbers, on the client's clock (tests pass a fake one)
@@ -103,7 +103,7 @@ class BraveClient:
         for scope in list(self._calls):
             scope.cancel()
         http, self._http = self._http, None
-        self._get_headers, self._direct = None, None
+        self._gets = None
         if http is not None:
             await http.aclose()
 
@@ -175,9 +175,10 @@ class BraveClient:
 
     def _open(self) -> httpx2.AsyncClient:
         if self._http is None:
-            self._http, self._direct = open_http(
+            self._http, direct = open_http(
                 self._settings.base_url, self._transport, self._settings.timeout_seconds, self.clock
             )
+            self._gets = GetRequests(self._http, self._settings.base_url, self._headers(), direct)
         return self._http
 
     def _key(self) -> str:
@@ -191,16 +192,18 @@ class BraveClient:
             text = text.replace(key, "[redacted]")
         return clean_text(text, limit=limit, markup=False)
 
-    def _url(self, endpoint: Endpoint, params: Params) -> httpx2.URL:
-        """The request URL: the query encoded as ``httpx2.URL(..., params=...)`` encodes it (a repeated name's values
-        grouped at its first place, as its ``QueryParams`` does), parsed once instead of twice."""
+    def _url(self, endpoint: Endpoint, params: Params, headers: Headers = ()) -> httpx2.URL | bytes:
+        """A GET's target (``GetRequests.target``): the query encoded as ``httpx2.URL(..., params=...)`` encodes it
+        (a repeated name's values grouped at its first place, as its ``QueryParams`` does)."""
         grouped: dict[str, list[str]] = {}
         for name, value in params:
             grouped.setdefault(name, []).append(value)
         pairs = [(name, value) for name, values in grouped.items() for value in values]
         query = f"?{urlencode(pairs)}" if pairs else ""
         try:
-            return httpx2.URL(f"{self._settings.base_url.rstrip('/')}{endpoint.value}{query}")
+            self._open()
+            assert self._gets is not None
+            return self._gets.target(f"{endpoint.value}{query}", headers)
         except (httpx2.InvalidURL, TypeError, ValueError) as exc:
             message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
             raise errors.InvalidArgument(message) from None
@@ -223,7 +226,7 @@ class BraveClient:
         key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
 
         async def upstream() -> _Fetched:
-            url = self._url(endpoint, params)
+            url = self._url(endpoint, params, headers)
             return await self._fetch(
                 endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
             )
@@ -253,7 +256,7 @@ class BraveClient:
     async def _fetch(
         self,
         endpoint: Endpoint,
-        url: httpx2.URL,
+        url: httpx2.URL | bytes,
         *,
         throttle: bool,
         retries: int | None,
@@ -306,6 +309,7 @@ class BraveClient:
         admission = self.limits.of(endpoint)
         http, timeout = self._open(), self._settings.timeout_seconds
         headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
+        url = httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value)
         sent = 0
 
         async def open_stream() -> httpx2.Response:
@@ -319,7 +323,7 @@ class BraveClient:
                     on_send()
                 with typed_transport_errors("Brave", timeout, self._safe):  # reading an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
-                        request = http.build_request("POST", self._url(endpoint, ()), headers=headers, json=body)
+                        request = http.build_request("POST", url, headers=headers, json=body)
                         response = await http.send(request, stream=True)
                     if not 200 <= response.status_code < 300:
                         try:
@@ -360,19 +364,6 @@ class BraveClient:
 
     # -- one attempt ----------------------------------------------------------------------------
 
-    def _get_request(self, http: httpx2.AsyncClient, url: httpx2.URL, extra_headers: Headers) -> httpx2.Request:
-        """What ``http.build_request("GET", url, headers=...)`` builds, without re-parsing the URL or re-merging the
-        client's and our fixed headers on every request (they are merged once per client)."""
-        if self._get_headers is None:
-            merged = httpx2.Headers(http.headers)
-            merged.update(self._headers())
-            self._get_headers = (merged, {"timeout": http.timeout.as_dict()})
-        headers, extensions = self._get_headers
-        if extra_headers:
-            headers = headers.copy()
-            headers.update(dict(extra_headers))
-        return httpx2.Request("GET", url, headers=headers, cookies=http.cookies, extensions=dict(extensions))
-
     def _headers(self) -> dict[str, str]:
         return {
             "X-Subscription-Token": self._key(),
@@ -382,20 +373,20 @@ class BraveClient:
         }
 
     async def _attempt(
-        self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
+        self, endpoint: Endpoint, url: httpx2.URL | bytes, attempt: int, extra_headers: Headers, admission: Admission
     ) -> _Fetched:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed.")
-        http = self._open()
+        self._open()
+        gets = self._gets
+        assert gets is not None
         timeout = self._settings.timeout_seconds
         started = self.clock()
         status: int | None = None
         outcome = "ok"
         try:
             with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                request = self._get_request(http, url, extra_headers)
-                direct = self._direct
-                response = await (direct.handle_async_request(request) if direct else http.send(request, stream=True))
+                response = await gets.send(url, extra_headers)
                 try:
                     status = response.status_code
                     return await self._handle(endpoint, response, admission)
@@ -416,7 +407,7 @@ class BraveClient:
                 (self.clock() - started) * 1000.0,
             )
 
-    async def _handle(self, endpoint: Endpoint, response: httpx2.Response, admission: Admission) -> _Fetched:
+    async def _handle(self, endpoint: Endpoint, response: Reply | httpx2.Response, admission: Admission) -> _Fetched:
         status = response.status_code
         info = parse_rate_limit(response.headers, self.clock())
         if info is not None:

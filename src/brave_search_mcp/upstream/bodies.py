@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import zlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any, Protocol
 
 import httpx2
 from pydantic_core import from_json
@@ -21,7 +21,25 @@ ERROR_BODY_CAP_BYTES = 64 * 1024
 GZIP = "gzip"
 
 
-async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brave") -> bytes:
+class Streamed(Protocol):
+    """What reading a body needs of a response: ``httpx2.Response``, or the kept-alive transport's ``Reply``."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Looked up by lower-case name."""
+
+    @property
+    def is_stream_consumed(self) -> bool:
+        """Whether the body was read already."""
+
+    def aiter_raw(self) -> AsyncGenerator[bytes, None]:
+        """The body as received."""
+
+    def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body decoded."""
+
+
+async def read_capped(response: Streamed, cap: int, upstream: str = "Brave") -> bytes:
     """Read a success body, refusing it as soon as it is known to exceed the cap."""
     _refuse_declared_oversize(response, cap, upstream)
     buffer = bytearray()
@@ -33,7 +51,7 @@ async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brav
     return bytes(buffer)
 
 
-async def read_capped_gzip(response: httpx2.Response, cap: int, upstream: str = "Brave") -> tuple[bytes, bytes | None]:
+async def read_capped_gzip(response: Streamed, cap: int, upstream: str = "Brave") -> tuple[bytes, bytes | None]:
     """A success body decoded, and the bytes as received when it came gzip-encoded (None otherwise).
 
     The gzip bytes are what a shared cache keeps (a quarter of the size, so a quarter of the pages written); they are
@@ -88,7 +106,7 @@ class _GzipDecoder:
             raise _too_large(self._upstream, self._cap, None)
 
 
-def _refuse_declared_oversize(response: httpx2.Response, cap: int, upstream: str) -> None:
+def _refuse_declared_oversize(response: Streamed, cap: int, upstream: str) -> None:
     """Refuse a body whose declared length is over the cap before reading any of it."""
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > cap:
@@ -105,7 +123,7 @@ def _too_large(upstream: str, cap: int, declared: int | None) -> errors.Response
     )
 
 
-async def read_error_body(response: httpx2.Response) -> bytes:
+async def read_error_body(response: Streamed) -> bytes:
     """Read at most ERROR_BODY_CAP_BYTES of an error body; an undecodable one counts as empty."""
     buffer = bytearray()
     try:

@@ -16,7 +16,7 @@ import select
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import cast
 from urllib.request import getproxies
 
@@ -232,7 +232,7 @@ class _Body(httpx2.AsyncByteStream):
         self._pool, self._origin, self._conn = pool, origin, conn
         self._done = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    async def __aiter__(self) -> AsyncGenerator[bytes, None]:
         conn = self._conn
         while True:
             if conn.chunks:
@@ -247,6 +247,46 @@ class _Body(httpx2.AsyncByteStream):
         if not self._done:
             self._done = True
             self._pool.release(self._origin, self._conn)
+
+
+class Reply:
+    """A GET's answer read without an ``httpx2.Response`` (building one and reading its headers cost as much as the
+    exchange): the status, the headers by lower-case name (repeats joined by ", ", as httpx2's ``get``), the body's
+    bytes as received. ``to_httpx`` gives the full response over the same body, for an error or an unusual encoding."""
+
+    is_stream_consumed = False
+
+    def __init__(self, pool: KeepAliveTransport, origin: Origin, conn: _Connection) -> None:
+        self.status_code = conn.status
+        self.reason_phrase = conn.reason.decode("ascii", errors="ignore")
+        self.headers: dict[str, str] = {}
+        for raw_name, raw_value in conn.headers:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            self.headers[name] = f"{self.headers[name]}, {value}" if name in self.headers else value
+        self._raw, self._reason = conn.headers, conn.reason
+        self._body = _Body(pool, origin, conn)
+        self._full: httpx2.Response | None = None
+
+    def aiter_raw(self) -> AsyncGenerator[bytes, None]:
+        """The body as received."""
+        return self._body.__aiter__()
+
+    def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
+        """The body decoded: as received without a content encoding, else by httpx2's decoders."""
+        if self.headers.get("content-encoding", "identity").strip().lower() in ("identity", ""):
+            return self.aiter_raw()
+        return self.to_httpx().aiter_bytes()
+
+    def to_httpx(self) -> httpx2.Response:
+        """The same answer as httpx2's response (one, however often asked), over the same body."""
+        if self._full is None:
+            extensions = {"http_version": b"HTTP/1.1", "reason_phrase": self._reason}
+            self._full = httpx2.Response(self.status_code, headers=self._raw, stream=self._body, extensions=extensions)
+        return self._full
+
+    async def aclose(self) -> None:
+        """Hand the connection back (see ``_Body.aclose``)."""
+        await self._body.aclose()
 
 
 class KeepAliveTransport(httpx2.AsyncBaseTransport):
@@ -278,19 +318,21 @@ class KeepAliveTransport(httpx2.AsyncBaseTransport):
         bodiless = "content-length" not in headers and "transfer-encoding" not in headers
         if request.method != "GET" or url.scheme not in DEFAULT_PORTS or not bodiless:
             return await self._other().handle_async_request(request)
+        origin = (url.scheme, url.host, url.port or DEFAULT_PORTS[url.scheme])
+        return (await self.get(origin, request_head(request))).to_httpx()
+
+    async def get(self, origin: Origin, head: bytes) -> Reply:
+        """One bodiless GET whose request line and headers are ``head`` (checked by its builder: ``request_head``, or
+        ``GetRequests`` from bytes it checked once), answered as a ``Reply``."""
         if self._closed:
             raise httpx2.ConnectError("The transport is closed.")
-        head = request_head(request)
-        origin = (url.scheme, url.host, url.port or DEFAULT_PORTS[url.scheme])
         await self._slots.acquire()
         try:
             conn = await self._exchange(origin, head)
         except BaseException:
             self._slots.release()
             raise
-        extensions = {"http_version": b"HTTP/1.1", "reason_phrase": conn.reason}
-        body = _Body(self, origin, conn)
-        return httpx2.Response(conn.status, headers=conn.headers, stream=body, extensions=extensions)
+        return Reply(self, origin, conn)
 
     async def _exchange(self, origin: Origin, head: bytes) -> _Connection:
         """Send ``head`` and wait for the response's head. Nothing is ever re-sent here: a request that fails goes
