@@ -19,7 +19,9 @@ from tests.test_keepalive import RawSite
 
 pytestmark = pytest.mark.anyio
 
-LIMITS = "X-RateLimit-Limit: 20\r\nX-RateLimit-Limit: 15000\r\nX-RateLimit-Remaining: 19, 14000\r\nX-RateLimit-Reset: 1, 9"
+LIMITS = (
+    "X-RateLimit-Limit: 20\r\nX-RateLimit-Limit: 15000\r\nX-RateLimit-Remaining: 19, 14000\r\nX-RateLimit-Reset: 1, 9"
+)
 ERROR = {"type": "ErrorResponse", "error": {"code": "RATE_LIMITED", "detail": "Slow down.", "status": 429}}
 
 

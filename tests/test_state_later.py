@@ -105,3 +105,41 @@ async def test_writes_wait_for_the_calls_in_flight_and_never_longer_than_the_hol
         impatient.run(write)
         await impatient.settle()  # the hold is spent: the write goes while the call is still in flight
     assert done == [True, True]
+
+
+async def test_a_write_leaves_the_loop_to_the_next_call_then_runs_while_every_call_waits_on_its_upstream() -> None:
+    clock = FakeClock()
+    later, done = Later(sleep=clock.sleep), []
+
+    async def write() -> None:
+        done.append(True)
+
+    later.run(write)  # the reply of a call is out
+    with later.busy():  # the client's next call arrives and works (the loop is its)
+        for _ in range(20):  # bounded: every ready step runs
+            await asyncio.sleep(0)
+        assert clock.sleeps == [0.002] and done == []  # the grace was given, and the call still needs the loop
+        with later.away():  # it waits on its upstream: the loop is free
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert done == [True]
+    assert later.pending == 0
+
+
+async def test_a_call_that_works_while_another_waits_on_its_upstream_still_holds_the_writes() -> None:
+    later, done = Later(grace_seconds=0.0), []
+
+    async def write() -> None:
+        done.append(True)
+
+    with later.busy(), later.busy(), later.away():  # one waits on Brave, the other still works
+        later.run(write)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert done == []
+    await later.settle()
+    assert done == [True]
+    with later.away():  # the library's client waits on Brave outside any tool call: nothing is held for it
+        later.run(write)
+        await later.settle()
+    assert done == [True, True]

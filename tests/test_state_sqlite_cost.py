@@ -85,12 +85,15 @@ async def test_eviction_runs_only_when_over_the_bound_and_keeps_the_newest(
     for key in ("b", "a", "c"):  # all stored at the same moment
         with _statements(_store(backend)) as seen:
             await backend.cache.get_or_fetch(key, lambda: _value(b"v"), 60)
+            await backend.settle()  # stored once the reply is out (``state.later``)
         evictions += [s for s in seen if "ORDER BY used" in s]
     assert evictions == []
     await backend.cache.get_or_fetch("d", lambda: _value(b"v"), 60)  # one over: "a" goes
+    await backend.settle()
     assert [(await backend.cache.get_or_fetch(k, lambda: _value(b"new"), 60))[1] for k in "bcd"] == [True] * 3
     await clock.sleep(1)
     assert (await backend.cache.get_or_fetch("a", lambda: _value(b"new"), 60))[1] is False  # "b" went now
+    await backend.settle()
     assert (await backend.cache.stats())["entries"] == 3
 
 
@@ -165,6 +168,7 @@ async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(
 
     (status, got, encoding), hit = await shared.cached("web?q=x", fetch, 60)
     assert (status, got is body, encoding, hit) == (200, True, "identity", False)
+    await backend.settle()  # stored once the reply is out (``state.later``)
     assert await shared.cached("web?q=x", fetch, 60) == ((200, body, "identity"), True)
     assert await backend.cache.get_or_fetch(f"brave:k:{FORMAT}:web?q=x", lambda: _value(b"unused"), 60) == (
         pack(200, body),
