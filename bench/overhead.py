@@ -196,52 +196,58 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
 
 # What was cut and where a miss's time goes now: measured on this machine on 2026-11-25 and 2026-11-26 (in-process
 # timing, py-spy and cProfile of the server process, paired runs with ``--baseline``); not re-measured by this command.
-FINDINGS = """**What was cut (issue 22 item 3).** First round, against 8e7a657 (a miss was 2.0–2.4× the official
-server, 10 at once 3.4–3.8×): SQLite state operations moved from worker threads onto the event loop, the cache's
-expiry sweep got an index, WAL checkpoints left the commits, `gc.freeze()` before serving, the queue's estimate and
-the retry loop lost their per-call set-up, replies went out in one write, and the reservation read two positions
-instead of a burst's worth of starts. Second round, against 83c7523 (paired runs of `python -m bench.overhead
---baseline 83c7523`, medians of three runs' ratios to the official server): a miss 1.58× → 1.38×, 10 at once 2.01× →
-1.89×: a miss is two store transactions instead of four, the shared cache keeps Brave's gzip bytes, the stdio
-transport reads, parses and writes in the session's own tasks (event-loop turns per call 10.7 → 5.1), parsing and the
-compact render build each result once, the young generation is collected every 10,000 allocations while serving, a GET
-is built with one URL parse. Third round, against e486dd4, three paired runs of `python -m bench.overhead --baseline
-e486dd4` on 2026-11-26 (before → after, each run's ratio to the official server): a miss 1.41× → 1.17×, 1.39× → 1.16×,
-1.44× → 1.18×; 10 at once 2.08× → 1.48×, 1.92× → 1.47×, 1.74× → 1.30×; the server's CPU per call 4.7–4.9 → 3.8–4.1 ms
-one at a time and 3.9 → 2.9–3.1 ms ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1
-transport (`upstream/keepalive.py`: httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs
-and proxied requests stay on httpx2's): httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4× of
-it (`python -m bench.upstream_http`, below), the largest single cut; (2) bodies are parsed by pydantic-core (0.21 →
-0.12 ms on the recorded page), `json` kept for what it refuses; (3) a miss's store-and-release transaction and a clean
-answer's count towards confirming the plan are written after the reply (`state/later.py`), and while other calls are
-in flight they wait for those too (at most 50 ms): ten calls at once answer first, then write; (4) the MCP face hands
-each `tools/call` straight to the tool boundary instead of through the SDK's per-tool wrapper (−4 % CPU per miss, −7 %
-ten at once); (5) the call's log line no longer looks up its caller's file, thread and process and formats each second
-once (118 → 70 µs in the server). Fourth round, against 5343f38, three paired runs of `python -m bench.overhead
---baseline 5343f38` on 2026-11-26: a miss 1.12× → 1.09×, 1.16× → 1.10×, 1.11× → 1.06×; 10 at once 1.42× → 1.09×,
-1.32× → 1.15×, 1.27× → 1.27× (ten at once moves ±0.15× between runs of the same code on this shared machine): a GET on
-the kept-alive transport no longer builds httpx2's models (`upstream/get_requests.py`: the head from bytes merged once
-per client, byte for byte the head httpx2's request gives; the answer read as the transport's `Reply`), about 0.1 ms
-of CPU a search.
+FINDINGS = """**What was cut (issue 22 item 3).** First round, against 8e7a657 (a miss was 2.0–2.4× the official server,
+10 at once 3.4–3.8×): SQLite state operations moved from worker threads onto the event loop, the cache's expiry sweep
+got an index, WAL checkpoints left the commits, `gc.freeze()` before serving, the queue's estimate and the retry loop
+lost their per-call set-up, replies went out in one write, and the reservation read two positions instead of a burst's
+worth of starts. Second round, against 83c7523 (paired runs of `python -m bench.overhead --baseline 83c7523`, medians of
+three runs' ratios to the official server): a miss 1.58× → 1.38×, 10 at once 2.01× → 1.89×: a miss is two store
+transactions instead of four, the shared cache keeps Brave's gzip bytes, the stdio transport reads, parses and writes in
+the session's own tasks (event-loop turns per call 10.7 → 5.1), parsing and the compact render build each result once,
+the young generation is collected every 10,000 allocations while serving, a GET is built with one URL parse. Third
+round, against e486dd4, three paired runs of `python -m bench.overhead --baseline e486dd4` on 2026-11-26 (before →
+after, each run's ratio to the official server): a miss 1.41× → 1.17×, 1.39× → 1.16×, 1.44× → 1.18×; 10 at once 2.08× →
+1.48×, 1.92× → 1.47×, 1.74× → 1.30×; the server's CPU per call 4.7–4.9 → 3.8–4.1 ms one at a time and 3.9 → 2.9–3.1 ms
+ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1 transport (`upstream/keepalive.py`:
+httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs and proxied requests stay on httpx2's):
+httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4× of it (`python -m bench.upstream_http`,
+below), the largest single cut; (2) bodies are parsed by pydantic-core (0.21 → 0.12 ms on the recorded page), `json`
+kept for what it refuses; (3) a miss's store-and-release transaction and a clean answer's count towards confirming the
+plan are written after the reply (`state/later.py`), and while other calls are in flight they wait for those too (at
+most 50 ms): ten calls at once answer first, then write; (4) the MCP face hands each `tools/call` straight to the tool
+boundary instead of through the SDK's per-tool wrapper (−4 % CPU per miss, −7 % ten at once); (5) the call's log line no
+longer looks up its caller's file, thread and process and formats each second once (118 → 70 µs in the server). Fourth
+round, against 5343f38, six paired runs of `python -m bench.overhead --baseline 5343f38` on 2026-11-26 (before → after,
+each run's ratio to the official server): a miss 1.12× → 1.09×, 1.16× → 1.10×, 1.11× → 1.06×, 1.17× → 1.13×, 1.14× →
+1.09×, 1.20× → 1.12× (ours 4–7 % faster than the baseline in every run); 10 at once 1.27–1.43× → 1.09–1.37× (it moves
+±0.15× between runs of the same code on this shared machine): (1) a GET on the kept-alive transport no longer builds
+httpx2's models (`upstream/get_requests.py`: the head from bytes merged once per client, byte for byte the head httpx2's
+request gives; the answer read as the transport's `Reply`), about 0.1 ms of CPU a search; (2) the writes deferred after
+a reply first leave the loop to the client's next call for 2 ms, then run once no call in flight needs the loop (none in
+flight, or each waiting on Brave), a miss's wall −1 to −4 % in paired A/B.
 
-**What remains: ≤ 1.0× is reached on memory state, not on the default SQLite state; the SDK's floor is not what
-is left.** In those three runs ours on memory state (no state shared across processes) was 0.96–1.00× the official
-server on a miss and 0.94–1.10× ten at once, with the Python SDK's floor (0.2–0.3 ms above the Node SDK's on a miss,
-1.6–2.4 ms on ten at once) included. What the default state adds is the cross-process single flight, spending cap and
-rate reservation: three SQLite transactions before the request (in the server, in-process timestamps over 600 misses,
-medians: the cache lease 74 µs, the spending-cap count 37 µs, the rate reservation 102 µs; a miss's path from the call
-to the request is 0.39 ms on SQLite against 0.16 ms on memory), about 0.25–0.3 ms on a miss and, ten at once being
-CPU-bound on one thread, about as much per call there. The store-and-release and the plan's count (0.28 ms) are written
-after the reply. Where a miss's time goes now, from a request line read to its reply written (3.3 ms on SQLite state,
-the same timestamps): the fake Brave's own answer 0.9 ms, the SDK's dispatch in 0.30 ms and out 0.2 ms, arguments and
-the query's preparation 0.15 ms, the client's caches 0.1 ms, the three store transactions and admission 0.3 ms,
-sending 0.05 ms, reading, gunzip and JSON 0.3 ms, parsing into results 0.24 ms, fitting, the envelope and the call log
-0.4 ms. Node runs part of its work on helper threads (ten calls at once cost it more CPU than their wall time); ours
-runs on one. Measured and not taken: uvloop (−2 % on a miss, nothing on ten at once); aiohttp (a second HTTP stack
-costing 0.3–0.5 s to import); sending the call log after the reply (the log line would no longer be written when the
-call returns); one store transaction for the three before a request (−0.1 ms, but the cache lease, the spending cap's
-count and the rate reservation are separate rules of separate layers, each with its own refusal and its own fallback to
-memory when the store fails); collecting the young generation only between calls (about 60 µs of a call's CPU)."""
+**What remains: ≤ 1.0× is not reached on the default SQLite state; on memory state a miss is at parity, so the SDK's
+floor is not what is left.** In those six runs ours on memory state (no state shared across processes) was 0.96–1.03×
+the official server on a miss and 0.92–1.24× ten at once, the Python SDK's floor (0.2–0.3 ms above the Node SDK's on a
+miss, 1.6–2.4 ms on ten at once) included. What the default state adds is the cross-process single flight, spending cap
+and rate reservation: three SQLite transactions before the request (in the server, in-process timestamps over 600
+misses, medians: the cache lease 74 µs, the spending-cap count 37 µs, the rate reservation 102 µs; a miss's path from
+the call to the request is 0.39 ms on SQLite against 0.16 ms on memory), about 0.25 ms on a miss. The same three take
+17, 16 and 60–130 µs in a loop that never sleeps (`sqlite3` on a file with the server's contents): most of their cost in
+the server is running cold after the process slept on its pipe or on Brave (the first store operation after a sleep
+costs 3–4× the same one run back to back; pausing with a spin instead of a sleep removes most of it). Ten calls at once
+are CPU-bound on one thread (about 2.7 ms of CPU per call × 10 is the wall) while Node runs part of its work on helper
+threads (ten calls at once cost it more CPU than their wall time): to be at 1.0× there, ours needs about a fifth less
+CPU per call than it spends now. Where a miss's time goes now, from a request line read to its reply written (3.3 ms on
+SQLite state, the same timestamps): the fake Brave's own answer 0.9 ms, the SDK's dispatch in 0.30 ms and out 0.2 ms,
+arguments and the query's preparation 0.15 ms, the client's caches 0.1 ms, the three store transactions and admission
+0.3 ms, sending 0.05 ms, reading, gunzip and JSON 0.3 ms, parsing into results 0.24 ms, fitting, the envelope and the
+call log 0.4 ms; the store-and-release and the plan's count are written after the reply, while the loop is free.
+Measured and not taken: uvloop (−2 % on a miss, nothing on ten at once); aiohttp (a second HTTP stack costing 0.3–0.5 s
+to import); sending the call log after the reply (the log line would no longer be written when the call returns); one
+store transaction for the three before a request (−0.1 ms, but the cache lease, the spending cap's count and the rate
+reservation are separate rules of separate layers, each with its own refusal and its own fallback to memory when the
+store fails); collecting the young generation only between calls (about 60 µs of a call's CPU)."""
 
 
 def _ms(s: Summary) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -126,20 +127,49 @@ async def test_a_write_leaves_the_loop_to_the_next_call_then_runs_while_every_ca
     assert later.pending == 0
 
 
-async def test_a_call_that_works_while_another_waits_on_its_upstream_still_holds_the_writes() -> None:
+async def test_calls_that_work_or_wait_together_hold_the_writes_until_one_waits_alone() -> None:
     later, done = Later(grace_seconds=0.0), []
 
     async def write() -> None:
         done.append(True)
 
-    with later.busy(), later.busy(), later.away():  # one waits on Brave, the other still works
-        later.run(write)
-        for _ in range(20):
-            await asyncio.sleep(0)
-        assert done == []
-    await later.settle()
-    assert done == [True]
+    with later.busy():
+        with later.busy(), later.away():  # one waits on Brave, the other still works
+            later.run(write)
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert done == []
+            with later.away():  # both wait on Brave: their answers will need the loop soon
+                for _ in range(20):
+                    await asyncio.sleep(0)
+                assert done == []
+        with later.away():  # one call left, waiting on Brave: the loop is free
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert done == [True]
     with later.away():  # the library's client waits on Brave outside any tool call: nothing is held for it
         later.run(write)
         await later.settle()
     assert done == [True, True]
+
+
+async def test_writes_run_in_the_order_they_were_queued_each_failure_logged_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    later, done = Later(grace_seconds=0.0), []
+
+    def write(n: int) -> Callable[[], Awaitable[None]]:
+        async def op() -> None:
+            if n == 2:
+                raise RuntimeError("disk on fire")
+            done.append(n)
+
+        return op
+
+    for n in range(1, 5):
+        later.run(write(n))
+    assert later.pending == 4
+    with caplog.at_level(logging.ERROR, logger="brave_search_mcp.state.later"):
+        await later.settle()
+    assert done == [1, 3, 4] and later.pending == 0
+    assert [r.getMessage() for r in caplog.records] == ["a deferred write to the shared state failed"]

@@ -1,13 +1,14 @@
 """Store writes that can wait until the answer is out: the agent's reply goes first, the bookkeeping after.
 
-A miss's answer is stored in the shared cache (and its single-flight lease released) by a task of its own, which
-the event loop runs once the call's task has handed its reply to the transport: the write leaves the request's
-path, as Node leaves its collector to helper threads. It first gives the client's next call ``GRACE_SECONDS`` to
-arrive (an agent's calls come in runs), then runs as soon as no call in flight needs the event loop: none is in flight
-(``busy``), or every one is waiting on its upstream (``away``), which is when the loop has nothing else to do; never
-later than ``HOLD_SECONDS``. Ten calls at once answer first and write after, or while they wait on Brave. Nothing waits
-on it but ``settle`` (a closing backend, so the next process finds the answer); another process asking for the same
-answer meanwhile waits on the lease, which the write releases, as it did before.
+A miss's answer is stored in the shared cache (and its single-flight lease released), and a clean answer's count
+towards confirming the plan written, by one task per backend that runs the deferred writes in order: they leave the
+request's path, as Node leaves its collector to helper threads. That task first gives the client's next call
+``GRACE_SECONDS`` to arrive (an agent's calls come in runs), then runs each write once the loop has nothing else to
+do: no call in flight (``busy``), or a single one waiting on its upstream (``away``); several calls waiting on their
+upstreams will soon need the loop for their answers, so ten calls at once answer first and write after. No write waits
+longer than ``HOLD_SECONDS`` (a server that is never idle still writes). Nothing waits on the writes but ``settle`` (a
+closing backend, so the next process finds the answer); another process asking for the same answer meanwhile waits on
+the lease, which the write releases, as it did before.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 
 logger = logging.getLogger(__name__)
 
 HOLD_SECONDS = 0.05  # the longest a write waits for the calls in flight (a server that is never idle still writes)
-GRACE_SECONDS = 0.002  # after a reply, how long a write leaves the loop to the client's next call
+GRACE_SECONDS = 0.002  # after a reply, how long the writes leave the loop to the client's next call
+
+Op = Callable[[], Awaitable[None]]
 
 
 class Later:
@@ -32,10 +36,12 @@ class Later:
         grace_seconds: float = GRACE_SECONDS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
         self._hold, self._grace, self._sleep = hold_seconds, grace_seconds, sleep
+        self._ops: deque[tuple[float, Op]] = deque()  # (the latest it may start, the write), oldest first
+        self._unfinished = 0
+        self._writer: asyncio.Task[None] | None = None
         self._active = self._away = 0  # calls in flight; of them, waiting on their upstream
-        self._free: asyncio.Event | None = None  # set while no call in flight needs the loop
+        self._free: asyncio.Event | None = None  # set while the loop has nothing else to do
 
     @contextlib.contextmanager
     def _counted(self, active: int, away: int) -> Iterator[None]:
@@ -48,8 +54,11 @@ class Later:
             self._active, self._away = self._active - active, self._away - away
             self._changed()
 
+    def _is_free(self) -> bool:
+        return self._active <= 0 or (self._active == 1 and self._away >= 1)
+
     def _changed(self) -> None:
-        if self._active <= self._away:
+        if self._is_free():
             if self._free is not None:
                 self._free.set()
         elif self._free is None or self._free.is_set():
@@ -60,33 +69,40 @@ class Later:
         return self._counted(1, 0)
 
     def away(self) -> contextlib.AbstractContextManager[None]:
-        """A call waiting on its upstream: meanwhile it leaves the loop to the deferred writes."""
+        """A call waiting on its upstream: when it is the only one, the loop is the deferred writes'."""
         return self._counted(0, 1)
 
-    def run(self, op: Callable[[], Awaitable[None]]) -> None:
-        """Start ``op`` after the grace, once no call in flight needs the loop (see the module)."""
-        task = asyncio.get_running_loop().create_task(self._after_calls(op))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def run(self, op: Op) -> None:
+        """Queue ``op``: it runs after the grace, once the loop is free (see the module), in order."""
+        loop = asyncio.get_running_loop()
+        self._ops.append((loop.time() + self._hold, op))
+        self._unfinished += 1
+        if self._writer is None or self._writer.done():
+            self._writer = loop.create_task(self._write())
 
     @property
     def pending(self) -> int:
-        """Writes started and not finished."""
-        return len(self._tasks)
+        """Writes queued and not finished."""
+        return self._unfinished
 
     async def settle(self) -> None:
-        """Wait until every write started so far (and any it started) has finished."""
-        while self._tasks:
-            await asyncio.wait(set(self._tasks))
+        """Wait until every write queued so far (and any queued meanwhile) has finished."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.wait({self._writer})
 
-    async def _after_calls(self, op: Callable[[], Awaitable[None]]) -> None:
+    async def _write(self) -> None:
         loop = asyncio.get_running_loop()
-        end = loop.time() + self._hold
         await self._sleep(min(self._grace, self._hold))
-        while self._active > self._away and (left := end - loop.time()) > 0 and self._free is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._free.wait(), left)
-        try:
-            await op()
-        except Exception:
-            logger.exception("a deferred write to the shared state failed")
+        while self._ops:
+            latest, op = self._ops[0]
+            while not self._is_free() and (left := latest - loop.time()) > 0 and self._free is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._free.wait(), left)
+            self._ops.popleft()
+            try:
+                await op()
+            except Exception:
+                logger.exception("a deferred write to the shared state failed")
+            finally:
+                self._unfinished -= 1
+            await asyncio.sleep(0)  # a call that became ready meanwhile takes the loop before the next write
