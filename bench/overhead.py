@@ -223,9 +223,10 @@ each run's ratio to the official server): a miss 1.12× → 1.09×, 1.16× → 1
 ±0.15× between runs of the same code on this shared machine): (1) a GET on the kept-alive transport no longer builds
 httpx2's models (`upstream/get_requests.py`: the head from bytes merged once per client, byte for byte the head httpx2's
 request gives; the answer read as the transport's `Reply`), about 0.1 ms of CPU a search; (2) the writes deferred after
-a reply first leave the loop to the client's next call for 2 ms, then run, one task in order, once the loop has nothing
-else to do (no call in flight, or a single one waiting on Brave): a miss's wall −1 to −3 % and ten at once 0 to −6 % in
-paired A/B.
+a reply are run in order by one task that first leaves the loop to the client's next call for 2 ms, then writes once no
+call is in flight: a miss's wall −3 % in paired A/B (400 misses, twice), ten at once unchanged; letting them run while
+the only call in flight waits on Brave made ten at once 5–13 % slower (a write then delays the answer that comes back)
+and a miss no faster.
 
 **What remains: ≤ 1.0× is not reached on the default SQLite state; on memory state a miss is at parity, so the SDK's
 floor is not what is left.** In those six runs ours on memory state (no state shared across processes) was 0.96–1.03×

@@ -108,7 +108,7 @@ async def test_writes_wait_for_the_calls_in_flight_and_never_longer_than_the_hol
     assert done == [True, True]
 
 
-async def test_a_write_leaves_the_loop_to_the_next_call_then_runs_while_every_call_waits_on_its_upstream() -> None:
+async def test_a_write_leaves_the_loop_to_the_next_call_and_runs_once_no_call_is_in_flight() -> None:
     clock = FakeClock()
     later, done = Later(sleep=clock.sleep), []
 
@@ -116,41 +116,13 @@ async def test_a_write_leaves_the_loop_to_the_next_call_then_runs_while_every_ca
         done.append(True)
 
     later.run(write)  # the reply of a call is out
-    with later.busy():  # the client's next call arrives and works (the loop is its)
+    with later.busy():  # the client's next call arrives within the grace
         for _ in range(20):  # bounded: every ready step runs
             await asyncio.sleep(0)
-        assert clock.sleeps == [0.002] and done == []  # the grace was given, and the call still needs the loop
-        with later.away():  # it waits on its upstream: the loop is free
-            for _ in range(20):
-                await asyncio.sleep(0)
-            assert done == [True]
-    assert later.pending == 0
-
-
-async def test_calls_that_work_or_wait_together_hold_the_writes_until_one_waits_alone() -> None:
-    later, done = Later(grace_seconds=0.0), []
-
-    async def write() -> None:
-        done.append(True)
-
-    with later.busy():
-        with later.busy(), later.away():  # one waits on Brave, the other still works
-            later.run(write)
-            for _ in range(20):
-                await asyncio.sleep(0)
-            assert done == []
-            with later.away():  # both wait on Brave: their answers will need the loop soon
-                for _ in range(20):
-                    await asyncio.sleep(0)
-                assert done == []
-        with later.away():  # one call left, waiting on Brave: the loop is free
-            for _ in range(20):
-                await asyncio.sleep(0)
-            assert done == [True]
-    with later.away():  # the library's client waits on Brave outside any tool call: nothing is held for it
-        later.run(write)
-        await later.settle()
-    assert done == [True, True]
+        assert clock.sleeps == [0.002] and done == []  # the grace was given; the call in flight holds the write
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert done == [True] and later.pending == 0
 
 
 async def test_writes_run_in_the_order_they_were_queued_each_failure_logged_alone(

@@ -386,8 +386,7 @@ class BraveClient:
         outcome = "ok"
         try:
             with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                with self.limits.state.away():  # the loop is free meanwhile: deferred writes may run
-                    response = await gets.send(url, extra_headers)
+                response = await gets.send(url, extra_headers)
                 try:
                     status = response.status_code
                     return await self._handle(endpoint, response, admission)

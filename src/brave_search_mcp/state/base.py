@@ -99,10 +99,6 @@ class StateBackend(Protocol):
         """Around one tool call: writes deferred meanwhile wait until no call is in flight (``state.later``)."""
         ...
 
-    def away(self) -> AbstractContextManager[None]:
-        """Around a call's wait on its upstream: deferred writes may run meanwhile (``state.later``)."""
-        ...
-
     async def aclose(self) -> None:
         """Release connections and files."""
         ...

@@ -158,10 +158,6 @@ class MemoryBackend(LimiterFactory):
         """Nothing waits for calls in flight here."""
         return contextlib.nullcontext()
 
-    def away(self) -> AbstractContextManager[None]:
-        """As ``busy``."""
-        return contextlib.nullcontext()
-
     async def aclose(self) -> None:
         """Nothing to release."""
 

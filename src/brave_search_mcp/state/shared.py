@@ -298,10 +298,6 @@ class SharedBackend(LimiterFactory):
         """One tool call in flight: deferred writes wait for it (``Later.busy``)."""
         return self.later.busy()
 
-    def away(self) -> AbstractContextManager[None]:
-        """A call waiting on its upstream (``Later.away``)."""
-        return self.later.away()
-
     async def aclose(self) -> None:
         """Finish the deferred writes, then close the store."""
         await self.later.settle()
