@@ -3,8 +3,8 @@ an ``httpx2.Request`` for any other (a test's, or httpx2's own behind a proxy), 
 
 Why: parsing the URL into ``httpx2.URL``, building the ``Request`` and then the ``Response`` and its ``Headers`` cost
 about 0.1 ms a search, more than the kept-alive exchange itself. The head sent is byte for byte the one
-``request_head`` writes for httpx2's request (tests/test_client.py); cookies are not sent on this path (Brave's API
-sets none, and a GET never went through the client's cookie jar).
+``request_head`` writes for httpx2's request (tests/test_client.py), but for cookies, which this path never sends:
+Brave's API sets none, and the client's jar could only have filled from the answers of its streamed POSTs.
 """
 
 from __future__ import annotations
