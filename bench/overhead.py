@@ -210,23 +210,24 @@ after, each run's ratio to the official server): a miss 1.41× → 1.17×, 1.39�
 1.48×, 1.92× → 1.47×, 1.74× → 1.30×; the server's CPU per call 4.7–4.9 → 3.8–4.1 ms one at a time and 3.9 → 2.9–3.1 ms
 ten at once. What changed: (1) Brave's GETs go on our own kept-alive HTTP/1.1 transport (`upstream/keepalive.py`:
 httpx2's interface, llhttp's parser through httptools, asyncio's sockets; POSTs and proxied requests stay on httpx2's):
-httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4× of it (`python -m bench.upstream_http`,
-below), the largest single cut; (2) bodies are parsed by pydantic-core (0.21 → 0.12 ms on the recorded page), `json`
-kept for what it refuses; (3) a miss's store-and-release transaction and a clean answer's count towards confirming the
-plan are written after the reply (`state/later.py`), and while other calls are in flight they wait for those too (at
-most 50 ms): ten calls at once answer first, then write; (4) the MCP face hands each `tools/call` straight to the tool
-boundary instead of through the SDK's per-tool wrapper (−4 % CPU per miss, −7 % ten at once); (5) the call's log line no
-longer looks up its caller's file, thread and process and formats each second once (118 → 70 µs in the server). Fourth
-round, against 5343f38, six paired runs of `python -m bench.overhead --baseline 5343f38` on 2026-11-26 (before → after,
-each run's ratio to the official server): a miss 1.12× → 1.09×, 1.16× → 1.10×, 1.11× → 1.06×, 1.17× → 1.13×, 1.14× →
-1.09×, 1.20× → 1.12× (ours 4–7 % faster than the baseline in every run); 10 at once 1.27–1.43× → 1.09–1.37× (it moves
-±0.15× between runs of the same code on this shared machine): (1) a GET on the kept-alive transport no longer builds
-httpx2's models (`upstream/get_requests.py`: the head from bytes merged once per client, byte for byte the head httpx2's
-request gives; the answer read as the transport's `Reply`), about 0.1 ms of CPU a search; (2) the writes deferred after
-a reply are run in order by one task that first leaves the loop to the client's next call for 2 ms, then writes once no
-call is in flight: a miss's wall −3 % in paired A/B (400 misses, twice), ten at once unchanged; letting them run while
-the only call in flight waits on Brave made ten at once 5–13 % slower (a write then delays the answer that comes back)
-and a miss no faster.
+httpx2's transport spent about 0.9 ms of CPU per request, this one 0.3–0.4× of it (measured then), the largest single
+cut; (2) bodies are parsed by pydantic-core (0.21 → 0.12 ms on the recorded page), `json` kept for what it refuses; (3)
+a miss's store-and-release transaction and a clean answer's count towards confirming the plan are written after the
+reply (`state/later.py`), and while other calls are in flight they wait for those too (at most 50 ms): ten calls at once
+answer first, then write; (4) the MCP face hands each `tools/call` straight to the tool boundary instead of through the
+SDK's per-tool wrapper (−4 % CPU per miss, −7 % ten at once); (5) the call's log line no longer looks up its caller's
+file, thread and process and formats each second once (118 → 70 µs in the server). Fourth round, against 5343f38, six
+paired runs of `python -m bench.overhead --baseline 5343f38` on 2026-11-26 (before → after, each run's ratio to the
+official server): a miss 1.12× → 1.09×, 1.16× → 1.10×, 1.11× → 1.06×, 1.17× → 1.13×, 1.14× → 1.09×, 1.20× → 1.12× (ours
+4–7 % faster than the baseline in every run); 10 at once 1.27–1.43× → 1.09–1.37× (it moves ±0.15× between runs of the
+same code on this shared machine): (1) a GET on the kept-alive transport no longer builds httpx2's models
+(`upstream/get_requests.py`: the head from bytes merged once per client, byte for byte the head httpx2's request gives;
+the answer read as the transport's `Reply`), about 0.1 ms of CPU a search: a GET as the client sends it now costs about
+a fifth of httpx2's CPU (`python -m bench.upstream_http`, below); (2) the writes deferred after a reply are run in order
+by one task that first leaves the loop to the client's next call for 2 ms, then writes once no call is in flight: a
+miss's wall −3 % in paired A/B (400 misses, twice), ten at once unchanged; letting them run while the only call in
+flight waits on Brave made ten at once 5–13 % slower (a write then delays the answer that comes back) and a miss no
+faster.
 
 **What remains: ≤ 1.0× is not reached on the default SQLite state; the SDK's floor is not what is left.** Three runs of
 `python -m bench.overhead` (40 rounds of ten at once since this round, 15 before; with more rounds the shared cache

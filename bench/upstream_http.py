@@ -20,7 +20,8 @@ from urllib.parse import urlencode
 
 import httpx2
 
-from brave_search_mcp.upstream.keepalive import KeepAliveTransport
+from brave_search_mcp.upstream.get_requests import GetRequests
+from brave_search_mcp.upstream.keepalive import KeepAliveTransport, Reply
 from testkit.brave.brave import VALID_KEY
 
 from .tables import table
@@ -45,7 +46,7 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _read(response: httpx2.Response) -> int:
+async def _read(response: Reply | httpx2.Response) -> int:
     try:
         return sum([len(chunk) async for chunk in response.aiter_raw()])
     finally:
@@ -53,24 +54,28 @@ async def _read(response: httpx2.Response) -> int:
 
 
 def _ways() -> dict[str, tuple[Callable[[], httpx2.AsyncBaseTransport], bool]]:
-    """Each way: its transport, and whether GETs go straight to it (as ``BraveClient``'s do) or through the client."""
+    """Each way: its transport, and whether GETs are sent as ``BraveClient`` sends them (``GetRequests``: the head
+    from bytes, the answer read as a ``Reply``) or through ``AsyncClient.send``."""
     return {
         "httpx2's transport (httpcore2, h11), through AsyncClient.send": (httpx2.AsyncHTTPTransport, False),
         "ours, through AsyncClient.send": (KeepAliveTransport, False),
-        "ours, straight to the transport (the client's path)": (KeepAliveTransport, True),
+        "ours, as the client sends (the head from bytes, the answer as a Reply)": (KeepAliveTransport, True),
     }
 
 
-async def _one_pass(base: str, make: Callable[[], httpx2.AsyncBaseTransport], direct: bool) -> tuple[float, float]:
+async def _one_pass(base: str, make: Callable[[], httpx2.AsyncBaseTransport], as_client: bool) -> tuple[float, float]:
     """CPU ms per request one at a time, and ten at once."""
     transport = make()
     async with httpx2.AsyncClient(transport=transport) as client:
+        gets = GetRequests(client, base, HEADERS, transport)
 
         async def send(query: str) -> int:
-            url = httpx2.URL(f"{base}/res/v1/web/search?{urlencode({'q': query, 'count': '10'})}")
+            path = f"/res/v1/web/search?{urlencode({'q': query, 'count': '10'})}"
+            if as_client:
+                return await _read(await gets.send(gets.target(path)))
+            url = httpx2.URL(base + path)
             request = httpx2.Request("GET", url, headers=HEADERS, extensions={"timeout": client.timeout.as_dict()})
-            response = await (transport.handle_async_request(request) if direct else client.send(request, stream=True))
-            return await _read(response)
+            return await _read(await client.send(request, stream=True))
 
         for n in range(20):
             await send(f"warm {n}")

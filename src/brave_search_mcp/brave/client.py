@@ -181,6 +181,12 @@ class BraveClient:
             self._gets = GetRequests(self._http, self._settings.base_url, self._headers(), direct)
         return self._http
 
+    def _requests(self) -> GetRequests:
+        """The GETs' builder, made with the connection pool."""
+        self._open()
+        assert self._gets is not None
+        return self._gets
+
     def _key(self) -> str:
         secret = self._settings.api_key
         return secret.get_secret_value() if secret is not None else ""
@@ -201,9 +207,7 @@ class BraveClient:
         pairs = [(name, value) for name, values in grouped.items() for value in values]
         query = f"?{urlencode(pairs)}" if pairs else ""
         try:
-            self._open()
-            assert self._gets is not None
-            return self._gets.target(f"{endpoint.value}{query}", headers)
+            return self._requests().target(f"{endpoint.value}{query}", headers)
         except (httpx2.InvalidURL, TypeError, ValueError) as exc:
             message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
             raise errors.InvalidArgument(message) from None
@@ -377,9 +381,7 @@ class BraveClient:
     ) -> _Fetched:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed.")
-        self._open()
-        gets = self._gets
-        assert gets is not None
+        gets = self._requests()
         timeout = self._settings.timeout_seconds
         started = self.clock()
         status: int | None = None

@@ -40,7 +40,7 @@ class GetRequests:
         self._extensions = {"timeout": http.timeout.as_dict()}
         self._kept_alive = direct if isinstance(direct, KeepAliveTransport) else None
         self._lines: bytes | None = None  # the header lines every GET sends (``_header_lines``)
-        base = httpx2.URL(self._base + "/")
+        base = self._base_url = httpx2.URL(self._base + "/")
         self._origin: Origin = (base.scheme, base.host, base.port or DEFAULT_PORTS.get(base.scheme, 0))
         self._prefix = base.raw_path.rstrip(b"/")  # the base URL's own path, before every endpoint's
 
@@ -73,6 +73,6 @@ class GetRequests:
         """The header lines (Host first, as httpx2 orders them) of the head ``request_head`` writes for the base URL,
         which refuses a header holding CR, LF or NUL: a key with one fails every GET, as through httpx2, unsent."""
         if self._lines is None:
-            head = request_head(httpx2.Request("GET", httpx2.URL(self._base + "/"), headers=self._headers))
+            head = request_head(httpx2.Request("GET", self._base_url, headers=self._headers))
             self._lines = head[head.index(b"\r\n") + 2 :]
         return self._lines

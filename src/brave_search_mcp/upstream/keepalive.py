@@ -1,8 +1,9 @@
 """The HTTP/1.1 transport under every Brave GET: httpx2's interface, llhttp's parser (httptools), asyncio's sockets.
 
 Why: httpx2's own transport (httpcore2's pool and h11, pure Python) spends about 0.9 ms of CPU on each request, the
-largest single part of a search's cost (``bench/overhead.py``); this one spends a third of that (``python -m
-bench.upstream_http``), with the parser Node's HTTP client uses. It does only what a Brave GET needs: a GET without a
+largest single part of a search's cost (``bench/overhead.py``); this one spends about half of that through
+``AsyncClient.send``, a fifth as the client sends (``get_requests``; ``python -m bench.upstream_http``), with the
+parser Node's HTTP client uses. It does only what a Brave GET needs: a GET without a
 body over HTTP/1.1, connections kept alive and reused, TLS verified with the context httpx2 builds
 (``SSL_CERT_FILE``/``SSL_CERT_DIR`` included). Any other request goes to httpx2's own transport, and a client whose
 environment names a proxy does not use this one at all (``uses_proxy``). It keeps no read timeout of its own: its
@@ -17,6 +18,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
+from functools import cached_property
 from typing import cast
 from urllib.request import getproxies
 
@@ -259,13 +261,18 @@ class Reply:
     def __init__(self, pool: KeepAliveTransport, origin: Origin, conn: _Connection) -> None:
         self.status_code = conn.status
         self.reason_phrase = conn.reason.decode("ascii", errors="ignore")
-        self.headers: dict[str, str] = {}
-        for raw_name, raw_value in conn.headers:
-            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-            self.headers[name] = f"{self.headers[name]}, {value}" if name in self.headers else value
         self._raw, self._reason = conn.headers, conn.reason
         self._body = _Body(pool, origin, conn)
         self._full: httpx2.Response | None = None
+
+    @cached_property
+    def headers(self) -> dict[str, str]:
+        """By lower-case name; read when first asked (an answer handed on as httpx2's never decodes them here)."""
+        found: dict[str, str] = {}
+        for raw_name, raw_value in self._raw:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            found[name] = f"{found[name]}, {value}" if name in found else value
+        return found
 
     def aiter_raw(self) -> AsyncGenerator[bytes, None]:
         """The body as received."""
