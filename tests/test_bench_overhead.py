@@ -15,14 +15,19 @@ from bench.overhead import (
     MEMORY,
     NODE_FLOOR,
     PY_FLOOR,
+    REPLY_FLOOR,
     Figures,
     Overhead,
     extract_baseline,
     floor_contenders,
     render_overhead,
+    reply_floor_contender,
 )
-from bench.sidebyside import OURS, THEIRS, started, timed_call
-from bench.upstream import REPO_ROOT
+from bench.results import FAST_RATE
+from bench.sidebyside import OURS, THEIRS, contenders, started, timed_call
+from bench.upstream import REPO_ROOT, load_recorded_page, make_fake
+from testkit.brave.brave import VALID_KEY, WEB_PATH
+from testkit.brave.http_server import FakeBraveServer
 
 
 def _figures(miss_ms: float, parallel_ms: float) -> Figures:
@@ -36,6 +41,7 @@ def test_the_section_gives_ratios_to_the_official_server_and_what_each_spends_be
         BASELINE: _figures(8.0, 60.0),
         THEIRS: _figures(4.0, 20.0),
         PY_FLOOR: _figures(1.0, 5.0),
+        REPLY_FLOOR: _figures(1.25, 6.0),
         NODE_FLOOR: _figures(0.5, 2.5),
     }
     text = render_overhead(Overhead(figures, [], "abc1234", "2.1.4"))
@@ -46,6 +52,11 @@ def test_the_section_gives_ratios_to_the_official_server_and_what_each_spends_be
     assert "spends 2.00 ms (0.57×), so the state shared across processes costs 1.00 ms." in text
     assert "| 0.75× |" in rows["ours, `BRAVE_SEARCH_STATE=memory` (no state shared across processes)"]
     assert "the Python SDK's floor is 5.00 ms against the Node SDK's 2.50 ms (+2.50 ms" in text
+    assert "| 0.31× |" in rows["Python SDK carrying our reply (our server, each call answered with its first reply)"]
+    assert (
+        "Carrying our own reply the Python SDK takes 1.25 ms (0.31× the official server's whole call); beyond " in text
+    )
+    assert "that, the tool's own work is 2.75 ms (0.79× what the official server spends beyond its floor)." in text
 
 
 def test_a_missing_official_server_or_baseline_is_said_and_the_rest_still_rendered() -> None:
@@ -75,3 +86,17 @@ async def test_the_python_floor_server_answers_its_trivial_tool() -> None:
 
 def test_the_bench_entry_point_runs_the_overhead_in_a_full_run() -> None:
     assert any(module == "bench.overhead" for module, _ in SIDE_BENCHES)
+
+
+@pytest.mark.anyio
+async def test_the_reply_floor_asks_brave_once_and_answers_every_call_with_that_reply(tmp_path: Path) -> None:
+    fake = make_fake(load_recorded_page(), rate_per_second=FAST_RATE, keys=(VALID_KEY,))
+    with FakeBraveServer(fake) as upstream:
+        floor = reply_floor_contender(contenders(upstream.base_url, None)[0], tmp_path)
+        async with started(floor) as session:
+            first, _ = await session.call_tool(floor.tool, floor.arguments("rust async"))
+            second, _ = await session.call_tool(floor.tool, floor.arguments("something else entirely"))
+        assert upstream.fake.hits(WEB_PATH) == 1
+    assert not first.get("isError") and first["structuredContent"]["sections"][0]["results"]
+    assert "rust async" in first["content"][0]["text"]
+    assert second == first
