@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 
@@ -17,7 +18,6 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
-from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemoryBackend
@@ -26,6 +26,9 @@ from brave_search_mcp.tools.registry import enabled_tools
 from brave_search_mcp.usecases.contract import Ports
 from brave_search_mcp.usecases.page_memo import PageMemo
 from brave_search_mcp.usecases.web_search import provider_chain
+
+if TYPE_CHECKING:
+    from brave_search_mcp.reader.reading import UrlReader
 
 # The upstream client type a caller may hand in already open (tests, the library); transports name it
 # through here so that only the composition root and the use cases import the HTTP client.
@@ -96,12 +99,18 @@ def build_ports(
     """
     clock = clock or client.clock
     sleep = sleep or client.sleep
-    if backend is None:
-        own = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=settings.cache_size)
-        reader = UrlReader(settings, own, clock=clock, sleep=sleep)
-    else:  # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
-        reader = UrlReader(settings, backend, clock=time.time)
-    ports = Ports(settings, client, clock, sleep, PageMemo(settings.cache_size), reader, started_at=clock())
+    ports_clock, ports_sleep = clock, sleep
+
+    def open_reader() -> UrlReader:
+        from brave_search_mcp.reader.reading import UrlReader  # its fetching stack loads on the first read only
+
+        if backend is None:
+            own = MemoryBackend(clock=ports_clock, sleep=ports_sleep, cache_max_entries=settings.cache_size)
+            return UrlReader(settings, own, clock=ports_clock, sleep=ports_sleep)
+        # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
+        return UrlReader(settings, backend, clock=time.time)
+
+    ports = Ports(settings, client, clock, sleep, PageMemo(settings.cache_size), open_reader, started_at=clock())
     ports.chain = provider_chain(ports, dict(others or {}))
     return ports
 

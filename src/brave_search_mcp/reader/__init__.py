@@ -29,9 +29,15 @@ Contract for the tool (wired by the composition root):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .document import Document, Heading
-from .reading import ReadResult, UrlReader, read_document
 from .render import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS, ReadArgs, render_read
+
+if TYPE_CHECKING:
+    from .reading import ReadResult, UrlReader, read_document
+
+_FETCHING = frozenset({"ReadResult", "UrlReader", "read_document"})
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -45,3 +51,13 @@ __all__ = [
     "read_document",
     "render_read",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The fetching half (``reading``: httpcore2, h11 and the TLS stack) is imported when first asked for, so a
+    server that imports this package for read_url's argument model loads none of it until a page is read."""
+    if name in _FETCHING:
+        from . import reading
+
+        return getattr(reading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
