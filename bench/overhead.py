@@ -114,7 +114,7 @@ def serve_reply_floor() -> int:
     async def replay(
         self: ToolBoundary, name: str, arguments: Mapping[str, Any] | None, *, progress: Progress | None = None
     ) -> ToolOutcome:
-        if not kept:
+        if not kept:  # the bench's warm-up calls one at a time, so exactly one call reaches the tool
             kept.append(await real(self, name, arguments, progress=progress))
         return kept[0]
 
@@ -297,24 +297,25 @@ slower: a write then delays the answer that comes back).
 **Fifth look (2026-11-26, no change to the server): where ten at once goes, and why ≤ 1.0× is out of reach on one
 CPython thread.** This command now also runs the Python SDK carrying our own reply (our real server, each call after its
 first answered with that first call's reply: the SDK's dispatch, our stdio transport and the serialising of a real
-10-result envelope, none of the tool's work). In the run that added it, it cost what the trivial tool's floor costs (a
-miss 1.49 against 1.47 ms; ten at once 6.24 against 7.31 ms; CPU per call 1.50 / 0.60 against 1.40 / 0.57 ms): the size
-of our reply is not what the floor is made of. An interleaved split of ten at once (rounds alternating between the real
-server over stdio, the reply floor and the same tools called in-process, 80 and 100 rounds, two runs): CPU per call 3.15
-and 2.90 ms in the server, 0.61 and 0.54 ms carrying the reply, 2.48 and 2.16 ms for the tools in-process; the server is
-the sum of the two, nothing hides between the SDK and the tool. The tool's CPU is spread thin (py-spy of ten at once
-in-process, share of all samples): Brave's answer parsed into results 15 %, fitted and rendered 13 %, the HTTP exchange
-20 % (sending 6 %, reading the answer 14 %: gunzip 5 %, JSON 3 %, the rate-limit headers 2.5 %), the SQLite state 4.5 %
-before the request and 10 % written after the reply, cache bookkeeping (cachetools) 5 %, arguments and the query 5 %,
-the call log 2 %; warm, in a loop, parsing the recorded 10-result page takes 114 µs, decoding its JSON 52 µs and gunzip
-34 µs. The official server's ten calls at once use 2.2–2.8 ms of CPU each while its wall is 1.9–2.3 ms a call: Node runs
-part of the work on other threads, which the GIL does not let ours do. For ten at once to reach 1.0× on one thread our
-CPU per call would have to fall by about 28 % (2.65 → 1.9 ms), below the official server's own CPU per call, with
-0.5–0.6 ms of it the Python SDK's (Node's: 0.37–0.45 ms). Measured this round and not taken: committing once per
-event-loop turn (the operations of one turn share a transaction, a savepoint each): a miss −2.3 %, ten at once −1.6 % of
-wall (400 misses and 100 rounds, interleaved), but a reservation would go out before it is committed; SQLite
-`mmap_size`, `synchronous=OFF` and a larger `cache_size`: no change; an indexed count of recent starts instead of a
-scan: at most 13 µs, and only on the bench's 1,000/s plan."""
+10-result envelope, none of the tool's work). In the three full runs of 2026-11-26 that wrote docs/benchmarks.md with
+it, a miss cost it what the trivial tool's floor costs (1.22 against 1.20 ms, 1.35 against 1.33, 1.01 against 1.02) and
+ten at once 4–14 % more (6.78 against 6.51 ms, 6.09 against 5.68, 5.78 against 5.05; 0.05–0.10 ms more CPU per call):
+the floor is the SDK's own cost, and our larger reply adds little to it. An interleaved split of ten at once (rounds
+alternating between the real server over stdio, the reply floor and the same tools called in-process, 80 and 100 rounds,
+two runs): CPU per call 3.15 and 2.90 ms in the server, 0.61 and 0.54 ms carrying the reply, 2.48 and 2.16 ms for the
+tools in-process; the server is within 2–7 % of the sum of the two: little hides between the SDK and the tool. The
+tool's CPU is spread thin (py-spy of ten at once in-process, share of all samples): Brave's answer parsed into results
+15 %, fitted and rendered 13 %, the HTTP exchange 20 % (sending 6 %, reading the answer 14 %: gunzip 5 %, JSON 3 %, the
+rate-limit headers 2.5 %), the SQLite state 4.5 % before the request and 10 % written after the reply, cache bookkeeping
+(cachetools) 5 %, arguments and the query 5 %, the call log 2 %; warm, in a loop, parsing the recorded 10-result page
+takes 114 µs, decoding its JSON 52 µs and gunzip 34 µs. The official server's ten calls at once use 2.2–2.8 ms of CPU
+each while its wall is 1.9–2.3 ms a call: Node runs part of the work on other threads, which the GIL does not let ours
+do. For ten at once to reach 1.0× on one thread our CPU per call would have to fall by about 28 % (2.65 → 1.9 ms), below
+the official server's own CPU per call, with 0.5–0.6 ms of it the Python SDK's (Node's: 0.37–0.45 ms). Measured this
+round and not taken: committing once per event-loop turn (the operations of one turn share a transaction, a savepoint
+each): a miss −2.3 %, ten at once −1.6 % of wall (400 misses and 100 rounds, interleaved), but a reservation would go
+out before it is committed; SQLite `mmap_size`, `synchronous=OFF` and a larger `cache_size`: no change; an indexed count
+of recent starts instead of a scan: at most 13 µs, and only on the bench's 1,000/s plan."""
 
 
 def _ms(s: Summary) -> str:
@@ -383,12 +384,11 @@ def render_overhead(result: Overhead) -> str:
                     f"; on memory state ours spends {(alone - py) * 1000:.2f} ms ({_ratio(alone - py, own):.2f}×), "
                     f"so the state shared across processes costs {(mine - alone) * 1000:.2f} ms"
                 )
-            if reply is not None:
+            if reply is not None:  # no ratio to the official server: its figure still carries its own reply
                 carried = (
-                    f" Carrying our own reply the Python SDK takes {reply * 1000:.2f} ms ({reply / theirs:.2f}× the "
-                    f"official server's whole call); beyond that, the tool's own work is "
-                    f"{(mine - reply) * 1000:.2f} ms ({_ratio(mine - reply, own):.2f}× what the official server "
-                    "spends beyond its floor)."
+                    f" Carrying our own reply the Python SDK takes {reply * 1000:.2f} ms ({(reply - py) * 1000:+.2f} "
+                    f"ms against its trivial floor); beyond that, the tool's own work is "
+                    f"{(mine - reply) * 1000:.2f} ms."
                 )
             out.append(
                 f"- **{label}**: the Python SDK's floor is {py * 1000:.2f} ms against the Node SDK's "

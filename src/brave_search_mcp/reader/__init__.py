@@ -54,10 +54,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """The fetching half (``reading``: httpcore2, h11 and the TLS stack) is imported when first asked for, so a
+    """The fetching half (``reading``: httpcore2, h11, fetch and extract) is imported when first asked for, so a
     server that imports this package for read_url's argument model loads none of it until a page is read."""
     if name in _FETCHING:
         from . import reading
 
         return getattr(reading, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What the package exports, the lazily imported names included."""
+    return sorted(__all__)

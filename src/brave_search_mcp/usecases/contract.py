@@ -33,7 +33,7 @@ from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.usecases.page_memo import PageMemo
 
-if TYPE_CHECKING:  # the reader's module loads the TLS stack: built on read_url's first call, not imported here
+if TYPE_CHECKING:  # the reader's module loads httpcore2 and h11: built on read_url's first call, not imported here
     from brave_search_mcp.reader.reading import UrlReader
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -143,7 +143,7 @@ class Ports:
     @property
     def reader(self) -> UrlReader:
         """read_url's reader, built on the first read: a process that only searches never imports its fetching
-        stack (httpcore2, h11, TLS; about 28 ms of start-up and 1.5 MB)."""
+        stack (httpcore2, h11, the fetch and extract modules)."""
         if self._reader is None:
             self._reader = self.open_reader()
         return self._reader
