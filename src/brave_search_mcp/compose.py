@@ -97,20 +97,18 @@ def build_ports(
     The URL reader keeps its cache and per-host politeness in ``backend`` (shared by every process on it);
     without one (tests over a bare client) it gets per-process memory on the ports' clock.
     """
-    clock = clock or client.clock
-    sleep = sleep or client.sleep
-    ports_clock, ports_sleep = clock, sleep
+    now, pause = clock or client.clock, sleep or client.sleep
 
     def open_reader() -> UrlReader:
         from brave_search_mcp.reader.reading import UrlReader  # its fetching stack loads on the first read only
 
         if backend is None:
-            own = MemoryBackend(clock=ports_clock, sleep=ports_sleep, cache_max_entries=settings.cache_size)
-            return UrlReader(settings, own, clock=ports_clock, sleep=ports_sleep)
+            own = MemoryBackend(clock=now, sleep=pause, cache_max_entries=settings.cache_size)
+            return UrlReader(settings, own, clock=now, sleep=pause)
         # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
         return UrlReader(settings, backend, clock=time.time)
 
-    ports = Ports(settings, client, clock, sleep, PageMemo(settings.cache_size), open_reader, started_at=clock())
+    ports = Ports(settings, client, now, pause, PageMemo(settings.cache_size), open_reader, started_at=now())
     ports.chain = provider_chain(ports, dict(others or {}))
     return ports
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -138,15 +139,12 @@ class Ports:
     open_reader: Callable[[], UrlReader]  # builds read_url's safe page reader, over the state backend
     chain: FallbackChain | None = None  # the provider chain when more than Brave is configured
     started_at: float = 0.0
-    _reader: UrlReader | None = field(default=None, init=False, repr=False)
 
-    @property
+    @cached_property
     def reader(self) -> UrlReader:
         """read_url's reader, built on the first read: a process that only searches never imports its fetching
         stack (httpcore2, h11, the fetch and extract modules)."""
-        if self._reader is None:
-            self._reader = self.open_reader()
-        return self._reader
+        return self.open_reader()
 
     def busy(self) -> AbstractContextManager[None]:
         """Around one tool call: the state's writes deferred meanwhile wait until no call is in flight."""
