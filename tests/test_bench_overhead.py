@@ -100,3 +100,31 @@ async def test_the_reply_floor_asks_brave_once_and_answers_every_call_with_that_
     assert not first.get("isError") and first["structuredContent"]["sections"][0]["results"]
     assert "rust async" in first["content"][0]["text"]
     assert second == first
+
+
+def _with_threads(fig: Figures, main_miss_ms: float, main_parallel_ms: float, cpu_parallel_ms: float) -> Figures:
+    return replace(
+        fig, main_miss=main_miss_ms / 1000, main_parallel=main_parallel_ms / 1000, cpu_parallel=cpu_parallel_ms / 1000
+    )
+
+
+def test_the_section_says_how_much_of_each_servers_cpu_its_main_thread_spends() -> None:
+    figures = {
+        OURS: _with_threads(_figures(4.0, 30.0), 2.5, 2.4, 2.5),
+        THEIRS: _with_threads(_figures(4.0, 20.0), 2.0, 1.5, 2.5),
+        PY_FLOOR: _with_threads(_figures(1.0, 5.0), 0.8, 0.4, 0.4),
+        NODE_FLOOR: _with_threads(_figures(0.5, 2.5), 0.6, 0.2, 0.4),
+    }
+    text = render_overhead(Overhead(figures, [], None, "2.1.4"))
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert rows["official 2.1.4"].endswith("| 0.00 / 2.50 ms (2.00 / 1.50) |")
+    assert "the official server spends 1.50 ms of CPU a call on its main thread and 1.00 ms on its other " in text
+    assert "(40% of its CPU off the main thread); ours spends 2.40 ms on its main thread and 0.10 ms on others " in text
+    assert "(the SDKs' floors: 0.40 ms on the Python floor's main thread, 0.20 ms on the Node floor's)" in text
+    assert "where ours does 1.60× the official server's work per call." in text
+
+
+def test_without_the_kernels_thread_figures_the_section_leaves_the_split_out() -> None:
+    text = render_overhead(Overhead({OURS: _figures(4.0, 30.0), THEIRS: _figures(4.0, 20.0)}, [], None, "2.1.4"))
+    assert "where the CPU runs" not in text and "(on the main thread)" in text
+    assert "| 0.00 / 0.00 ms |" in text
