@@ -105,7 +105,9 @@ def side_rows(side: SideBySide) -> list[Row]:
     )
     rows.append(
         _versus(
-            f"{PARALLEL_CALLS} distinct web calls in parallel (wall, first write → last answer)",
+            f"{PARALLEL_CALLS} distinct web calls in parallel (wall, first write → last answer; rounds: "
+            f"{len(ours.parallel)}; the per-call overhead section below measures it over more, beside each SDK's "
+            "floor)",
             _median(ours.parallel),
             _median(theirs.parallel),
             "ms",

@@ -337,6 +337,8 @@ def test_side_rows_judge_the_ratios() -> None:
     hit = rows["Our cache hit vs the official server's miss (it has no cache), end to end"]
     assert hit.status == "met"
     assert hit.target.startswith("0.20×")
+    parallel = next(row for row in rows.values() if row.measurement.startswith("10 distinct web calls in parallel"))
+    assert "; rounds: 1; the per-call overhead section below measures it over more" in parallel.measurement
 
 
 def test_missed_ratios_come_with_causes_and_a_skip_is_one_line() -> None:
