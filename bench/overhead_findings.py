@@ -92,17 +92,18 @@ out before it is committed; SQLite `mmap_size`, `synchronous=OFF` and a larger `
 of recent starts instead of a scan: at most 13 µs, and only on the bench's 1,000/s plan.
 
 **Sixth look (2026-11-26): the main thread.** This command now also reads each server's main-thread CPU
-(`/proc/<pid>/task/<pid>/sched`, the scheduler's exact runtime; `bench/proc_cpu.py`). In three runs of it, ten calls at
-once cost the official server 1.37–1.61 ms of CPU a call on its main thread and another 0.89–1.08 ms on its helper
-threads (36–41 % of its CPU; `perf record --per-thread` of its ten at once: V8's optimizing compiler 27 % of all its
-samples, its garbage collector 5 %, zlib 3 %), while ours does everything on its main thread: 2.46–2.61 ms a call,
-1.52–1.82× the official server's main thread (a scratch run with per-thread readings of every thread: 3.03 against 1.69
-ms, its helpers 1.05 ms). Calls that queue up wait on the main thread, so that ratio, not the CPU in total (ours
-0.98–1.11× theirs), is what ten at once has to close. The Python SDK's own share of it is 0.38–0.47 ms a call on its
-floor's main thread against the Node SDK's 0.22–0.27 ms. The largest levers left, measured in interleaved A/B runs of
-the real server with per-call CPU read the same exact way (400 misses and 100 rounds a side): no state shared across
-processes (`BRAVE_SEARCH_STATE=memory`, which drops the cross-process single flight, spending cap and rate reservation
-issue 22 asks for) −13 % of CPU and wall ten at once; not counting a request towards the month before it is sent when no
-cap is set −2 % (a miss and ten at once); an SDK as cheap as Node's on the main thread about −0.2 ms a call (−8 %).
-Together about −23 %, against the 34–45 % ten at once needs: on one CPython thread, with the SDK and the shared state it
-has, ten at once does not reach 1.0×; a miss beyond the SDKs' floors was 0.96–1.08× in these runs."""
+(`/proc/<pid>/task/<pid>/sched`, the scheduler's exact runtime; `bench/proc_cpu.py`). In four runs of it on 2026-11-26
+before the one that wrote this file (the bullet above gives this run's split), ten calls at once cost the official
+server 1.37–1.76 ms of CPU a call on its main thread and another 0.89–1.11 ms on its helper threads (36–41 % of its CPU;
+`perf record --per-thread` of its ten at once: V8's optimizing compiler 27 % of all its samples, its garbage collector 5
+%, zlib 3 %), while ours does everything on its main thread: 2.46–3.23 ms a call, 1.52–1.84× the official server's main
+thread (a scratch run with per-thread readings of every thread: 3.03 against 1.69 ms, its helpers 1.05 ms). Calls that
+queue up wait on the main thread, so that ratio, not the CPU in total (ours 0.98–1.13× theirs), is what ten at once has
+to close. The Python SDK's own share of it is 0.38–0.56 ms a call on its floor's main thread against the Node SDK's
+0.22–0.28 ms. The largest levers left, measured in interleaved A/B runs of the real server with each call's CPU read
+from the scheduler too (400 misses and 100 rounds a side): no state shared across processes
+(`BRAVE_SEARCH_STATE=memory`, which drops the cross-process single flight, spending cap and rate reservation issue 22
+asks for) −13 % of CPU and wall ten at once; not counting a request towards the month before it is sent when no cap is
+set −2 % (a miss and ten at once); an SDK as cheap as Node's on the main thread about −0.2 ms a call (−8 %). Together
+about −23 %, against the 34–46 % ten at once needs: on one CPython thread, with the SDK and the shared state it has, ten
+at once does not reach 1.0×; a miss beyond the SDKs' floors was 0.96–1.09× in these runs."""
