@@ -1,8 +1,8 @@
 """CPU a server process has used, read from outside through ``/proc``: the whole process, and its main thread alone.
 
 Why the main thread: an asyncio server (ours) does all of a call's work on it, while Node hands part of its work to
-helper threads (its garbage collector, zlib, the compiler). When calls queue up, the wall follows what the main
-thread must do, so the split says how much of a server's CPU can overlap with it.
+helper threads (V8's optimizing compiler above all, its garbage collector, zlib). When calls queue up, the wall
+follows what the main thread must do, so the split says how much of a server's CPU can overlap with it.
 """
 
 from __future__ import annotations
