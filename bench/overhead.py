@@ -45,7 +45,7 @@ from testkit.brave.http_server import FakeBraveServer
 from .logs import configure_logging
 from .official import OfficialServer, ensure_official
 from .overhead_findings import FINDINGS
-from .proc_cpu import cpu_seconds, main_thread_seconds
+from .proc_cpu import per_call, reading
 from .results import FAST_RATE
 from .sidebyside import OURS, THEIRS, Contender, contenders, parallel_wall, query_only, started, timed_call
 from .stats import Summary, summarize
@@ -167,22 +167,6 @@ def extract_baseline(rev: str, into: Path) -> Path | str:
     return into / "src"
 
 
-def _cpu(pid: int) -> tuple[float, float | None]:
-    """The process's CPU seconds so far, and its main thread's."""
-    return cpu_seconds(pid), main_thread_seconds(pid)
-
-
-def _per_call(
-    start: tuple[float, float | None], end: tuple[float, float | None], calls: int
-) -> tuple[float, float | None]:
-    """CPU seconds per call between two readings, and the main thread's share of it (None when unknown)."""
-    total = (end[0] - start[0]) / calls
-    if start[1] is None or end[1] is None:
-        return total, None
-    main = (end[1] - start[1]) / calls
-    return max(total, main), main  # the process's figure is in whole clock ticks; the thread's is exact
-
-
 async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str | None = BASELINE_REV) -> Overhead:
     """All servers in one session: ``samples`` interleaved misses, then ``runs`` rounds of 10 at once."""
     notes: list[str] = []
@@ -228,18 +212,18 @@ async def run_overhead(samples: int = SAMPLES, runs: int = RUNS, baseline: str |
             for c in everyone:
                 for n in range(WARMUP):
                     await miss(c, f"warm-up {n}")
-            before = {c.name: _cpu(sessions[c.name].pid) for c in everyone}
+            before = {c.name: reading(sessions[c.name].pid) for c in everyone}
             for k in range(samples):
                 for c in everyone[k % len(everyone) :] + everyone[: k % len(everyone)]:
                     figures[c.name].miss.append(await miss(c, f"overhead {k}"))
-            middle = {c.name: _cpu(sessions[c.name].pid) for c in everyone}
+            middle = {c.name: reading(sessions[c.name].pid) for c in everyone}
             for r in range(runs):
                 for c in everyone[r % len(everyone) :] + everyone[: r % len(everyone)]:
                     figures[c.name].parallel.append(await burst(c, f"overhead parallel {r}"))
             for c in everyone:
-                fig, after = figures[c.name], _cpu(sessions[c.name].pid)
-                fig.cpu_miss, fig.main_miss = _per_call(before[c.name], middle[c.name], samples)
-                fig.cpu_parallel, fig.main_parallel = _per_call(middle[c.name], after, runs * PARALLEL)
+                fig, after = figures[c.name], reading(sessions[c.name].pid)
+                fig.cpu_miss, fig.main_miss = per_call(before[c.name], middle[c.name], samples)
+                fig.cpu_parallel, fig.main_parallel = per_call(middle[c.name], after, runs * PARALLEL)
     return Overhead(figures, notes, baseline, installed.version if installed else None)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 PROC = Path("/proc")
 RUNTIME_FIELD = "se.sum_exec_runtime"  # milliseconds on the CPU, kept by the scheduler to the nanosecond
@@ -34,3 +35,25 @@ def main_thread_seconds(pid: int, proc: Path = PROC) -> float | None:
             except ValueError:
                 return None
     return None
+
+
+class Reading(NamedTuple):
+    """CPU seconds so far: the whole process's (in whole clock ticks) and its main thread's (exact; None: unknown)."""
+
+    process: float
+    main: float | None
+
+
+def reading(pid: int, proc: Path = PROC) -> Reading:
+    """Both figures of ``pid`` now."""
+    return Reading(cpu_seconds(pid, proc), main_thread_seconds(pid, proc))
+
+
+def per_call(start: Reading, end: Reading, calls: int) -> Reading:
+    """CPU seconds per call between two readings; the process's is never below its main thread's (it is whole clock
+    ticks of the same time, the thread's is exact)."""
+    process = (end.process - start.process) / calls
+    if start.main is None or end.main is None:
+        return Reading(process, None)
+    main = (end.main - start.main) / calls
+    return Reading(max(process, main), main)

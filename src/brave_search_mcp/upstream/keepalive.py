@@ -1,7 +1,7 @@
 """The HTTP/1.1 transport under every Brave GET: httpx2's interface, llhttp's parser (httptools), asyncio's sockets.
 
 Why: httpx2's own transport (httpcore2's pool and h11, pure Python) spends about 0.9 ms of CPU on each request, the
-largest single part of a search's cost (``bench/overhead.py``); this one spends about half of that through
+largest single part of a search's cost (``bench/overhead.py``); this one spends about two fifths of that through
 ``AsyncClient.send``, a fifth as the client sends (``get_requests``; ``python -m bench.upstream_http``), with the
 parser Node's HTTP client uses. It does only what a Brave GET needs: a GET without a
 body over HTTP/1.1, connections kept alive and reused, TLS verified with the context httpx2 builds
