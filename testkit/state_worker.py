@@ -21,6 +21,8 @@ from typing import Any
 import anyio
 import httpx2
 
+from brave_search_mcp.config import parse_state_url
+from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from testkit.brave.brave import VALID_KEY, WEB_PATH
 
@@ -40,7 +42,20 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--start-at", type=float, default=0.0, help="wall time to begin at (a barrier across processes)")
     p.add_argument("--deadline", type=float, default=None, help="seconds from each call's start")
     p.add_argument("--every", type=float, default=0.25, help="open mode: seconds between two rounds")
+    p.add_argument(
+        "--cache-file",
+        default=None,
+        help="the default layout: the state in --url's file, the cache in this one (an older version's file beside "
+        "it moved on the first opening)",
+    )
     return p.parse_args(argv)
+
+
+async def _open(args: argparse.Namespace, url: str, **options: Any) -> StateBackend:
+    if args.cache_file is None:
+        return await open_state(url, **options)
+    state = parse_state_url(url).path
+    return await open_state(None, default_path=state, cache_path=Path(args.cache_file), **options)
 
 
 async def _open_rounds(args: argparse.Namespace) -> dict[str, Any]:
@@ -49,7 +64,7 @@ async def _open_rounds(args: argparse.Namespace) -> dict[str, Any]:
     for i in range(1, args.count + 1):
         at = args.start_at + (i - 1) * args.every
         await anyio.sleep(max(0.0, at - time.time()))
-        backend = await open_state(f"{args.url}.{i}", cache_max_entries=10)
+        backend = await _open(args, f"{args.url}.{i}", cache_max_entries=10)
         backends.append(backend.health())
         await backend.aclose()
     return {"backends": backends}
@@ -58,7 +73,7 @@ async def _open_rounds(args: argparse.Namespace) -> dict[str, Any]:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     if args.mode == "open":
         return await _open_rounds(args)
-    backend = await open_state(args.url, cache_max_entries=100, lease_seconds=args.lease)
+    backend = await _open(args, args.url, cache_max_entries=100, lease_seconds=args.lease)
     out: dict[str, Any] = {"starts": [], "statuses": [], "hits": [], "waited": [], "errors": []}
     try:
         async with httpx2.AsyncClient(base_url=args.upstream or "http://127.0.0.1:9") as http:

@@ -53,6 +53,16 @@ def server_env(base_url: str, *, for_tests: bool = True, **extra: str) -> dict[s
     return env
 
 
+def user_dirs(home: Path) -> dict[str, str]:
+    """A user of their own under ``home``: the default SQLite state (state and cache directories) lands there,
+    never in the developer's home."""
+    return {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+
+
 class RpcError(RuntimeError):
     """The server answered with a JSON-RPC error, wrote something that is not JSON-RPC, or closed its stdout."""
 

@@ -29,14 +29,18 @@ NETWORK_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """In-process code that opens the default SQLite state writes it under a temporary cache home, not $HOME."""
-    saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+    """In-process code (and the subprocesses that inherit its environment) that opens the default SQLite state
+    writes it under a temporary state and cache home, not $HOME."""
+    names = ("XDG_CACHE_HOME", "XDG_STATE_HOME")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
     yield
-    if saved is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True)

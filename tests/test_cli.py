@@ -7,12 +7,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from brave_search_mcp.faces.cli import MISSING_KEY_LINE, main
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
+from testkit.stdio import user_dirs
 
 
 @pytest.fixture
@@ -142,11 +144,12 @@ def test_skill_entry_prints_ok_json(upstream: FakeBraveServer) -> None:
     assert bad["error"]["meta"]["tool"] == "brave_summarizer" and bad["error"]["meta"]["trace_id"]
 
 
-def test_console_script_end_to_end(upstream: FakeBraveServer) -> None:
+def test_console_script_end_to_end(upstream: FakeBraveServer, tmp_path: Path) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
         "BRAVE_SEARCH_API_KEY": VALID_KEY,
         "BRAVE_SEARCH_BASE_URL": upstream.base_url,
+        **user_dirs(tmp_path),  # the default state and cache files land here, not in the developer's home
     }
     done = subprocess.run(
         [sys.executable, "-m", "brave_search_mcp", "search", "hello world"],

@@ -22,11 +22,11 @@ import pytest
 
 from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import upstream_id
-from brave_search_mcp.config import Settings, default_state_path
+from brave_search_mcp.config import Settings, default_cache_path, default_state_path
 from brave_search_mcp.state.location import open_state
 from testkit.brave.brave import VALID_KEY, FakeBrave, Reply
 from testkit.brave.http_server import FakeBraveServer
-from testkit.stdio import RpcSession, server_env, stdio_server
+from testkit.stdio import RpcSession, server_env, stdio_server, user_dirs
 
 pytestmark = pytest.mark.anyio
 
@@ -57,14 +57,14 @@ class StampedBrave(FakeBrave):
 
 
 @pytest.fixture
-def cache_home(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
 
 
-def sqlite_env(base_url: str, cache_home: Path, **extra: str) -> dict[str, str]:
+def sqlite_env(base_url: str, home: Path, **extra: str) -> dict[str, str]:
     env = server_env(base_url)
-    env.update(XDG_CACHE_HOME=str(cache_home), **extra)
-    del env["BRAVE_SEARCH_STATE"]  # the default a user gets: SQLite in the user's cache directory
+    env.update(user_dirs(home), **extra)
+    del env["BRAVE_SEARCH_STATE"]  # the default a user gets: SQLite in the user's state and cache directories
     return env
 
 
@@ -81,12 +81,12 @@ async def pipe_burst(rpc: RpcSession, n: int, tag: str, *, first_id: int = 1000)
     return {i: r["structuredContent"]["error"]["code"] if r["isError"] else "ok" for i, r in replies.items()}
 
 
-async def test_200_calls_at_once_on_a_1000_per_second_plan_all_succeed_fast(cache_home: Path) -> None:
+async def test_200_calls_at_once_on_a_1000_per_second_plan_all_succeed_fast(home: Path) -> None:
     """Issue 22: 140 raw-pipe calls at 1,000/s with a 15 s deadline: 110 were refused within 3 s because the queue
     was estimated at a guessed start rate; bursts of 150 stalled. Now every call is served, in a few seconds."""
     fake = StampedBrave(rate_per_second=1000)
     with FakeBraveServer(fake) as upstream:
-        env = sqlite_env(upstream.base_url, cache_home, BRAVE_SEARCH_DEADLINE_SECONDS="15")
+        env = sqlite_env(upstream.base_url, home, BRAVE_SEARCH_DEADLINE_SECONDS="15")
         async with stdio_server(env) as rpc:
             started = time.monotonic()
             codes = await pipe_burst(rpc, 200, "burst")
@@ -96,20 +96,20 @@ async def test_200_calls_at_once_on_a_1000_per_second_plan_all_succeed_fast(cach
     assert took < 10.0, took  # about 1 s unloaded
 
 
-async def test_a_fresh_key_probes_once_and_a_second_process_starts_at_the_learned_plan(cache_home: Path) -> None:
+async def test_a_fresh_key_probes_once_and_a_second_process_starts_at_the_learned_plan(home: Path) -> None:
     """Issue 22: ten parallel calls at a 20/s plan. The first process sends one request alone and the other nine
     at 20/s once its answer came (3.1 s by slow start before); a second process over the same state sends its
     first burst without a probe, as many together as came back clean (2.1 s before). The first answer is held 1 s
     to make the probe show. (The wall times are bench.bursts' figures, not asserted here.)"""
     fake = StampedBrave(first_delay=1.0, rate_per_second=20)
     with FakeBraveServer(fake) as upstream:  # one URL and key: the same plan in the state file for both processes
-        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+        async with stdio_server(sqlite_env(upstream.base_url, home)) as rpc:
             assert set((await pipe_burst(rpc, 10, "first process")).values()) == {"ok"}
         fresh = {"arrived": list(fake.arrived), "answered": list(fake.answered)}
         fake.arrived.clear()  # the next first answer is held again
         fake.answered.clear()
         await anyio.sleep(1.1)  # the first process's starts leave Brave's window
-        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+        async with stdio_server(sqlite_env(upstream.base_url, home)) as rpc:
             assert set((await pipe_burst(rpc, 10, "second process")).values()) == {"ok"}
     second = {"arrived": fake.arrived, "answered": fake.answered}
     assert fresh["arrived"][1] >= fresh["answered"][0]  # the probe went alone...
@@ -119,9 +119,9 @@ async def test_a_fresh_key_probes_once_and_a_second_process_starts_at_the_learne
     assert fake.rate_limited_count == 0
 
 
-def _cli(args: Sequence[str], base_url: str, cache_home: Path, **extra: str) -> subprocess.Popen[str]:
+def _cli(args: Sequence[str], base_url: str, home: Path, **extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRAVE")}
-    env.update(BRAVE_SEARCH_API_KEY=VALID_KEY, BRAVE_SEARCH_BASE_URL=base_url, XDG_CACHE_HOME=str(cache_home), **extra)
+    env.update(BRAVE_SEARCH_API_KEY=VALID_KEY, BRAVE_SEARCH_BASE_URL=base_url, **user_dirs(home), **extra)
     command = [sys.executable, "-m", "brave_search_mcp", *args]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -132,26 +132,26 @@ def _done(procs: Sequence[subprocess.Popen[str]]) -> Iterator[tuple[int, str, st
         yield proc.returncode, out, err
 
 
-def test_search_then_answer_from_the_command_line_share_the_keys_window(cache_home: Path) -> None:
+def test_search_then_answer_from_the_command_line_share_the_keys_window(home: Path) -> None:
     """Issue 22: ``brave-search-mcp search x && brave-search-mcp answer "…"`` on a key with one 1/s window: the
     answer's POST skipped the shared limiter and failed at once with RATE_LIMITED. It now waits its turn."""
     with FakeBraveServer(rate_per_second=1) as upstream:
-        ((code, _, err),) = _done([_cli(["search", "x"], upstream.base_url, cache_home)])
+        ((code, _, err),) = _done([_cli(["search", "x"], upstream.base_url, home)])
         assert code == 0, err[-500:]
-        ((code, out, err),) = _done([_cli(["answer", "why is the sky blue?", "--json"], upstream.base_url, cache_home)])
+        ((code, out, err),) = _done([_cli(["answer", "why is the sky blue?", "--json"], upstream.base_url, home)])
         assert code == 0, err[-500:]
         assert json.loads(out)["meta"]["attempts"] == 1
         assert upstream.fake.rate_limited_count == 0
 
 
-def test_the_spending_cap_holds_across_processes(cache_home: Path) -> None:
+def test_the_spending_cap_holds_across_processes(home: Path) -> None:
     """Issue 22 item 2: BRAVE_SEARCH_MONTHLY_REQUESTS=3 for the key, five CLI processes at once: three are served,
     two fail fast naming the cap and the setting; status shows the month's requests and the cap."""
     with FakeBraveServer(rate_per_second=1000) as upstream:
         cap = {"BRAVE_SEARCH_MONTHLY_REQUESTS": "3"}
-        procs = [_cli(["search", f"capped {n}", "--json"], upstream.base_url, cache_home, **cap) for n in range(5)]
+        procs = [_cli(["search", f"capped {n}", "--json"], upstream.base_url, home, **cap) for n in range(5)]
         results = list(_done(procs))
-        ((_, status, _),) = _done([_cli(["status", "--json"], upstream.base_url, cache_home, **cap)])
+        ((_, status, _),) = _done([_cli(["status", "--json"], upstream.base_url, home, **cap)])
         assert upstream.fake.hits("/web/search") == 3
     assert sorted(code for code, _, _ in results) == [0, 0, 0, 1, 1]
     refusals = [json.loads(out)["error"] for code, out, _ in results if code != 0]
@@ -162,10 +162,12 @@ def test_the_spending_cap_holds_across_processes(cache_home: Path) -> None:
     assert report["status"] == "paused"
 
 
-async def _as_if_ten_minutes_passed(cache_home: Path, base_url: str) -> None:
+async def _as_if_ten_minutes_passed(home: Path, base_url: str) -> None:
     """The gate's trial time lives in the shared state on the wall clock: move it to now, as 10 minutes would."""
-    path = default_state_path({"XDG_CACHE_HOME": str(cache_home)})
-    state = await open_state(None, cache_max_entries=0, default_path=path)
+    dirs = user_dirs(home)
+    state = await open_state(
+        None, cache_max_entries=0, default_path=default_state_path(dirs), cache_path=default_cache_path(dirs)
+    )
     try:
         settings = Settings(api_key=VALID_KEY, base_url=base_url)
         limits = brave_limits(state, settings, upstream=upstream_id(base_url, VALID_KEY), clock=time.time)
@@ -174,28 +176,28 @@ async def _as_if_ten_minutes_passed(cache_home: Path, base_url: str) -> None:
         await state.aclose()
 
 
-async def test_the_quota_gate_is_shared_by_the_cli_and_the_stdio_server_and_half_opens(cache_home: Path) -> None:
+async def test_the_quota_gate_is_shared_by_the_cli_and_the_stdio_server_and_half_opens(home: Path) -> None:
     """Issue 22 item 1 across real processes: a spent month closes the gate for every process of the user (the CLI
     and the stdio server send nothing and say when the trial is; status says paused); once the trial time comes,
     one request goes through and, Brave having months left again (an upgrade), the gate opens for everyone."""
     with FakeBraveServer(rate_per_second=1000) as upstream:
         upstream.fake.inject("429_quota", month_reset=16 * 86400, times=1)
-        ((code, out, _),) = _done([_cli(["search", "spends the month", "--json"], upstream.base_url, cache_home)])
+        ((code, out, _),) = _done([_cli(["search", "spends the month", "--json"], upstream.base_url, home)])
         assert (code, json.loads(out)["error"]["code"], upstream.fake.hits()) == (1, "QUOTA_EXCEEDED", 1)
-        ((code, out, _),) = _done([_cli(["search", "gate closed", "--json"], upstream.base_url, cache_home)])
+        ((code, out, _),) = _done([_cli(["search", "gate closed", "--json"], upstream.base_url, home)])
         refused = json.loads(out)["error"]
         assert (code, refused["code"], upstream.fake.hits()) == (1, "QUOTA_EXCEEDED", 1)  # nothing sent
         assert 590 <= refused["details"]["next_trial_seconds"] <= 600
-        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+        async with stdio_server(sqlite_env(upstream.base_url, home)) as rpc:
             closed, _ = await rpc.call_tool("brave_web_search", {"query": "closed for the server too"})
             status, _ = await rpc.call_tool("brave_web_search_status", {})
         assert closed["structuredContent"]["error"]["code"] == "QUOTA_EXCEEDED" and upstream.fake.hits() == 1
         assert status["structuredContent"]["status"] == "paused"
         assert "monthly quota is used up" in status["structuredContent"]["reasons"][0]
-        await _as_if_ten_minutes_passed(cache_home, upstream.base_url)
-        ((code, out, err),) = _done([_cli(["search", "the trial", "--json"], upstream.base_url, cache_home)])
+        await _as_if_ten_minutes_passed(home, upstream.base_url)
+        ((code, out, err),) = _done([_cli(["search", "the trial", "--json"], upstream.base_url, home)])
         assert (code, upstream.fake.hits()) == (0, 2), err[-500:]  # the trial, answered with months left
-        async with stdio_server(sqlite_env(upstream.base_url, cache_home)) as rpc:
+        async with stdio_server(sqlite_env(upstream.base_url, home)) as rpc:
             opened, _ = await rpc.call_tool("brave_web_search", {"query": "open for everyone"})
             status, _ = await rpc.call_tool("brave_web_search_status", {})
         assert not opened["isError"] and upstream.fake.hits() == 3

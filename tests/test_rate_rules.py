@@ -254,11 +254,12 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
 async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
     """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 cases)."""
     from brave_search_mcp.state.sqlite import SqliteStore
-    from brave_search_mcp.state.sqlite_file import connect
+    from brave_search_mcp.state.sqlite_conn import FileConnection
+    from brave_search_mcp.state.sqlite_file import STATE_TABLES, connect
 
     path = tmp_path / "state.db"
-    conn = connect(path)
-    store = SqliteStore(path, conn, max_entries=10, max_bytes=None)
+    conn = connect(path, tables=STATE_TABLES)
+    store = SqliteStore(FileConnection(path, conn, tables=STATE_TABLES), max_entries=10, max_bytes=None)
     rng = random.Random(23)
     kinds: set[str] = set()
     for _ in range(400):

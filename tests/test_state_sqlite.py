@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from brave_search_mcp.state import sqlite as sqlite_state
-from brave_search_mcp.state import sqlite_file
+from brave_search_mcp.state import sqlite_conn, sqlite_file
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.state.sqlite import SqliteStore
 from testkit.clock import FakeClock
 from testkit.state_worker import run_workers
 from tests import state_contract as contract
@@ -185,13 +185,14 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
         f"sqlite://{tmp_path / 's.db'}", cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=5.0
     )
     assert isinstance(backend, SharedBackend)
-    store = backend.store
+    assert isinstance(backend.store, SqliteStore)
+    file = backend.store.state  # the named file holds the cache too
     limiter = backend.limiter("brave", rate=RATE_FAST, burst=1)
     await limiter.acquire()
-    good = store._conn  # type: ignore[attr-defined]
-    broken = __import__("sqlite3").connect(":memory:")
+    good = file.connection
+    broken = sqlite3.connect(":memory:")
     broken.close()
-    store._conn = broken  # type: ignore[attr-defined]  # every statement now raises sqlite3.ProgrammingError
+    file._conn = broken  # every statement now raises sqlite3.ProgrammingError
     with caplog.at_level(logging.WARNING):
         await limiter.acquire()
         assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
@@ -200,10 +201,11 @@ async def test_store_failing_mid_run_falls_back_to_memory_and_recovers(
         assert (await limiter.snapshot())["degraded"] is True
     assert backend.health()["degraded"] is True
     assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
-    store._conn = good  # type: ignore[attr-defined]
+    file._conn = good
     await clock.sleep(5)
     await limiter.acquire()
-    assert backend.health() == {"backend": "sqlite", "location": str(tmp_path / "s.db"), "degraded": False}
+    path = str(tmp_path / "s.db")
+    assert backend.health() == {"backend": "sqlite", "location": path, "cache_location": path, "degraded": False}
     await backend.aclose()
 
 
@@ -253,7 +255,7 @@ async def test_writes_reach_the_database_file_by_the_stores_own_checkpoints(
 ) -> None:
     """SQLite's automatic checkpoint (which fsyncs inside a commit) is off; the store moves the WAL into the file
     itself, in a thread and on a connection of its own, every CHECKPOINT_EVERY operations."""
-    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 2)
+    monkeypatch.setattr(sqlite_conn, "CHECKPOINT_EVERY", 2)
     path = tmp_path / "s.db"
     backend = await open_state(f"sqlite://{path}", cache_max_entries=10)
     try:

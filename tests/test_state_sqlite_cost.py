@@ -14,8 +14,7 @@ import pytest
 
 from brave_search_mcp.brave.shared_state import FORMAT, SharedUpstream, pack
 from brave_search_mcp.ratelimit.plan import KEEP_STARTS_SECONDS, Ask, PlanState
-from brave_search_mcp.state import sqlite as sqlite_state
-from brave_search_mcp.state import sqlite_file
+from brave_search_mcp.state import sqlite_conn, sqlite_file
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
 from brave_search_mcp.state.sqlite import SqliteStore
@@ -40,13 +39,16 @@ def _store(backend: SharedBackend) -> SqliteStore:
 
 @contextlib.contextmanager
 def _statements(store: SqliteStore) -> Iterator[list[str]]:
-    """Every statement the store's connection runs meanwhile."""
+    """Every statement the store's connections run meanwhile."""
     seen: list[str] = []
-    store._conn.set_trace_callback(seen.append)
+    connections = {id(c): c for c in (store.state.connection, store.cache.connection)}.values()
+    for conn in connections:
+        conn.set_trace_callback(seen.append)
     try:
         yield seen
     finally:
-        store._conn.set_trace_callback(None)
+        for conn in connections:
+            conn.set_trace_callback(None)
 
 
 async def _value(v: bytes) -> bytes:
@@ -137,7 +139,7 @@ async def test_a_new_months_counter_starts_at_one_and_the_spent_ones_go(
 
 @pytest.mark.anyio
 async def test_one_long_lived_thread_runs_every_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_state, "CHECKPOINT_EVERY", 1)
+    monkeypatch.setattr(sqlite_conn, "CHECKPOINT_EVERY", 1)
     started: list[threading.Thread] = []
     start = threading.Thread.start
 
@@ -176,7 +178,7 @@ async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(
     )
 
 
-OLD_SCHEMA = sqlite_file._SCHEMA.replace(" WITHOUT ROWID", "")  # the leases as every version before made them
+OLD_SCHEMA = sqlite_file.ALL_TABLES.replace(" WITHOUT ROWID", "")  # the leases as every version before made them
 
 
 def _leases_sql(path: Path) -> str:

@@ -56,9 +56,12 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
 
 @asynccontextmanager
 async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
-    """The state backend the settings name (by default the user's SQLite file), closed on exit."""
+    """The state backend the settings name (by default the user's SQLite files: state and cache), closed on exit."""
     default_path = Path(settings.state_default_path) if settings.state_default_path else None
-    backend = await open_state(settings.state, cache_max_entries=settings.cache_size, default_path=default_path)
+    cache_path = Path(settings.cache_default_path) if settings.cache_default_path else None
+    backend = await open_state(
+        settings.state, cache_max_entries=settings.cache_size, default_path=default_path, cache_path=cache_path
+    )
     try:
         yield backend
     finally:

@@ -94,10 +94,12 @@ class Settings(BaseModel):
     searxng_headers: tuple[str, ...] = Field((), alias="SEARXNG_HEADERS")  # "Name: value" entries, ";"-separated
     breaker_threshold: int = Field(3, alias="BRAVE_SEARCH_BREAKER_THRESHOLD", ge=1, le=100)
     breaker_cooldown_seconds: float = Field(60.0, alias="BRAVE_SEARCH_BREAKER_COOLDOWN_SECONDS", ge=1.0, le=3600.0)
-    # shared state: None = SQLite in the user's cache directory (shared by all their processes); "memory";
-    # "sqlite:///path"; "redis://host:port/db"
+    # shared state: None = SQLite files shared by all the user's processes, the counters, plans and breakers in
+    # their state directory and the response cache in their cache directory; "memory"; "sqlite:///path" (one file
+    # holds it all, the cache too); "redis://host:port/db"
     state: str | None = Field(None, alias="BRAVE_SEARCH_STATE")
-    state_default_path: str | None = None  # where None puts the SQLite file (from XDG_CACHE_HOME / HOME)
+    state_default_path: str | None = None  # where None puts the state file (from XDG_STATE_HOME / HOME)
+    cache_default_path: str | None = None  # where None puts the cache file (from XDG_CACHE_HOME / HOME)
     ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
@@ -257,6 +259,7 @@ class Settings(BaseModel):
                 values.pop(cls.variable_of(name), None)
                 values[name] = value
         values.setdefault("state_default_path", str(default_state_path(env)))
+        values.setdefault("cache_default_path", str(default_cache_path(env)))
         key, source = _lookup_key(env)
         if key is not None:
             values["api_key"], values["api_key_source"] = SecretStr(key), source
@@ -328,9 +331,10 @@ def _lookup_key(env: Mapping[str, str]) -> tuple[str | None, KeySource | None]:
 
 
 APP_DIR = "brave-search-mcp"
-
-
+# Counters (the month's requests under the spending cap), learned plans and breakers are state: the user's state
+# directory, which no cleaner wipes. Cached answers and pages are cache: the user's cache directory, safe to wipe.
 STATE_FILE = "state.sqlite3"
+CACHE_FILE = "cache.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -338,22 +342,68 @@ class StateLocation:
     """A parsed state URL: which backend, and its file or server."""
 
     kind: str  # "memory" | "sqlite" | "redis"
-    path: Path | None = None  # sqlite; None = the default file
+    path: Path | None = None  # sqlite; None = the default files
     url: str | None = None  # redis
 
 
-def default_state_path(environ: Mapping[str, str], *, platform: str = sys.platform, home: Path | None = None) -> Path:
-    """The per-user cache file, platformdirs-style: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches; %LOCALAPPDATA%."""
+def _xdg(environ: Mapping[str, str], name: str, fallback: Path) -> Path:
+    """An XDG base directory: the variable when it holds an absolute path (the spec ignores others), else the
+    fallback."""
+    value = environ.get(name, "")
+    return Path(value) if value and Path(value).is_absolute() else fallback
+
+
+def user_cache_dir(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """This app's cache directory by platformdirs' rule: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches;
+    %LOCALAPPDATA%/brave-search-mcp/Cache. ``environ`` None: this process's environment."""
+    env = os.environ if environ is None else environ
     base_home = home if home is not None else Path.home()
     if platform.startswith("win"):
-        local = environ.get("LOCALAPPDATA")
-        root = Path(local) if local else base_home / "AppData" / "Local"
-        return root / APP_DIR / "Cache" / STATE_FILE
+        return _local_app_data(env, base_home) / APP_DIR / "Cache"
     if platform == "darwin":
-        return base_home / "Library" / "Caches" / APP_DIR / STATE_FILE
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    root = Path(xdg) if xdg and Path(xdg).is_absolute() else base_home / ".cache"
-    return root / APP_DIR / STATE_FILE
+        return base_home / "Library" / "Caches" / APP_DIR
+    return _xdg(env, "XDG_CACHE_HOME", base_home / ".cache") / APP_DIR
+
+
+def user_state_dir(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """This app's state directory by platformdirs' rule: XDG_STATE_HOME or ~/.local/state; ~/Library/Application
+    Support; %LOCALAPPDATA%/brave-search-mcp. ``environ`` None: this process's environment."""
+    env = os.environ if environ is None else environ
+    base_home = home if home is not None else Path.home()
+    if platform.startswith("win"):
+        return _local_app_data(env, base_home) / APP_DIR
+    if platform == "darwin":
+        return base_home / "Library" / "Application Support" / APP_DIR
+    return _xdg(env, "XDG_STATE_HOME", base_home / ".local" / "state") / APP_DIR
+
+
+def _local_app_data(environ: Mapping[str, str], home: Path) -> Path:
+    local = environ.get("LOCALAPPDATA")
+    return Path(local) if local else home / "AppData" / "Local"
+
+
+def default_state_path(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """The SQLite file of the user's counters, plans and breakers (shared by all their processes)."""
+    return user_state_dir(environ, platform=platform, home=home) / STATE_FILE
+
+
+def default_cache_path(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """The SQLite file of the user's cached answers and pages (shared by all their processes, safe to wipe)."""
+    return user_cache_dir(environ, platform=platform, home=home) / CACHE_FILE
+
+
+def legacy_state_path(cache_path: Path) -> Path:
+    """Where versions before issue 35 kept everything, counters included: beside the cache file, in the cache
+    directory (read once, to move the counters to the state file)."""
+    return cache_path.with_name(STATE_FILE)
 
 
 def parse_state_url(url: str | None) -> StateLocation:

@@ -1,7 +1,8 @@
 """Shared state — rate limiter, response cache, small records — behind one interface: memory, sqlite, redis.
 
-``location.open_state(url, ...)`` returns a ``StateBackend``; ``None`` means the default: one SQLite file in
-the user's cache directory shared by every stdio server, CLI and library process of that user.
+``location.open_state(url, ...)`` returns a ``StateBackend``; ``None`` means the default: SQLite files shared by
+every stdio server, CLI and library process of that user, the counters in their state directory and the response
+cache in their cache directory.
 
 Why not pyrate-limiter (evaluated for issue 14): its SQLite and Redis buckets store a fixed list of
 ``Rate`` objects chosen at construction, so (1) the plan rate learned from Brave's headers and the

@@ -213,6 +213,10 @@ class RedisStore:
         """The Redis URL without its password."""
         return redact(self._url)
 
+    def cache_location(self) -> str:
+        """The same server holds the cache."""
+        return self.location()
+
     async def _call(self, op: Callable[[], Awaitable[T]]) -> T:
         from redis.exceptions import RedisError
 

@@ -46,6 +46,10 @@ class Store(SlotNumbers, Protocol):
         """Where the state lives, without secrets."""
         ...
 
+    def cache_location(self) -> str:
+        """Where the cached values live (the same as ``location`` when one place holds both)."""
+        ...
+
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """``(value, False)`` for a live value; else ``(None, True)`` when this took the single-flight lease of
         ``key`` until ``until`` (it was free or expired), ``(None, False)`` while another holds it (atomic)."""
@@ -81,7 +85,7 @@ class Guard:
     """Tracks whether the store works; after a failure, callers use memory until the retry time, then try again."""
 
     def __init__(self, name: str, *, clock: Clock, retry_interval: float) -> None:
-        self._name = name
+        self._name = name  # what fails and comes back: "sqlite state", "sqlite cache"
         self._clock = clock
         self._retry_interval = retry_interval
         self._retry_at = float("-inf")
@@ -101,11 +105,11 @@ class Guard:
         except StoreUnavailable as exc:
             self._retry_at = self._clock() + self._retry_interval
             if self.warning is None:
-                self.warning = f"{self._name} state unavailable ({exc}); using per-process memory until it returns"
+                self.warning = f"{self._name} unavailable ({exc}); using per-process memory until it returns"
                 logger.warning("%s", self.warning)
             raise
         if self.warning is not None:
-            logger.info("%s state is back; shared state resumed", self._name)
+            logger.info("%s is back; shared again", self._name)
             self.warning = None
         return result
 
@@ -197,7 +201,7 @@ class SharedStoreCache:
             for _ in range(MAX_POLLS):
                 now = b.clock()
                 until = now + b.lease_seconds
-                found, leased = await b.guard.call(
+                found, leased = await b.cache_guard.call(
                     lambda: b.store.cache_get_or_lease(key, owner, now, until)  # noqa: B023
                 )
                 if found is not None:
@@ -222,14 +226,14 @@ class SharedStoreCache:
 
     async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:
         with contextlib.suppress(StoreUnavailable):
-            await self._b.guard.call(op)
+            await self._b.cache_guard.call(op)
 
     async def stats(self) -> dict[str, Any]:
         """This process's counters plus what the store holds."""
         b = self._b
         out: dict[str, Any] = {"hits": self.hits, "misses": self.misses, "shared": self.shared}
         try:
-            out.update(await b.guard.call(lambda: b.store.cache_stats(b.clock())))
+            out.update(await b.cache_guard.call(lambda: b.store.cache_stats(b.clock())))
         except StoreUnavailable:
             out.update(await b.fallback.cache.stats())
         return out
@@ -274,7 +278,11 @@ class SharedBackend(LimiterFactory):
         self.name = name
         self.store = store
         self.lease_seconds = options.lease_seconds
-        self.guard = Guard(name, clock=options.clock, retry_interval=options.retry_interval)
+        self.guard = Guard(f"{name} state", clock=options.clock, retry_interval=options.retry_interval)
+        # a cache of its own fails and heals on its own (the counters stay shared while it is gone)
+        separate = store.cache_location() != store.location()
+        cache_guard = Guard(f"{name} cache", clock=options.clock, retry_interval=options.retry_interval)
+        self.cache_guard = cache_guard if separate else self.guard
         self.fallback = MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
@@ -284,10 +292,16 @@ class SharedBackend(LimiterFactory):
         self.later = Later()  # the cache's writes that wait until the reply is out
 
     def health(self) -> dict[str, Any]:
-        """Backend, location, and whether calls currently run on the per-process fallback."""
-        out: dict[str, Any] = {"backend": self.name, "location": self.store.location(), "degraded": self.guard.degraded}
-        if self.guard.warning is not None:
-            out["warning"] = self.guard.warning
+        """Backend, where the state and the cache live, and whether calls currently run on the per-process fallback."""
+        out: dict[str, Any] = {
+            "backend": self.name,
+            "location": self.store.location(),
+            "cache_location": self.store.cache_location(),
+            "degraded": self.guard.degraded or self.cache_guard.degraded,
+        }
+        warnings = dict.fromkeys(w for w in (self.guard.warning, self.cache_guard.warning) if w is not None)
+        if warnings:
+            out["warning"] = "; ".join(warnings)
         return out
 
     async def settle(self) -> None:

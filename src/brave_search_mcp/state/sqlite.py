@@ -1,23 +1,21 @@
-"""The default shared state: one SQLite file per user, so every server, CLI and library process shares one budget.
+"""The default shared state: SQLite files per user, so every server, CLI and library process shares one budget.
 
-stdlib ``sqlite3`` in WAL mode, each operation one short ``BEGIN IMMEDIATE`` transaction; nobody holds a
-lock while waiting on the network (a single-flight "lock" is a lease row with an expiry). An operation runs
-on the event loop when the file is free (tens of microseconds: cheaper than a hop to a worker thread, and
-never waiting: the connection's busy timeout is 0 there) and moves to a worker thread, waiting up to
-``BUSY_TIMEOUT_MS``, only when another connection holds the write lock. WAL checkpoints (which fsync) run in
-a thread of their own on a connection of their own (``wal``), every ``CHECKPOINT_EVERY`` operations, never inside a
-commit on the event loop. Opening (``sqlite_file``) waits while another process is creating the same new file. A
-file that is corrupt or cannot be written logs one warning and the process runs on memory instead: state is an
-optimisation, never a reason for a call to fail.
+Two files by default: the state (plans, recent starts, the monthly counters under the spending cap, the breakers'
+records) in the user's state directory, and the response cache (answers, pages and their single-flight leases) in
+their cache directory, so wiping the cache loses no count. Every operation touches one of them only: each is one
+short ``BEGIN IMMEDIATE`` transaction on its file (``sqlite_conn``); nobody holds a lock while waiting on the
+network (a single-flight "lock" is a lease row with an expiry). A file the user names (``sqlite:///path``) holds
+both. The first opening of a new state file moves the counters an older version kept in the cache directory
+(``sqlite_legacy``). A state file that is corrupt or cannot be written logs one warning and the process runs on
+memory instead: state is an optimisation, never a reason for a call to fail; a cache file that cannot be opened
+degrades the cache alone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -26,16 +24,16 @@ import anyio
 from cachetools import LRUCache
 
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after, matters_after
-from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
+from brave_search_mcp.state.base import StateBackend, StateOptions
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.shared import SharedBackend
-from brave_search_mcp.state.sqlite_file import BUSY_TIMEOUT_MS, busy, connect
-from brave_search_mcp.state.wal import Checkpointer
+from brave_search_mcp.state.sqlite_conn import FileConnection
+from brave_search_mcp.state.sqlite_file import ALL_TABLES, CACHE_TABLES, STATE_TABLES, connect
+from brave_search_mcp.state.sqlite_legacy import adopt_legacy
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
 PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
 
@@ -73,93 +71,27 @@ class _NewestStarts(Sequence[float]):
         return float(self._conn.execute(sql, (self._name, self._since, size - 1 - position)).fetchone()[0])
 
 
-class _Busy(Exception):
-    """Another connection holds the write lock; the operation changed nothing and may run again."""
-
-
 class SqliteStore:
-    """The Store protocol on one SQLite connection, serialised by a lock; see the module for where it runs."""
+    """The Store protocol on two files (or one): the limiter's numbers and the records on ``state``, the cached
+    values and their leases on ``cache`` (None: ``state`` holds them too)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, *, max_entries: int, max_bytes: int | None) -> None:
-        self._path = path
-        self._conn = conn
-        self._lock = threading.Lock()
+    def __init__(
+        self, state: FileConnection, cache: FileConnection | None = None, *, max_entries: int, max_bytes: int | None
+    ) -> None:
+        self.state = state
+        self.cache = cache if cache is not None else state
         self._max_entries = max_entries
         self._max_bytes = max_bytes
-        self._operations = 0  # since the last WAL checkpoint
-        self._checkpointer = Checkpointer(path)
         self._plan_of: LRUCache[str, PlanState] = LRUCache(PLANS_KEPT)  # stored JSON -> plan
         self._text_of: LRUCache[PlanState, str] = LRUCache(PLANS_KEPT)
 
     def location(self) -> str:
-        """The database file."""
-        return str(self._path)
+        """The state file."""
+        return str(self.state.path)
 
-    async def _run(self, work: Callable[[sqlite3.Connection], T], *, tx: bool = True) -> T:
-        """``work`` on the connection: on the event loop when the file is free, else in a worker thread that waits."""
-        done = False
-        if self._lock.acquire(blocking=False):  # free unless a worker thread is using the connection
-            try:
-                result = self._attempt(work, tx)
-            except _Busy:
-                pass  # another connection writes: nothing was done here, so do it again where waiting is fine
-            else:
-                done = True
-            finally:
-                self._lock.release()
-            if done:
-                return self._counted(result)
-
-        def waiting() -> T:
-            with self._lock:
-                self._execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                try:
-                    return self._attempt(work, tx, wait=True)
-                finally:
-                    self._execute("PRAGMA busy_timeout=0")
-
-        return self._counted(await anyio.to_thread.run_sync(waiting))
-
-    def _execute(self, statement: str) -> None:
-        try:
-            self._conn.execute(statement)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-
-    def _attempt(self, work: Callable[[sqlite3.Connection], T], tx: bool, *, wait: bool = False) -> T:
-        """Run ``work`` once (in one ``BEGIN IMMEDIATE`` transaction when ``tx``); the caller holds the lock.
-
-        ``_Busy`` (only when not ``wait``) means another connection held the write lock and nothing was changed.
-        """
-        conn = self._conn
-        try:
-            if not tx:
-                return work(conn)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                self._roll_back()
-                raise
-            return result
-        except sqlite3.Error as exc:
-            if not wait and busy(exc):
-                raise _Busy from exc
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-
-    def _roll_back(self) -> None:
-        with contextlib.suppress(sqlite3.Error):  # the error being raised says more
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-
-    def _counted(self, result: T) -> T:
-        """Every ``CHECKPOINT_EVERY`` operations, have the WAL moved into the file (``wal.Checkpointer``)."""
-        self._operations += 1
-        if self._operations >= CHECKPOINT_EVERY:
-            self._operations = 0
-            self._checkpointer.request()
-        return result
+    def cache_location(self) -> str:
+        """The cache file."""
+        return str(self.cache.path)
 
     def _plan(self, conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
         """The stored plan; ``init`` is stored and returned when there is none (None: leave it absent)."""
@@ -217,7 +149,7 @@ class SqliteStore:
                     conn.execute("INSERT INTO starts VALUES (?, ?)", (ask.shared, now))
             return decision
 
-        return await self._run(work)
+        return await self.state.run(work)
 
     def _put(self, conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
         conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (self._encoded(plan), name))
@@ -233,7 +165,7 @@ class SqliteStore:
                 self._put(conn, ask.own, new)
             return new
 
-        return await self._run(work)
+        return await self.state.run(work)
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
         """Count one request unless ``cap`` is reached, in one transaction."""
@@ -251,11 +183,11 @@ class SqliteStore:
                 conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, 1, expires))
             return True, n + 1
 
-        return await self._run(work)
+        return await self.state.run(work)
 
     async def unbook(self, counter: str) -> None:
         """Give one back."""
-        await self._run(lambda c: c.execute("UPDATE counters SET n = MAX(0, n - 1) WHERE name = ?", (counter,)))
+        await self.state.run(lambda c: c.execute("UPDATE counters SET n = MAX(0, n - 1) WHERE name = ?", (counter,)))
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (0 once expired)."""
@@ -264,7 +196,7 @@ class SqliteStore:
             row = conn.execute("SELECT n FROM counters WHERE name = ? AND expires > ?", (counter, now)).fetchone()
             return 0 if row is None else int(row[0])
 
-        return await self._run(work, tx=False)
+        return await self.state.run(work, tx=False)
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """One transaction: a live value (its use time refreshed for LRU), else the lease if nobody holds it or its
@@ -281,7 +213,7 @@ class SqliteStore:
             conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
             return None, True
 
-        return await self._run(work)
+        return await self.cache.run(work)
 
     async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
         """One transaction: store ``value`` (unless None or over the byte bound), drop expired entries and the least
@@ -296,7 +228,7 @@ class SqliteStore:
                 self._store(conn, key, value, expires, now)
             conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
 
-        await self._run(work)
+        await self.cache.run(work)
 
     def _store(self, conn: sqlite3.Connection, key: str, value: bytes, expires: float, now: float) -> None:
         """Insert, then evict; each eviction runs only when a count or a sum says it has something to delete."""
@@ -324,11 +256,11 @@ class SqliteStore:
             ).fetchone()
             return {"entries": n, "bytes": size, "max": self._max_entries, "max_bytes": self._max_bytes}
 
-        return await self._run(work, tx=False)
+        return await self.cache.run(work, tx=False)
 
     async def cache_clear(self) -> None:
         """Delete every cached value."""
-        await self._run(lambda c: c.execute("DELETE FROM cache"), tx=False)
+        await self.cache.run(lambda c: c.execute("DELETE FROM cache"), tx=False)
 
     async def record_get(self, key: str, now: float) -> dict[str, Any] | None:
         """A live record, or None."""
@@ -340,35 +272,62 @@ class SqliteStore:
             found = json.loads(row[0])
             return found if isinstance(found, dict) else None
 
-        return await self._run(work, tx=False)
+        return await self.state.run(work, tx=False)
 
     async def record_put(self, key: str, value: dict[str, Any], expires: float | None, now: float) -> None:
         """Store a record."""
         text = json.dumps(value)
-        await self._run(
+        await self.state.run(
             lambda c: c.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, text, expires)), tx=False
         )
 
     async def aclose(self) -> None:
-        """Close the connection."""
+        """Close the files."""
 
         def close() -> None:
-            self._checkpointer.close(timeout=BUSY_TIMEOUT_MS / 1000)
-            with self._lock:
-                self._conn.close()
+            self.state.close()
+            if self.cache is not self.state:
+                self.cache.close()
 
         await anyio.to_thread.run_sync(close)
 
 
-async def open_sqlite(path: Path, options: StateOptions) -> StateBackend:
-    """Open the shared file; if it is corrupt or unwritable, log one warning and return a memory backend."""
+def _open_files(
+    path: Path, cache_path: Path | None, legacy_path: Path | None
+) -> tuple[sqlite3.Connection, sqlite3.Connection | None]:
+    """The state file, its counters moved from ``legacy_path`` on its first opening, and the cache file (None when
+    it cannot be opened now: the cache alone degrades, and its first operation tries again)."""
+    state = connect(path, tables=ALL_TABLES if cache_path is None else STATE_TABLES)
+    if legacy_path is not None:
+        adopt_legacy(state, legacy_path)
+    if cache_path is None:
+        return state, None
     try:
-        conn = await anyio.to_thread.run_sync(connect, path)
+        return state, connect(cache_path, tables=CACHE_TABLES)
+    except (sqlite3.Error, OSError) as exc:
+        logger.debug("state: cache file %s not opened now (%s)", cache_path, exc)
+        return state, None
+
+
+async def open_sqlite(
+    path: Path, options: StateOptions, *, cache_path: Path | None = None, legacy_path: Path | None = None
+) -> StateBackend:
+    """Open the state file ``path`` and the cache file ``cache_path`` (None: ``path`` holds the cache too), moving
+    what an older version kept at ``legacy_path`` once; if the state file is corrupt or unwritable, log one warning
+    and return a memory backend."""
+    if cache_path == path:
+        cache_path = None
+    if legacy_path in (path, cache_path):
+        legacy_path = None
+    try:
+        conn, cache_conn = await anyio.to_thread.run_sync(_open_files, path, cache_path, legacy_path)
     except (sqlite3.Error, OSError) as exc:
         reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
         logger.warning("%s", reason)
         return MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries, reason=reason
         )
-    store = SqliteStore(path, conn, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
+    state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES)
+    cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES, follow=True)
+    store = SqliteStore(state, cache, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
     return SharedBackend("sqlite", store, options)

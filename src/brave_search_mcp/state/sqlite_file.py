@@ -1,6 +1,6 @@
-"""Opening the SQLite state file: WAL mode, the schema, and the migration of files older versions made.
+"""Opening a SQLite state or cache file: WAL mode, the schema, and the migration of files older versions made.
 
-One file is shared by every process of a user, old versions and new alike: the schema is created if absent, and a
+Each file is shared by every process of a user, old versions and new alike: the schema is created if absent, and a
 migration is one transaction that leaves tables every version's statements still run on. One that cannot run now
 (another process holds the file too long, or the disk is full) leaves the file as it was: the next opening tries
 again, and nothing depends on it meanwhile.
@@ -22,10 +22,16 @@ BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for ano
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
 
-_SCHEMA = """
+# The state: the rate limiter's plans and recent starts, the monthly counters, the breakers' records.
+STATE_TABLES = """
 CREATE TABLE IF NOT EXISTS plans (upstream TEXT PRIMARY KEY, state TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
+CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
+"""
+# The cache: stored answers and pages, and the single-flight leases of the ones being fetched.
+CACHE_TABLES = """
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
                                   size INTEGER NOT NULL, used REAL NOT NULL);
 DROP INDEX IF EXISTS cache_by_use;
@@ -33,9 +39,8 @@ CREATE INDEX IF NOT EXISTS cache_lru ON cache (used, key, size);
 DROP INDEX IF EXISTS cache_by_expiry;
 CREATE INDEX IF NOT EXISTS cache_expiry ON cache (expires, size);
 CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
 """
+ALL_TABLES = STATE_TABLES + CACHE_TABLES  # a file the user named (``sqlite:///path``) holds both
 
 
 def busy(exc: sqlite3.Error) -> bool:
@@ -44,7 +49,11 @@ def busy(exc: sqlite3.Error) -> bool:
 
 
 def connect(
-    path: Path, *, pause: Callable[[float], None] = time.sleep, clock: Clock = time.monotonic
+    path: Path,
+    *,
+    tables: str = ALL_TABLES,
+    pause: Callable[[float], None] = time.sleep,
+    clock: Clock = time.monotonic,
 ) -> sqlite3.Connection:
     """Open the file, trying again while another process holds a lock the opening needs, for up to
     ``BUSY_TIMEOUT_MS``: switching a new file to WAL takes an exclusive lock, and SQLite answers "locked" at once,
@@ -53,7 +62,7 @@ def connect(
     attempt = 1
     while True:  # bounded: the deadline, at most about a hundred tries
         try:
-            return _connect_once(path)
+            return _connect_once(path, tables)
         except sqlite3.Error as exc:
             if not busy(exc) or clock() >= deadline:
                 raise
@@ -61,8 +70,8 @@ def connect(
         attempt += 1
 
 
-def _connect_once(path: Path) -> sqlite3.Connection:
-    """Open (creating) the file in WAL mode with the schema; raises on a corrupt or unwritable file."""
+def _connect_once(path: Path, tables: str) -> sqlite3.Connection:
+    """Open (creating) the file in WAL mode with ``tables``; raises on a corrupt or unwritable file."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # cached answers are the user's searches
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     try:
@@ -72,7 +81,7 @@ def _connect_once(path: Path) -> sqlite3.Connection:
         # Deleted rows are zeroed where their pages are written anyway, but freed pages are not written over (some
         # builds zero them: an evicted 50 KB answer cost a dozen more page writes); the next answer reuses them.
         conn.execute("PRAGMA secure_delete=FAST")
-        conn.executescript(_SCHEMA)
+        conn.executescript(tables)
         conn.execute("PRAGMA quick_check(1)").fetchone()
         _migrate(conn)
         conn.execute("PRAGMA wal_autocheckpoint=0")  # SqliteStore checkpoints off the event loop

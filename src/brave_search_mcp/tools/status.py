@@ -227,6 +227,16 @@ def _brave_lines(report: dict[str, Any], throttle: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _state_line(state: dict[str, Any]) -> str:
+    """Where the counters live and where the cache does (the cache directory may be wiped; the state is kept)."""
+    location, cache = state.get("location"), state.get("cache_location")
+    if state.get("backend", "memory") == "memory" or location is None:
+        return "state: this process only (nothing shared, nothing kept after it exits)"
+    if cache is None or cache == location:
+        return f"state and cache: {location} ({state['backend']})"
+    return f"state: {location} ({state['backend']}); cache: {cache}"
+
+
 def render_status_text(report: dict[str, Any]) -> str:
     """A few lines a person can read at a glance."""
     key = report["key"]
@@ -262,6 +272,7 @@ def render_status_text(report: dict[str, Any]) -> str:
                     f"cache: {pages.get('entries', 0)} entries {where}, ttl {cache['ttl_seconds']:g} s, "
                     f"{pages.get('hits', 0)} hits, {pages.get('misses', 0)} misses ({name} pages)"
                 )
+    lines.append(_state_line(report.get("state") or {}))
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
         lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")
