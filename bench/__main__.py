@@ -68,7 +68,6 @@ SIDE_BENCHES: tuple[tuple[str, str], ...] = (
     ("bench.http_transport", "HTTP transport (issue 14)"),
     ("bench.bursts", "Bursts beside the official server (issue 22)"),
     ("bench.overhead", "Per-call overhead beside the official server, with each SDK's floor (issue 22)"),
-    ("bench.upstream_http", "Brave's GET transport: httpx2's own against ours (issue 22 item 3)"),
 )
 
 

@@ -117,6 +117,9 @@ SERVER_FAULTS: tuple[Fault, ...] = (
     Fault("429", "RATE_LIMITED", True, "all", {"retry_after": 2}, wait=2.0, label="429-retry-after"),
     Fault("422_token", "AUTH_FAILED", False, 1),
     Fault("403_bare", "UPSTREAM_ERROR", False, 1),
+    # RFC 9110 §15.2: a client must read past an interim 1xx to the final answer (last, so the rotation of the
+    # search types above stays as it was)
+    Fault("early_hints", None, False, 1, label="103-early-hints-then-200"),
 )
 
 

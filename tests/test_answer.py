@@ -13,12 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from brave_search_mcp.brave.answers_stream import SseDecoder, TagReader
+from brave_search_mcp.brave.answers_stream import TagReader, answer_payloads
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.errors import ErrorCode
 from brave_search_mcp.usecases.answer import AnswerArgs, deadline_seconds, prepare
 from brave_search_mcp.usecases.answer import ask as run
+from brave_search_mcp.usecases.contract import StreamPost
 from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
@@ -28,6 +29,7 @@ from testkit.brave.routes.answers import answer_deltas, sse_events
 from .conftest import BRAVE_BODIES
 
 QUESTION = "how do I start with the tool?"
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 
 @pytest.fixture
@@ -164,9 +166,18 @@ async def test_long_answer_is_cut_to_max_chars_and_keeps_only_sources_it_still_c
     assert codes(tiny) == ["OUTPUT_LIMIT_CLAMPED", "ANSWER_TRUNCATED"] and len(tiny.answer) <= 500
 
 
-def _fixed(data: bytes) -> Any:
-    async def stream(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
-        yield data
+def _fixed(data: bytes, cuts: list[int] | None = None, content_type: str = "text/event-stream") -> StreamPost:
+    """A StreamPost answering ``data`` (cut at ``cuts``) read as the client reads a response: ``answer_payloads``."""
+
+    async def stream(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
+        async def pieces() -> AsyncIterator[bytes]:
+            for piece in _pieces(data, cuts or []):
+                yield piece
+
+        request = httpx2.Request("POST", f"http://brave.test{path}")
+        response = httpx2.Response(200, headers={"Content-Type": content_type}, content=pieces(), request=request)
+        async for payload in answer_payloads(response, MAX_RESPONSE_BYTES):
+            yield payload
 
     return stream
 
@@ -313,10 +324,7 @@ def _pieces(data: bytes, cuts: list[int]) -> Iterator[bytes]:
 
 
 async def _answer_from(data: bytes, cuts: list[int]) -> AnswerEnvelope:
-    async def stream(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
-        for piece in _pieces(data, cuts):
-            yield piece
-
+    stream = _fixed(data, cuts)
     envelope, _ = await run(AnswerArgs(question="q"), stream, deadline=None, trace_id="t", server_version="v")
     return envelope
 
@@ -352,14 +360,15 @@ def test_tag_reader_gives_the_same_tokens_however_text_is_split(text: str, cuts:
     assert tokens(pieces) == tokens([text])
 
 
-def test_sse_decoder_handles_crlf_split_comments_and_multiline_data() -> None:
-    decoder = SseDecoder()
-    out = decoder.feed(b": keep-alive\r")
-    out += decoder.feed(b"\ndata: one\r\ndata: two\r")
-    out += decoder.feed(b"\n\r\n")
-    out += decoder.feed(b"data: [DONE]\n\ndata: cut")
-    out += decoder.close()
-    assert out == ["one\ntwo", "[DONE]"]
+@pytest.mark.anyio
+async def test_events_are_read_across_crlf_splits_comments_and_multiline_data() -> None:
+    data = b": keep-alive\r\ndata: one\r\ndata: two\r\n\r\ndata: [DONE]\n\ndata: cut"
+    cuts = [len(b": keep-alive\r"), len(b": keep-alive\r\ndata: one\r\ndata: two\r"), len(data) - 5]
+    stream = _fixed(data, cuts)
+    assert [payload async for payload in stream("/res/v1/chat/completions", {}, deadline=None)] == [
+        "one\ntwo",
+        "[DONE]",
+    ]
 
 
 @pytest.mark.anyio
@@ -408,7 +417,7 @@ async def test_a_blocking_json_answer_is_read_too() -> None:
     }
     data = json.dumps(blocking).encode()
     envelope, text = await run(
-        AnswerArgs(question="q"), _fixed(data[:9] + data[9:]), deadline=None, trace_id="t", server_version="v"
+        AnswerArgs(question="q"), _fixed(data, [9], "application/json"), deadline=None, trace_id="t", server_version="v"
     )
     assert envelope.answer == "K2 is second." and envelope.meta.complete
     assert envelope.meta.usage is not None and envelope.meta.usage.total_tokens == 14

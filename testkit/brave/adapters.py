@@ -14,8 +14,10 @@ from typing import Any
 import anyio
 import httpx2
 
+from brave_search_mcp.brave.answers_stream import answer_payloads
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.brave.wire import map_error, parse_rate_limit
+from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.upstream.bodies import decode_json_object
@@ -33,6 +35,7 @@ class HttpUpstream:
         self.key = key
         self.clock = clock
         self.fetched: list[tuple[str, list[tuple[str, str]], dict[str, str]]] = []
+        self.max_response_bytes: int = Settings.model_fields["max_response_bytes"].default  # the client's default
 
     def _safe(self, text: str, limit: int = 300) -> str:
         return clean_text(text.replace(self.key, "[redacted]"), limit=limit, markup=False)
@@ -71,15 +74,15 @@ class HttpUpstream:
             raise self._error(path, response, response.content)
         return decode_json_object(response.content)
 
-    async def stream(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
-        """POST ``body``; yield raw body chunks; a non-2xx answer raises before the first chunk."""
+    async def stream(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
+        """POST ``body``; yield each event's data (as the client reads them); a non-2xx answer raises first."""
         headers = self._headers({"Accept": "text/event-stream"})
         try:
             async with self.http.stream("POST", path, json=body, headers=headers) as response:
                 if not 200 <= response.status_code < 300:
                     raise self._error(path, response, await response.aread())
-                async for chunk in response.aiter_raw():
-                    yield chunk
+                async for payload in answer_payloads(response, self.max_response_bytes):
+                    yield payload
         except httpx2.TimeoutException:
             raise errors.UpstreamTimeout("Brave's answer stream timed out.") from None
         except httpx2.HTTPError as exc:

@@ -25,7 +25,8 @@ HTTP_FAULTS = frozenset(
         "403_bare", "404_subscription", "invalid_json", "html_error", "empty_body", "oversize", "truncated_gzip",
     }
 )  # fmt: skip
-TRANSPORT_FAULTS = frozenset({"refused", "reset", "slow_body", "timeout", "hang"})
+# early_hints: a normal answer after an interim "103 Early Hints" (RFC 8297), which a client must read past
+TRANSPORT_FAULTS = frozenset({"refused", "reset", "slow_body", "timeout", "hang", "early_hints"})
 FAULTS = HTTP_FAULTS | TRANSPORT_FAULTS
 # Faults after which the client never saw a status line.
 NO_ANSWER_FAULTS = frozenset({"refused", "timeout", "hang"})
@@ -162,7 +163,7 @@ def _reply(name: str, opts: dict[str, Any], ex: Exchange, keys: KeyRing, answer:
         return _oversize(ex, int(opts.get("size", _DEFAULT_OVERSIZE)), bool(opts.get("gzip", ex.gzip_ok)))
     if name in NO_ANSWER_FAULTS:
         return Reply(0, [], transport_fault=name, options=dict(opts))
-    # Faults that damage an otherwise normal answer: reset, slow_body, truncated_gzip.
+    # Faults that damage (or precede) an otherwise normal answer: reset, slow_body, early_hints, truncated_gzip.
     if name == "truncated_gzip":
         reply = answer(False)
         packed = gzip.compress(reply.body, mtime=0)

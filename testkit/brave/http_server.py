@@ -136,6 +136,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, reply: Reply) -> None:
         fault = reply.transport_fault
         stopping = self.server.stopping
+        if fault == "early_hints":  # an interim answer first, as a CDN in front of an API may send (RFC 8297)
+            self.send_response_only(103, "Early Hints")
+            self.send_header("Link", "</static/app.css>; rel=preload; as=style")
+            self.end_headers()
         if fault == "refused":
             # A real refusal needs a closed listener; the nearest per-request equivalent is closing before any byte.
             self.close_connection = True

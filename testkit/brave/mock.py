@@ -58,7 +58,7 @@ class _ReplyStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
 
 def to_httpx(reply: Reply, request: httpx2.Request) -> httpx2.Response:
     """``reply`` as the response httpx2 would have read (or the exception it would have raised)."""
-    fault = reply.transport_fault
+    fault = reply.transport_fault  # "early_hints" needs nothing here: httpx2 never shows an interim answer
     if fault == "refused":
         raise httpx2.ConnectError("[Errno 111] Connection refused (fake brave)", request=request)
     if fault in ("timeout", "hang"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 import time
 
 import httpx2
@@ -249,5 +250,25 @@ def test_fault_names_are_all_exercised() -> None:
         "slow_body",
         "timeout",
         "hang",
+        "early_hints",
     }
     assert exercised == FAULTS
+
+
+def test_early_hints_go_on_the_wire_before_the_answer(server: FakeBraveServer) -> None:
+    """The 103 really is sent (httpx2 reads past it, so only raw bytes can show it), then the whole 200."""
+    server.fake.inject("early_hints")
+    request = (
+        f"GET {WEB_PATH}?q=x HTTP/1.1\r\nHost: brave\r\nX-Subscription-Token: {VALID_KEY}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(request.encode())
+        received = b""
+        for _ in range(1000):  # bounded: the server closes after its answer
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            received += piece
+    interim, _, rest = received.partition(b"\r\n\r\n")
+    assert interim.startswith(b"HTTP/1.1 103 Early Hints\r\n") and b"Link: </static/app.css>" in interim
+    assert rest.startswith(b"HTTP/1.1 200 ")

@@ -1,18 +1,25 @@
-"""Incremental readers for Brave Answers' stream: SSE framing, then Brave's tags inside the answer text.
+"""Readers for Brave Answers' stream: its events through httpx2's bounded SSE reader, then Brave's tags inside the
+answer text.
 
-Both readers take input in arbitrary pieces (a network chunk may end inside a UTF-8 character, a
-line, an event or a ``<citation>…</citation>`` tag) and give the same result however it was cut.
+The events are httpx2's ``EventSource`` (the WHATWG rules, linear in what arrives), bounded twice: one event
+(a line not yet ended included) by ``EVENT_CAP_BYTES``, the whole stream by ``STREAM_CAP_RESPONSES`` times the
+response cap, counted as the bytes arrive; either cap ends the stream with ``UPSTREAM_ERROR`` naming it, having
+held no more than the cap. The tag reader takes the text in arbitrary pieces (a delta may end inside a
+``<citation>…</citation>`` tag) and gives the same result however it was cut.
 """
 
 from __future__ import annotations
 
-import codecs
 import json
-import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+import httpx2
+
+from brave_search_mcp.models import errors
+from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.upstream.bodies import EVENT_CAP_BYTES, STREAM_CAP_RESPONSES, read_capped
+
 # Brave's tags (reference/brave-api.md §3.12): JSON payload tags, research-phase tags whose content is
 # not part of the answer, and bare markers.
 JSON_TAGS = frozenset({"citation", "usage", "enum_item"})
@@ -21,50 +28,54 @@ MARKER_TAGS = frozenset({"answer", "enum_start", "enum_end"})
 KNOWN_TAGS = JSON_TAGS | PHASE_TAGS | MARKER_TAGS
 _LONGEST_TAG = max(len(name) for name in KNOWN_TAGS) + 3  # "</" + name + ">"
 MAX_PENDING_CHARS = 256 * 1024  # an unclosed JSON tag larger than this is dropped, not buffered forever
+EVENT_STREAM = "text/event-stream"
 
 
-class SseDecoder:
-    """Bytes → SSE ``data`` payloads (one string per event), per the WHATWG event-stream rules."""
+async def answer_payloads(response: httpx2.Response, max_response_bytes: int) -> AsyncIterator[str]:
+    """Each event's ``data`` as it arrives; a JSON answer (Brave's blocking form) is read under the response cap and
+    given whole, once. Any other content type is an ``UPSTREAM_ERROR`` naming it. The caller closes ``response``."""
+    media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media == "application/json":
+        yield (await read_capped(response, max_response_bytes)).decode("utf-8", errors="replace")
+        return
+    if media != EVENT_STREAM:
+        shown = clean_text(media, limit=60) or "no content type"
+        raise errors.UpstreamError(
+            f"Brave Answers answered {shown}, not an event stream.", status=response.status_code, retryable=False
+        )
+    cap = STREAM_CAP_RESPONSES * max_response_bytes
+    counted = httpx2.Response(
+        response.status_code, headers=response.headers, stream=_Counted(response, cap), request=response.request
+    )
+    try:
+        async for event in httpx2.EventSource(counted, max_event_size=EVENT_CAP_BYTES):
+            yield event.data
+    except httpx2.SSEError:  # the content type was checked above: the one SSEError left is the event's size
+        raise _over_cap(f"an event over the {EVENT_CAP_BYTES:,}-byte cap for one event", EVENT_CAP_BYTES) from None
 
-    def __init__(self) -> None:
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
-        self._data: list[str] = []
 
-    def feed(self, chunk: bytes) -> list[str]:
-        """Decode ``chunk`` and return the payloads of every event it completed."""
-        return self._lines(self._utf8.decode(chunk), final=False)
+class _Counted(httpx2.AsyncByteStream):
+    """A response's body as received, refused as soon as more than ``cap`` bytes came (events and comments alike)."""
 
-    def close(self) -> list[str]:
-        """End of stream: finish the last line; an event never ended by a blank line is dropped (per spec)."""
-        return self._lines(self._utf8.decode(b"", final=True), final=True)
+    def __init__(self, response: httpx2.Response, cap: int) -> None:
+        self._response, self._cap = response, cap
 
-    def _lines(self, text: str, *, final: bool) -> list[str]:
-        buffer = self._pending + text
-        events: list[str] = []
-        start = 0
-        for match in _LINE_END.finditer(buffer):
-            if match.group() == "\r" and match.end() == len(buffer) and not final:
-                break  # a "\r" at the end may be the first half of "\r\n": wait for the next chunk
-            self._line(buffer[start : match.start()], events)
-            start = match.end()
-        self._pending = buffer[start:]
-        if final and self._pending:
-            self._line(self._pending, events)
-            self._pending = ""
-        return events
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        received = 0
+        async for chunk in self._response.aiter_raw():
+            received += len(chunk)
+            if received > self._cap:
+                raise _over_cap(f"more than the {self._cap:,}-byte cap for one answer's stream", self._cap)
+            yield chunk
 
-    def _line(self, line: str, events: list[str]) -> None:
-        if not line:
-            if self._data:
-                events.append("\n".join(self._data))
-                self._data = []
-            return
-        if line.startswith(":"):
-            return  # comment / keep-alive
-        name, _, value = line.partition(":")
-        if name == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
+
+def _over_cap(what: str, cap: int) -> errors.UpstreamError:
+    return errors.UpstreamError(
+        f"Brave Answers sent {what}; the stream was cut there.",
+        status=200,
+        retryable=False,
+        details={"limit_bytes": cap},
+    )
 
 
 Sink = Callable[[str, str], None]  # (kind, value): ("text", s), ("phase", name) or (tag, inner JSON / "")

@@ -17,11 +17,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlencode
 
 import anyio
 import httpx2
 
+from brave_search_mcp.brave.answers_stream import answer_payloads
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, MESSAGE_CAP_CHARS, MISSING_KEY_MESSAGE, USER_AGENT, Endpoint
 from brave_search_mcp.brave.limits import BraveLimits, brave_limits
@@ -38,9 +38,8 @@ from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
-from brave_search_mcp.upstream.get_requests import GetRequests
-from brave_search_mcp.upstream.keepalive import Reply, open_http
-from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
+from brave_search_mcp.upstream.retry import RetryPolicy
+from brave_search_mcp.upstream.retrying import Retrier
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 logger = logging.getLogger(__name__)
@@ -68,12 +67,9 @@ class BraveClient:
         self._transport = transport
         self.clock = clock  # the one clock the client stamps and throttles with (the service shares it)
         self.sleep = sleep  # the one sleep it waits with (the service's summarizer polling shares it)
-        self._rng = rng
-        self._retry_policy = RetryPolicy(
-            settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0
-        )
+        policy = RetryPolicy(settings.retries, settings.retry_base_ms / 1000.0, settings.retry_max_ms / 1000.0)
+        self._retrier = Retrier(policy, clock=clock, sleep=sleep, rng=rng)  # every GET's and POST's tries
         self._http: httpx2.AsyncClient | None = None
-        self._gets: GetRequests | None = None  # built with the connection pool, on the first request
         self._closed = False
         self._calls: set[anyio.CancelScope] = set()
         if limits is None:  # this process's own numbers, on the client's clock (tests pass a fake one)
@@ -103,7 +99,6 @@ class BraveClient:
         for scope in list(self._calls):
             scope.cancel()
         http, self._http = self._http, None
-        self._gets = None
         if http is not None:
             await http.aclose()
 
@@ -174,18 +169,21 @@ class BraveClient:
     # -- one call -------------------------------------------------------------------------------
 
     def _open(self) -> httpx2.AsyncClient:
-        if self._http is None:
-            self._http, direct = open_http(
-                self._settings.base_url, self._transport, self._settings.timeout_seconds, self.clock
-            )
-            self._gets = GetRequests(self._http, self._settings.base_url, self._headers(), direct)
-        return self._http
+        """httpx2's pooled HTTP/1.1 client, made on the first request.
 
-    def _requests(self) -> GetRequests:
-        """The GETs' builder, made with the connection pool."""
-        self._open()
-        assert self._gets is not None
-        return self._gets
+        trust_env: httpx2 reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and SSL_CERT_FILE / SSL_CERT_DIR, the corporate
+        network conventions (tests/test_proxies.py, README). Every phase (connect, write, each read, waiting for a
+        pooled connection) has the attempt timeout; ``_attempt`` also bounds the whole attempt by it. No HTTP/2:
+        nothing here can measure that it helps (Brave is out of reach; the fakes speak HTTP/1.1).
+        """
+        if self._http is None:
+            self._http = httpx2.AsyncClient(
+                transport=self._transport,
+                trust_env=True,
+                timeout=httpx2.Timeout(self._settings.timeout_seconds),
+                follow_redirects=False,
+            )
+        return self._http
 
     def _key(self) -> str:
         secret = self._settings.api_key
@@ -198,16 +196,10 @@ class BraveClient:
             text = text.replace(key, "[redacted]")
         return clean_text(text, limit=limit, markup=False)
 
-    def _url(self, endpoint: Endpoint, params: Params, headers: Headers = ()) -> httpx2.URL | bytes:
-        """A GET's target (``GetRequests.target``): the query encoded as ``httpx2.URL(..., params=...)`` encodes it
-        (a repeated name's values grouped at its first place, as its ``QueryParams`` does)."""
-        grouped: dict[str, list[str]] = {}
-        for name, value in params:
-            grouped.setdefault(name, []).append(value)
-        pairs = [(name, value) for name, values in grouped.items() for value in values]
-        query = f"?{urlencode(pairs)}" if pairs else ""
+    def _url(self, endpoint: Endpoint, params: Params) -> httpx2.URL:
+        """A GET's URL, built before admission: one httpx2 refuses is refused before anything is counted."""
         try:
-            return self._requests().target(f"{endpoint.value}{query}", headers)
+            return httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value, params=list(params))
         except (httpx2.InvalidURL, TypeError, ValueError) as exc:
             message = f"The request could not be encoded as a URL ({self._safe(str(exc), 120)})."
             raise errors.InvalidArgument(message) from None
@@ -230,7 +222,7 @@ class BraveClient:
         key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
 
         async def upstream() -> _Fetched:
-            url = self._url(endpoint, params, headers)
+            url = self._url(endpoint, params)
             return await self._fetch(
                 endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
             )
@@ -260,7 +252,7 @@ class BraveClient:
     async def _fetch(
         self,
         endpoint: Endpoint,
-        url: httpx2.URL | bytes,
+        url: httpx2.URL,
         *,
         throttle: bool,
         retries: int | None,
@@ -284,14 +276,8 @@ class BraveClient:
             finally:
                 await admission.settle(booked, answered=answered)
 
-        tries = self._settings.retries if retries is None else retries
-        policy = self._retry_policy
-        if tries != policy.retries:
-            policy = replace(policy, retries=tries)
         try:
-            fetched = await with_retries(
-                one_attempt, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
-            )
+            fetched = await self._retrier.run(one_attempt, deadline=deadline, retries=retries)
         except errors.BraveSearchError as exc:
             exc.details.setdefault("attempts", sent)
             raise
@@ -304,9 +290,13 @@ class BraveClient:
         *,
         deadline: float | None = None,
         on_send: Callable[[], None] | None = None,
-    ) -> AsyncIterator[bytes]:
-        """POST ``body``, yield raw chunks as they come; admitted like a GET, never cached. Only a 429 is retried
-        (Brave did nothing and bills nothing for it); ``on_send`` is told of every request that goes out."""
+    ) -> AsyncIterator[str]:
+        """POST ``body``; yield each server-sent event's data as it comes (a blocking JSON answer: its body, once).
+
+        Admitted like a GET, never cached. Only a 429 is retried (Brave did nothing and bills nothing for it);
+        ``on_send`` is told of every request that goes out. An event or a stream over its cap ends it with
+        ``UPSTREAM_ERROR`` (``answers_stream.answer_payloads``).
+        """
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
@@ -343,16 +333,13 @@ class BraveClient:
             finally:
                 await admission.settle(booked, answered=answered)
 
-        policy = replace(self._retry_policy, rate_limited_only=True)  # Brave did nothing, and bills nothing, for a 429
         try:
-            response = await with_retries(
-                open_stream, policy=policy, clock=self.clock, sleep=self.sleep, deadline=deadline, rng=self._rng
-            )
+            response = await self._retrier.run(open_stream, deadline=deadline, rate_limited_only=True)
             try:
                 counters.last = "ok"
                 with typed_transport_errors("Brave", timeout, self._safe):
-                    async for chunk in response.aiter_bytes():
-                        yield chunk
+                    async for payload in answer_payloads(response, self._settings.max_response_bytes):
+                        yield payload
             finally:
                 await response.aclose()
         except errors.BraveSearchError as exc:
@@ -377,18 +364,19 @@ class BraveClient:
         }
 
     async def _attempt(
-        self, endpoint: Endpoint, url: httpx2.URL | bytes, attempt: int, extra_headers: Headers, admission: Admission
+        self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
     ) -> _Fetched:
         if self._closed:
             raise errors.Cancelled("The Brave client is closed.")
-        gets = self._requests()
+        http = self._open()
         timeout = self._settings.timeout_seconds
         started = self.clock()
         status: int | None = None
         outcome = "ok"
         try:
             with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                response = await gets.send(url, extra_headers)
+                request = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                response = await http.send(request, stream=True)
                 try:
                     status = response.status_code
                     return await self._handle(endpoint, response, admission)
@@ -409,7 +397,7 @@ class BraveClient:
                 (self.clock() - started) * 1000.0,
             )
 
-    async def _handle(self, endpoint: Endpoint, response: Reply | httpx2.Response, admission: Admission) -> _Fetched:
+    async def _handle(self, endpoint: Endpoint, response: httpx2.Response, admission: Admission) -> _Fetched:
         status = response.status_code
         info = parse_rate_limit(response.headers, self.clock())
         if info is not None:

@@ -36,7 +36,8 @@ from brave_search_mcp.reader.fetch import (
     parse_target,
 )
 from brave_search_mcp.state.base import Fetch, StateBackend
-from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
+from brave_search_mcp.upstream.retry import RetryPolicy
+from brave_search_mcp.upstream.retrying import Retrier
 
 CACHE_PREFIX = "read:v1:"
 READ_RETRIES = 1  # a web page gets one more try: a site is not an API with a quota to protect, nor one to hammer
@@ -73,6 +74,11 @@ class UrlReader:
     ssl_context: ssl.SSLContext | None = None
     sleep: Sleep = anyio.sleep  # waits between tries, on ``clock``'s time
     _context: ssl.SSLContext | None = field(default=None, init=False, repr=False)
+    _retrier: Retrier = field(init=False, repr=False)  # every page's tries, built once with the reader
+
+    def __post_init__(self) -> None:
+        policy = RetryPolicy(retries=min(self.settings.retries, READ_RETRIES))
+        self._retrier = Retrier(policy, clock=self.clock, sleep=self.sleep)
 
     def _setup(self) -> FetchSetup:
         if self._context is None:  # built on first use (loading the trust store costs a few milliseconds)
@@ -119,18 +125,11 @@ class UrlReader:
         """The page fetched (one more try after a 5xx, a timeout or a dropped connection) and extracted, and
         whether it said ``no-store``; the same retry rule as every upstream, and each try waits for the host."""
         setup = self._setup()
-        policy = RetryPolicy(retries=min(self.settings.retries, READ_RETRIES))
 
         async def attempt() -> RawPage:
             return await fetch_page(url, setup, deadline=deadline)
 
-        page = await with_retries(
-            attempt,
-            policy=policy,
-            clock=self.clock,
-            sleep=self.sleep,
-            deadline=deadline,
-        )
+        page = await self._retrier.run(attempt, deadline=deadline)
         return await self._extract(page, deadline), page.no_store
 
     async def _extract(self, page: RawPage, deadline: float | None) -> Document:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import zlib
-from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import httpx2
 from pydantic_core import from_json
@@ -18,28 +18,15 @@ from brave_search_mcp.models import errors
 
 # Error bodies are only read this far (they are small; anything longer is not an API's error JSON).
 ERROR_BODY_CAP_BYTES = 64 * 1024
+# One server-sent event, a line not yet ended included (httpx2's own default): Brave's are a few hundred bytes.
+EVENT_CAP_BYTES = 1024 * 1024
+# A whole event stream, in multiples of the configured response cap (4 MiB by default, so 32 MiB): an answer of
+# 100,000 characters streamed a few characters an event is about 6 MB of SSE, research mode streams its phases too.
+STREAM_CAP_RESPONSES = 8
 GZIP = "gzip"
 
 
-class Streamed(Protocol):
-    """What reading a body needs of a response: ``httpx2.Response``, or the kept-alive transport's ``Reply``."""
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """Looked up by lower-case name."""
-
-    @property
-    def is_stream_consumed(self) -> bool:
-        """Whether the body was read already."""
-
-    def aiter_raw(self) -> AsyncGenerator[bytes, None]:
-        """The body as received."""
-
-    def aiter_bytes(self) -> AsyncGenerator[bytes, None]:
-        """The body decoded."""
-
-
-async def read_capped(response: Streamed, cap: int, upstream: str = "Brave") -> bytes:
+async def read_capped(response: httpx2.Response, cap: int, upstream: str = "Brave") -> bytes:
     """Read a success body, refusing it as soon as it is known to exceed the cap."""
     _refuse_declared_oversize(response, cap, upstream)
     buffer = bytearray()
@@ -51,7 +38,7 @@ async def read_capped(response: Streamed, cap: int, upstream: str = "Brave") -> 
     return bytes(buffer)
 
 
-async def read_capped_gzip(response: Streamed, cap: int, upstream: str = "Brave") -> tuple[bytes, bytes | None]:
+async def read_capped_gzip(response: httpx2.Response, cap: int, upstream: str = "Brave") -> tuple[bytes, bytes | None]:
     """A success body decoded, and the bytes as received when it came gzip-encoded (None otherwise).
 
     The gzip bytes are what a shared cache keeps (a quarter of the size, so a quarter of the pages written); they are
@@ -106,7 +93,7 @@ class _GzipDecoder:
             raise _too_large(self._upstream, self._cap, None)
 
 
-def _refuse_declared_oversize(response: Streamed, cap: int, upstream: str) -> None:
+def _refuse_declared_oversize(response: httpx2.Response, cap: int, upstream: str) -> None:
     """Refuse a body whose declared length is over the cap before reading any of it."""
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > cap:
@@ -123,7 +110,7 @@ def _too_large(upstream: str, cap: int, declared: int | None) -> errors.Response
     )
 
 
-async def read_error_body(response: Streamed) -> bytes:
+async def read_error_body(response: httpx2.Response) -> bytes:
     """Read at most ERROR_BODY_CAP_BYTES of an error body; an undecodable one counts as empty."""
     buffer = bytearray()
     try:

@@ -1,16 +1,16 @@
-"""The one retry rule for every upstream: what a later try can fix, and how long an upstream asked us to wait."""
+"""The one retry rule for every upstream: what a later try can fix, and how long an upstream asked us to wait.
+
+``retrying.Retrier`` runs it (on tenacity); this module stays pure, so the error mapping can share the rule.
+"""
 
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
 
-from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models import errors
 
 RETRY_STATUSES: frozenset[int] = frozenset({500, 502, 503, 504})
@@ -55,7 +55,6 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
-T = TypeVar("T")
 # A wait an upstream demands longer than this is not worth holding a tool call for.
 MAX_SERVER_WAIT_SECONDS = 60.0
 # A try must be able to start this long before the call's deadline to be worth waiting for (the request itself
@@ -100,10 +99,14 @@ class RetryPolicy:
         if deadline is not None and now >= deadline:
             return False  # no try starts once the call's time is up
         wait = server_wait(exc)
+        return wait is None or (wait <= self.max_server_wait and self.fits(wait, now=now, deadline=deadline))
+
+    def fits(self, wait: float, *, now: float, deadline: float | None) -> bool:
+        """Whether a try that starts after ``wait`` seconds still has time before the deadline (``start_margin``)."""
         if deadline is None:
-            return wait is None or wait <= self.max_server_wait
+            return True
         left = deadline - now
-        return wait is None or wait <= min(self.max_server_wait, left - start_margin(left))
+        return wait <= left - start_margin(left)
 
     def wait(self, attempt: int, exc: BaseException | None, rng: Callable[[], float]) -> float:
         """The upstream's own wait when it gave one, else capped exponential backoff with jitter (x0.8-1.2)."""
@@ -113,29 +116,3 @@ class RetryPolicy:
         exponent = min(max(attempt - 1, 0), 30)
         delay = self.base_seconds * (2.0**exponent) * (0.8 + 0.4 * rng())
         return min(self.max_seconds, delay)
-
-
-async def with_retries(
-    attempt: Callable[[], Awaitable[T]],
-    *,
-    policy: RetryPolicy,
-    clock: Clock,
-    sleep: Sleep,
-    deadline: float | None = None,
-    rng: Callable[[], float] = random.random,
-) -> T:
-    """Run ``attempt`` until it succeeds, fails in a way no later try can fix, or the policy's tries are spent.
-
-    A plain loop: it runs on every upstream request, and a retry framework's per-call set-up cost more than the
-    request's own bookkeeping.
-    """
-    tries = policy.retries + 1
-    number = 1
-    while True:
-        try:
-            return await attempt()
-        except Exception as exc:
-            if not policy.should_retry(exc, now=clock(), deadline=deadline) or number >= tries:
-                raise
-            await sleep(policy.wait(number, exc, rng))
-        number += 1

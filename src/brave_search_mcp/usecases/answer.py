@@ -18,7 +18,7 @@ import anyio
 from pydantic import AliasChoices, Field, field_validator
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.brave.answers_stream import SseDecoder, TagReader, json_object
+from brave_search_mcp.brave.answers_stream import TagReader, json_object
 from brave_search_mcp.brave.arguments import Collector
 from brave_search_mcp.brave.facts import PARAM_RANGES, PLAN_NEEDED, Endpoint
 from brave_search_mcp.clock import Clock
@@ -48,8 +48,7 @@ MAX_QUESTION_CHARS = 2_000
 MAX_QUESTION_WORDS = 400
 MAX_SOURCES = 50
 SNIPPET_LIMIT = 300
-MAX_BLOCKING_BYTES = 1024 * 1024
-PROGRESS_EVERY = 16  # chunks between progress notifications (phase changes notify at once)
+PROGRESS_EVERY = 16  # events between progress notifications (the first event and phase changes notify at once)
 RESEARCH_DEFAULT_SECONDS = 180
 RESEARCH_GRACE_SECONDS = 30.0  # Brave's research budget plus time to write the answer
 _MARKER = re.compile(r"\[(\d+)\]")
@@ -209,7 +208,7 @@ class AnswerState:
             self.has_usage = True
 
     def on_data(self, payload: str) -> None:
-        """One SSE ``data`` payload: a chunk object, ``[DONE]``, or an error object."""
+        """One SSE ``data`` payload (a chunk object, ``[DONE]``, or an error object), or a blocking answer's body."""
         if payload.strip() == "[DONE]":
             self.done = True
             return
@@ -226,12 +225,14 @@ class AnswerState:
         for choice in choices if isinstance(choices, list) else []:
             if not isinstance(choice, dict):
                 continue
-            delta = choice.get("delta") or choice.get("message") or {}
+            whole = choice.get("message")  # a blocking answer: the message whole, and nothing follows it
+            delta = choice.get("delta") or whole or {}
             content = delta.get("content") if isinstance(delta, dict) else None
             if isinstance(content, str):
                 self.reader.feed(content)
             if isinstance(choice.get("finish_reason"), str):
                 self.finish_reason = clean_text(choice["finish_reason"], limit=40) or None
+                self.done = self.done or isinstance(whole, dict)
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.has_usage = True
@@ -275,15 +276,13 @@ async def _read(
     stream: StreamPost, body: dict[str, Any], state: AnswerState, deadline: float | None, progress: Progress | None
 ) -> BraveSearchError | None:
     """Read the stream into ``state`` until [DONE], EOF or a failure; return the failure that cut it, if any."""
-    decoder = SseDecoder()
-    iterator: AsyncIterator[bytes] = stream(Endpoint.CHAT, body, deadline=deadline)
-    chunks = 0
+    iterator: AsyncIterator[str] = stream(Endpoint.CHAT, body, deadline=deadline)
+    payloads = 0
     phase = None
-    head = b""
     try:
         while not state.done:
             try:
-                chunk = await iterator.__anext__()
+                payload = await iterator.__anext__()
             except StopAsyncIteration:
                 break
             except NotInPlan as exc:
@@ -297,21 +296,12 @@ async def _read(
                 if not state.events:
                     raise failure from None
                 return failure
-            chunks += 1
-            if not state.events and len(head) < MAX_BLOCKING_BYTES:
-                head += chunk  # kept in case Brave answered with one blocking JSON body instead of SSE
-            for payload in decoder.feed(chunk):
-                state.on_data(payload)
-            if state.phase != phase or chunks % PROGRESS_EVERY == 0:
+            payloads += 1
+            state.on_data(payload)
+            if state.phase != phase or payloads % PROGRESS_EVERY == 1:  # the first event, then every 16th
                 phase = state.phase
                 message = f"Brave Answers: {phase or 'answering'} ({state.chars:,} characters so far)"
-                progress = await _notify(progress, float(chunks), message)
-        if not state.done:
-            for payload in decoder.close():
-                state.on_data(payload)
-        if not state.events and head.lstrip().startswith(b"{"):
-            state.on_data(head.decode("utf-8", errors="replace"))  # chat.completion: choices[].message
-            state.done = state.events > 0 and state.finish_reason is not None
+                progress = await _notify(progress, float(payloads), message)
     finally:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:

@@ -7,7 +7,7 @@ specs; the MCP server, the CLI, the skill commands, the library's check, help, s
 instructions and ``manifest.json`` are generated from it.
 
 Use cases never see HTTP: ``Ports`` hands them the one Brave client as small callables (``JsonFetch``:
-GET one endpoint, decoded JSON; ``StreamPost``: POST, raw body chunks; both raise ``models.errors``
+GET one endpoint, decoded JSON; ``StreamPost``: POST, each streamed event's data; both raise ``models.errors``
 classes), the provider chain, the page memo and one clock, so the same code runs over the real client,
 a test transport or a recording.
 """
@@ -60,10 +60,11 @@ class JsonFetch(Protocol):
 
 
 class StreamPost(Protocol):
-    """POST a JSON body and yield the raw response body chunks as they arrive; non-2xx raises ``errors`` classes."""
+    """POST a JSON body and yield each server-sent event's data as it arrives (a JSON answer: its body, once);
+    non-2xx, or an event or stream over its byte cap, raises ``errors`` classes."""
 
-    def __call__(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
-        """Start the request; iteration yields body bytes until the upstream closes the stream."""
+    def __call__(self, path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
+        """Start the request; iteration yields event data until the upstream closes the stream."""
         ...
 
 
@@ -177,7 +178,7 @@ class Ports:
         def sent() -> None:
             facts.attempts += 1
 
-        def post(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[bytes]:
+        def post(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
             return client.stream_post(Endpoint(path), body, deadline=deadline, on_send=sent)
 
         return post

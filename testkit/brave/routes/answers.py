@@ -1,7 +1,9 @@
 """Chat completions (Brave's Answers): a strict body check, then a streamed answer that can misbehave on request.
 
 Controls (on ``fake.answers``) say how the stream ends: reset, clean EOF, stall or an in-stream error after N
-events. Brave sends no X-RateLimit-* headers here, never gzip, and accepts ``Authorization: Bearer <key>``.
+events; and how big it is: the answer's text repeated N times, or one ``data:`` line of N bytes never ended
+(produced piece by piece, so the fake never holds it whole). Brave sends no X-RateLimit-* headers here, never
+gzip, and accepts ``Authorization: Bearer <key>``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class AnswersRoute:
         self.stream_hang_after: int | None = None  # SSE events sent, then the stream stalls
         self.stream_hang_seconds = 30.0
         self.stream_error_after: int | None = None  # SSE events sent, then an in-stream error object and [DONE]
+        self.stream_repeat = 1  # the answer's text deltas this many times over: a long stream of legal events
+        self.stream_unended_line: int | None = None  # the stream is one ``data:`` line of this many bytes, no newline
         self.chat_requests: list[dict[str, Any]] = []  # decoded bodies, for assertions
 
     def answer(self, ex: Exchange) -> Reply:
@@ -66,6 +70,7 @@ class AnswersRoute:
         question = body["messages"][0]["content"]
         research = bool(body.get("enable_research"))
         deltas = answer_deltas(question, citations=bool(body.get("enable_citations")), research=research)
+        deltas = [*deltas[:-1] * self.stream_repeat, deltas[-1]]
         if not body.get("stream", True):
             text = "".join(d for d in deltas if not d.startswith("<usage>"))
             blocking = {
@@ -77,6 +82,9 @@ class AnswersRoute:
         return self._stream(sse_events(question, body["model"], deltas))
 
     def _stream(self, events: list[bytes]) -> Reply:
+        if self.stream_unended_line is not None:
+            size = self.stream_unended_line
+            return Reply(200, list(_SSE_HEADERS), chunks=lambda: _unended_line(size))
         if self.stream_error_after is not None:
             error = {"error": {"code": "UPSTREAM_ERROR", "detail": "The answer model failed mid-answer."}}
             kept = events[: self.stream_error_after]
@@ -178,6 +186,16 @@ def sse_events(question: str, model: str, deltas: list[str]) -> list[bytes]:
         events.append(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
     events.append(b"data: [DONE]\n\n")
     return events
+
+
+def _unended_line(size: int, piece: int = 64 * 1024) -> Iterator[bytes]:
+    """``data: "xxx…`` of ``size`` bytes in all, in pieces, with no line end."""
+    head = b'data: "'
+    yield head
+    left = size - len(head)
+    while left > 0:
+        yield b"x" * min(piece, left)
+        left -= piece
 
 
 def _halves(events: list[bytes]) -> Iterator[bytes]:

@@ -52,7 +52,8 @@ from brave_search_mcp.state.base import SharedCache
 from brave_search_mcp.state.memory import MemoryCache, memory_limiter
 from brave_search_mcp.state.response_cache import FRESHNESS_TTL_SECONDS, make_key
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped, read_error_body
-from brave_search_mcp.upstream.retry import RetryPolicy, with_retries
+from brave_search_mcp.upstream.retry import RetryPolicy
+from brave_search_mcp.upstream.retrying import Retrier
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 __all__ = ["SearxngConfig", "SearxngProvider"]
@@ -138,11 +139,11 @@ class SearxngProvider:
     ) -> None:
         self.config = config
         self._clock = clock
-        self._sleep = sleep
         # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
         # provider queues in one of its own on its clock: at most ``rate`` starts per ``rate_window``, exactly
         self._limiter = limiter or config.queue(partial(memory_limiter, clock=clock, sleep=sleep), "searxng")
-        self._policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
+        policy = RetryPolicy(config.retries, max_seconds=2.0, retry_rate_limited=False)
+        self._retrier = Retrier(policy, clock=clock, sleep=sleep)
         self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
         self._cache_prefix = "searxng:" + hashlib.sha256(instance.encode()).hexdigest()[:16]
@@ -290,9 +291,7 @@ class SearxngProvider:
             return await self._attempt(fields, deadline)
 
         try:
-            body = await with_retries(
-                one_attempt, policy=self._policy, clock=self._clock, sleep=self._sleep, deadline=deadline
-            )
+            body = await self._retrier.run(one_attempt, deadline=deadline)
         except BraveSearchError as exc:
             exc.details.setdefault("provider", PROVIDER_NAME)
             exc.details.setdefault("attempts", attempt)
