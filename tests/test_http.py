@@ -15,7 +15,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.faces.http import HttpOptions, serve_http
@@ -62,7 +62,7 @@ def serving(fake: FakeBrave, **options: Any) -> Iterator[Running]:
 
 
 @contextmanager
-def serving_server(server: MCPServer[Any], fake: FakeBrave | None = None, **options: Any) -> Iterator[Running]:
+def serving_server(server: Server[Any], fake: FakeBrave | None = None, **options: Any) -> Iterator[Running]:
     """Run ``serve_http`` on a free port in its own event loop thread; cancel it (gracefully) on exit."""
     http_options = HttpOptions(port=0, **options)
     ports: queue.Queue[int] = queue.Queue()

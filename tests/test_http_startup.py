@@ -17,7 +17,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from starlette.types import Message, Receive, Scope, Send
 
 from brave_search_mcp.faces.http import HttpOptions, bind_socket, serve_http
@@ -114,12 +114,12 @@ async def test_failing_server_lifespan_is_an_exception_not_an_exit() -> None:
         raise RuntimeError("upstream client could not be built")
 
     @asynccontextmanager
-    async def broken(_: MCPServer[Any]) -> AsyncIterator[None]:
+    async def broken(_: Server[Any]) -> AsyncIterator[None]:
         build_upstream()
         yield
 
     with pytest.raises(RuntimeError, match="failed to start"):
-        await serve_http(MCPServer("broken", lifespan=broken), HttpOptions(port=0))
+        await serve_http(Server("broken", lifespan=broken), HttpOptions(port=0))
 
 
 def test_listening_socket_is_tcp_so_connections_get_nodelay() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -117,7 +117,7 @@ async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
+def build_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
     """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order."""
     patterns = options.host_patterns()
     mcp_app = server.streamable_http_app(
@@ -212,9 +212,7 @@ def bind_socket(options: HttpOptions) -> socket.socket:
     return sock
 
 
-async def serve_http(
-    server: MCPServer[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None
-) -> None:
+async def serve_http(server: Server[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port.
 
     Runs on asyncio (uvicorn's loop); signals are handled only when called from the main thread.
