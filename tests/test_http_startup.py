@@ -21,13 +21,13 @@ from mcp.server import Server
 from starlette.types import Message, Receive, Scope, Send
 
 from brave_search_mcp.faces.http import HttpOptions, bind_socket, serve_http
-from brave_search_mcp.faces.http_guards import BearerGuard, BodyCap, HostOriginGuard, split_host
+from brave_search_mcp.faces.http_guards import BearerGuard, InFlightCap, PostJsonOnly, split_host
 from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings
 
-from .test_http import CAP, STARTUP_SECONDS, TOKEN, auth, serving
+from .test_http import STARTUP_SECONDS, TOKEN, auth, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -144,7 +144,7 @@ async def test_guards_close_websockets_instead_of_passing_them() -> None:
         sent.append(message)
 
     scope: Scope = {"type": "websocket", "path": "/mcp", "headers": [(b"host", b"127.0.0.1:1")]}
-    for guard in (BearerGuard(inner, TOKEN), HostOriginGuard(inner, ()), BodyCap(inner, CAP)):
+    for guard in (BearerGuard(inner, TOKEN), PostJsonOnly(inner, "/mcp"), InFlightCap(inner, 1, 1)):
         await guard(scope, receive, send)
     assert reached == []
     assert sent == [{"type": "websocket.close", "code": 1008}] * 3
