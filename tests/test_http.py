@@ -172,6 +172,32 @@ async def test_the_brave_key_never_comes_from_a_request(fake: FakeBrave) -> None
     assert fake.hits() == 0
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_arguments_that_are_not_an_object_get_an_invalid_argument_envelope(
+    token_server: Running, mode: str
+) -> None:
+    """A tools/call as the SDK client sends it in each protocol era, replayed with a string for its arguments."""
+    sent: list[httpx2.Request] = []
+
+    async def record(request: httpx2.Request) -> None:
+        sent.append(request)
+
+    async with httpx2.AsyncClient(headers=auth(), timeout=10, event_hooks={"request": [record]}) as http:
+        async with Client(streamable_http_client(token_server.mcp_url, http_client=http), mode=mode) as client:
+            await client.call_tool("brave_web_search_help", {"topic": "limits"})
+        call = next(r for r in sent if json.loads(r.content).get("method") == "tools/call")
+        body = json.loads(call.content)
+        body["params"]["arguments"] = "not an object"
+        headers = {k: v for k, v in call.headers.items() if k.lower() != "content-length"}
+        response = await http.post(token_server.mcp_url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert (error["code"], error["details"]) == ("INVALID_ARGUMENT", {"field": "arguments"})
+    assert error["message"] == "Invalid arguments: expected an object of named arguments, got string."
+
+
 # ---------------------------------------------------------------- health
 
 

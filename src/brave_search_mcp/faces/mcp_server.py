@@ -3,20 +3,21 @@
 No business logic lives here. It stands on the low-level server's public handlers rather than ``MCPServer``, whose
 tool wrapper validates arguments with a model generated from a function signature, answers in plain text and
 silently drops unknown fields: here the raw arguments reach the boundary, which answers every rejection — unknown
-tool or field, wrong type, bad alias — with an ``INVALID_ARGUMENT`` envelope.
+tool or field, wrong type, bad alias, arguments that are not an object — with an ``INVALID_ARGUMENT`` envelope.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx2
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.caching import CacheHint
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver.resources import Resource
 from mcp.types import (
     INVALID_PARAMS,
@@ -52,6 +53,8 @@ SERVER_NAME = "brave-search"
 # every caller gets the same list (the HTTP token selects nothing).
 TOOLS_LIST_TTL_MS = 3_600_000
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=TOOLS_LIST_TTL_MS, scope="public")
+# Where ``NonObjectArguments`` puts a tools/call's arguments that are not an object, for the handler to pass on.
+ARGUMENTS_SET_ASIDE = "brave-search/arguments-not-an-object"
 
 
 @dataclass
@@ -125,11 +128,32 @@ def _progress_of(ctx: Context) -> Progress:
     return report
 
 
+class NonObjectArguments:
+    """``tools/call`` with ``arguments`` that are not an object: the SDK's params check would answer a bare ``-32602``
+    before any handler runs, so they are set aside (``ARGUMENTS_SET_ASIDE``) and the boundary answers
+    ``INVALID_ARGUMENT`` as for any other bad argument. A ``Server.middleware`` (public), run before that check."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Pass every other request on untouched."""
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, Mapping):
+            return await call_next(ctx)
+        arguments = params.get("arguments")
+        an_object = arguments is None or isinstance(arguments, Mapping)
+        if an_object and ARGUMENTS_SET_ASIDE not in params:
+            return await call_next(ctx)
+        rest = {k: v for k, v in params.items() if k not in ("arguments", ARGUMENTS_SET_ASIDE)}
+        if an_object:  # a client wrote the place itself: only this middleware may, so it is dropped
+            return await call_next(replace(ctx, params={**rest, "arguments": arguments}))
+        return await call_next(replace(ctx, params={**rest, ARGUMENTS_SET_ASIDE: arguments}))
+
+
 async def _call_tool(ctx: Context, params: CallToolRequestParams) -> CallToolResult:
     """Every call straight to the boundary with its raw arguments: it validates them and answers a name no enabled
     tool has with an INVALID_ARGUMENT envelope."""
-    outcome = await ctx.lifespan_context.tools.call(params.name, params.arguments, progress=_progress_of(ctx))
-    return _to_result(outcome)
+    raw = ctx.params or {}
+    arguments: object = raw.get(ARGUMENTS_SET_ASIDE, params.arguments)
+    return _to_result(await ctx.lifespan_context.tools.call(params.name, arguments, progress=_progress_of(ctx)))
 
 
 @dataclass(frozen=True)
@@ -240,4 +264,5 @@ def build_server(
         # 2025 sessions already do) and an HTTP host holds no stream open for nothing.
     )
     server.extensions.update(widgets.extensions)  # advertised under capabilities.extensions (2026 sessions only)
+    server.middleware.append(NonObjectArguments())
     return server
