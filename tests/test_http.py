@@ -15,10 +15,10 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 
 from brave_search_mcp._version import __version__
-from brave_search_mcp.faces.http import HttpOptions, serve_http
+from brave_search_mcp.faces.http import HttpOptions, build_http_app, serve_http
 from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.settings import make_settings
@@ -62,7 +62,7 @@ def serving(fake: FakeBrave, **options: Any) -> Iterator[Running]:
 
 
 @contextmanager
-def serving_server(server: MCPServer[Any], fake: FakeBrave | None = None, **options: Any) -> Iterator[Running]:
+def serving_server(server: Server[Any], fake: FakeBrave | None = None, **options: Any) -> Iterator[Running]:
     """Run ``serve_http`` on a free port in its own event loop thread; cancel it (gracefully) on exit."""
     http_options = HttpOptions(port=0, **options)
     ports: queue.Queue[int] = queue.Queue()
@@ -172,6 +172,32 @@ async def test_the_brave_key_never_comes_from_a_request(fake: FakeBrave) -> None
     assert fake.hits() == 0
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_arguments_that_are_not_an_object_get_an_invalid_argument_envelope(
+    token_server: Running, mode: str
+) -> None:
+    """A tools/call as the SDK client sends it in each protocol era, replayed with a string for its arguments."""
+    sent: list[httpx2.Request] = []
+
+    async def record(request: httpx2.Request) -> None:
+        sent.append(request)
+
+    async with httpx2.AsyncClient(headers=auth(), timeout=10, event_hooks={"request": [record]}) as http:
+        async with Client(streamable_http_client(token_server.mcp_url, http_client=http), mode=mode) as client:
+            await client.call_tool("brave_web_search_help", {"topic": "limits"})
+        call = next(r for r in sent if json.loads(r.content).get("method") == "tools/call")
+        body = json.loads(call.content)
+        body["params"]["arguments"] = "not an object"
+        headers = {k: v for k, v in call.headers.items() if k.lower() != "content-length"}
+        response = await http.post(token_server.mcp_url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert (error["code"], error["details"]) == ("INVALID_ARGUMENT", {"field": "arguments"})
+    assert error["message"] == "Invalid arguments: expected an object of named arguments, got string."
+
+
 # ---------------------------------------------------------------- health
 
 
@@ -222,32 +248,52 @@ async def test_token_never_reaches_logs_or_repr(raw: httpx2.AsyncClient, caplog:
     assert TOKEN not in repr(HttpOptions(token=TOKEN))
 
 
-# ---------------------------------------------------------------- Host / Origin allowlist
+# ---------------------------------------------------------------- Host / Origin allowlist (the SDK's check)
 
 
 async def test_foreign_host_is_421(raw: httpx2.AsyncClient) -> None:
     response = await raw.post("/mcp", json=PING, headers=JSON_HEADERS | auth() | {"host": "evil.example"})
-    assert response.status_code == 421
-    assert response.content == b""
+    assert (response.status_code, response.text) == (421, "Invalid Host header")
 
 
-async def test_foreign_host_is_refused_before_the_token_is_checked(raw: httpx2.AsyncClient) -> None:
+async def test_a_caller_without_the_token_learns_nothing_of_the_allowlist(raw: httpx2.AsyncClient) -> None:
     response = await raw.post("/mcp", json=PING, headers=JSON_HEADERS | {"host": "evil.example:80"})
-    assert response.status_code == 421
+    assert (response.status_code, response.content) == (401, b"")
 
 
 @pytest.mark.parametrize("origin", ["http://evil.example", "https://evil.example:8443", "null", "http://127.0.0.2"])
 async def test_foreign_origin_is_403(raw: httpx2.AsyncClient, origin: str) -> None:
     response = await raw.post("/mcp", json=PING, headers=JSON_HEADERS | auth() | {"origin": origin})
-    assert response.status_code == 403
-    assert response.content == b""
+    assert (response.status_code, response.text) == (403, "Invalid Origin header")
+
+
+async def test_dns_rebinding_on_a_loopback_server_without_a_token_is_refused(open_server: Running) -> None:
+    """The attack the check exists for: a page whose name resolves to 127.0.0.1 posting to the open loopback port."""
+    async with httpx2.AsyncClient(base_url=open_server.base, timeout=10) as http:
+        host = await http.post("/mcp", json=PING, headers=JSON_HEADERS | {"host": f"rebind.example:{open_server.port}"})
+        origin = await http.post("/mcp", json=PING, headers=JSON_HEADERS | {"origin": "http://rebind.example"})
+    assert (host.status_code, origin.status_code) == (421, 403)
+    assert open_server.fake.hits() == 0
+
+
+async def test_a_server_bound_to_every_address_still_checks_the_host(fake: FakeBrave) -> None:
+    """Bound to 0.0.0.0 the SDK would not check by itself; the app hands it the allowlist (driven in process)."""
+    options = HttpOptions(host="0.0.0.0", token=TOKEN, allowed_hosts=("mcp.example.com",))
+    app = build_http_app(build_server(make_settings(), transport=fake.mock_transport()), options)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://mcp.example.com") as http,
+    ):
+        allowed = await http.post("/mcp", json=PING, headers=JSON_HEADERS | auth())
+        foreign = await http.post("/mcp", json=PING, headers=JSON_HEADERS | auth() | {"host": "evil.example"})
+    assert (allowed.status_code, foreign.status_code) == (200, 421)
 
 
 @pytest.mark.parametrize(
     "headers",
     [
         {"host": "localhost"},
-        {"host": "LOCALHOST:9"},
+        {"host": "localhost:9"},
         {"host": "[::1]:8080"},
         {"host": "mcp.example.com"},
         {"host": "mcp.example.com:443", "origin": "https://mcp.example.com"},
@@ -276,13 +322,12 @@ async def test_body_at_the_cap_is_served(raw: httpx2.AsyncClient) -> None:
 
 async def test_content_length_over_the_cap_is_413(raw: httpx2.AsyncClient) -> None:
     response = await raw.post("/mcp", content=padded_ping(CAP + 1), headers=JSON_HEADERS | auth())
-    assert response.status_code == 413
-    assert response.content == b""
+    assert (response.status_code, response.text) == (413, "Request body too large")
 
 
-async def test_content_length_over_the_cap_is_413_even_before_auth(raw: httpx2.AsyncClient) -> None:
+async def test_a_body_over_the_cap_without_the_token_is_401(raw: httpx2.AsyncClient, token_server: Running) -> None:
     response = await raw.post("/mcp", content=padded_ping(CAP + 1), headers=JSON_HEADERS)
-    assert response.status_code == 413
+    assert (response.status_code, response.content) == (401, b"")
 
 
 async def test_chunked_body_over_the_cap_is_413(raw: httpx2.AsyncClient, token_server: Running) -> None:

@@ -17,17 +17,17 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from starlette.types import Message, Receive, Scope, Send
 
 from brave_search_mcp.faces.http import HttpOptions, bind_socket, serve_http
-from brave_search_mcp.faces.http_guards import BearerGuard, BodyCap, HostOriginGuard, split_host
+from brave_search_mcp.faces.http_guards import BearerGuard, InFlightCap, PostJsonOnly, split_host
 from brave_search_mcp.faces.mcp_server import build_server
 from testkit.brave.brave import FakeBrave
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings
 
-from .test_http import CAP, STARTUP_SECONDS, TOKEN, auth, serving
+from .test_http import STARTUP_SECONDS, TOKEN, auth, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -114,12 +114,12 @@ async def test_failing_server_lifespan_is_an_exception_not_an_exit() -> None:
         raise RuntimeError("upstream client could not be built")
 
     @asynccontextmanager
-    async def broken(_: MCPServer[Any]) -> AsyncIterator[None]:
+    async def broken(_: Server[Any]) -> AsyncIterator[None]:
         build_upstream()
         yield
 
     with pytest.raises(RuntimeError, match="failed to start"):
-        await serve_http(MCPServer("broken", lifespan=broken), HttpOptions(port=0))
+        await serve_http(Server("broken", lifespan=broken), HttpOptions(port=0))
 
 
 def test_listening_socket_is_tcp_so_connections_get_nodelay() -> None:
@@ -144,7 +144,7 @@ async def test_guards_close_websockets_instead_of_passing_them() -> None:
         sent.append(message)
 
     scope: Scope = {"type": "websocket", "path": "/mcp", "headers": [(b"host", b"127.0.0.1:1")]}
-    for guard in (BearerGuard(inner, TOKEN), HostOriginGuard(inner, ()), BodyCap(inner, CAP)):
+    for guard in (BearerGuard(inner, TOKEN), PostJsonOnly(inner, "/mcp"), InFlightCap(inner, 1, 1)):
         await guard(scope, receive, send)
     assert reached == []
     assert sent == [{"type": "websocket.close", "code": 1008}] * 3

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from mcp import Client, StdioServerParameters
 
+from brave_search_mcp.faces.mcp_server import ARGUMENTS_SET_ASIDE
 from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import server_env, stdio_server
@@ -149,3 +150,27 @@ async def test_stdio_calls_the_queue_cannot_start_in_time_are_refused_at_once_no
     assert refused and len(refused) < len(ids)
     assert max(refused) < 1.0, refused  # refused at once (they used to come at the 3 s deadline)
     assert upstream.fake.hits("/web/search") == len(ids) - len(refused)  # nothing was sent for a refused call
+
+
+@pytest.mark.parametrize(("arguments", "got"), [("not an object", "string"), ([1, 2], "array"), (7, "integer")])
+async def test_stdio_arguments_that_are_not_an_object_get_an_invalid_argument_envelope(
+    upstream: FakeBraveServer, arguments: object, got: str
+) -> None:
+    """The README's promise: every rejected argument is an INVALID_ARGUMENT envelope (it was a bare -32602)."""
+    async with stdio_server(server_env(upstream.base_url)) as rpc:
+        reply = await rpc.call("tools/call", {"name": "brave_web_search", "arguments": arguments})
+        result = reply["result"]
+        assert result["isError"] is True
+        error = result["structuredContent"]["error"]
+        assert (error["code"], error["details"]) == ("INVALID_ARGUMENT", {"field": "arguments"})
+        assert error["message"] == f"Invalid arguments: expected an object of named arguments, got {got}."
+        assert result["content"][0]["text"].startswith("INVALID_ARGUMENT: ")
+        unknown = await rpc.call("tools/call", {"name": "nope", "arguments": arguments})  # the unknown tool first
+        assert unknown["result"]["structuredContent"]["error"]["details"] == {"field": "tool"}
+        # the place they are set aside cannot be written by a client: its arguments are the ones used
+        smuggled = await rpc.call(
+            "tools/call",
+            {"name": "brave_web_search", "arguments": {"query": "q"}, ARGUMENTS_SET_ASIDE: arguments},
+        )
+        assert smuggled["result"]["isError"] is False
+    assert upstream.fake.hits() == 1

@@ -5,43 +5,23 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
-from mcp.server.mcpserver import MCPServer
+from mcp.types import INVALID_PARAMS
 
 from brave_search_mcp import ui
-from brave_search_mcp.ui import THUMBNAIL_ORIGIN, apps_extension, register_ui, tool_meta, widgets
+from brave_search_mcp.faces.mcp_server import build_server
+from brave_search_mcp.ui import THUMBNAIL_ORIGIN, tool_meta, widgets
+from testkit.settings import make_settings
 from testkit.ui_host import CSP_META, csp_policy
 
 pytestmark = pytest.mark.anyio
 UI_DIR = Path(ui.__file__).parent
 APPS_CLIENT = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
 URIS = {"ui://brave-search/web.html", "ui://brave-search/places.html"}
-
-
-def _server(*, extension: bool) -> MCPServer[Any]:
-    """A tiny server shaped like the real one: UI tools carry ``tool_meta``, widgets come from ``ui``."""
-    server: MCPServer[Any] = MCPServer(
-        "ui-test", extensions=[apps_extension()] if extension else None, log_level="WARNING"
-    )
-
-    def brave_web_search(query: str) -> str:
-        """Stand-in."""
-        return query
-
-    def brave_web_search_status() -> str:
-        """Stand-in without a widget."""
-        return "ok"
-
-    server.add_tool(brave_web_search, meta=tool_meta("brave_web_search"))
-    server.add_tool(brave_web_search_status, meta=tool_meta("brave_web_search_status"))
-    if not extension:
-        register_ui(server)
-    return server
 
 
 def test_tool_meta_links_each_search_tool_to_one_ui_resource() -> None:
@@ -61,16 +41,18 @@ def test_widget_specs_are_consistent_and_small() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-@pytest.mark.parametrize("extension", [True, False], ids=["apps_extension", "register_ui"])
-async def test_host_lists_and_reads_the_widgets(mode: str, extension: bool) -> None:
-    async with Client(_server(extension=extension), mode=mode, extensions=[APPS_CLIENT]) as client:
+async def test_host_lists_and_reads_the_widgets(mode: str) -> None:
+    async with Client(build_server(make_settings(ui=True)), mode=mode, extensions=[APPS_CLIENT]) as client:
         listed = {r.uri: r for r in (await client.list_resources()).resources}
         assert set(listed) == URIS
         assert {r.mime_type for r in listed.values()} == {APP_MIME_TYPE}
+        assert listed["ui://brave-search/web.html"].name == "brave-search-web-widget"
+        assert listed["ui://brave-search/web.html"].title == "Brave web results"
         tools = {t.name: t for t in (await client.list_tools()).tools}
         uri = tools["brave_web_search"].meta["ui"]["resourceUri"]  # type: ignore[index]
         assert not (tools["brave_web_search_status"].meta or {}).get("ui")
         (content,) = (await client.read_resource(uri)).contents
+        assert content.uri == uri
         assert content.mime_type == APP_MIME_TYPE
         assert content.text.startswith("<!doctype html>")  # type: ignore[union-attr]
         assert "Brave web results" in content.text  # type: ignore[union-attr]
@@ -83,39 +65,38 @@ async def test_host_lists_and_reads_the_widgets(mode: str, extension: bool) -> N
 @pytest.mark.parametrize(
     ("enabled", "served"),
     [
-        (["brave_web_search", "brave_summarizer"], {"ui://brave-search/web.html"}),
-        (["brave_local_search"], {"ui://brave-search/places.html"}),
-        (["brave_web_search_help"], set()),
+        (("brave_web_search", "brave_summarizer"), {"ui://brave-search/web.html"}),
+        (("brave_local_search",), {"ui://brave-search/places.html"}),
+        (("brave_web_search_help",), set()),
     ],
 )
-async def test_only_widgets_of_enabled_tools_are_served(enabled: list[str], served: set[str]) -> None:
-    server: MCPServer[Any] = MCPServer("ui-test", extensions=[apps_extension(enabled)], log_level="WARNING")
-    async with Client(server) as client:
-        assert {r.uri for r in (await client.list_resources()).resources} == served
-    other: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
-    register_ui(other, iter(enabled))
-    async with Client(other) as client:
+async def test_only_widgets_of_enabled_tools_are_served(enabled: tuple[str, ...], served: set[str]) -> None:
+    async with Client(build_server(make_settings(ui=True, enabled_tools=enabled))) as client:
         assert {r.uri for r in (await client.list_resources()).resources} == served
 
 
-async def test_without_the_ui_nothing_changes_on_the_wire() -> None:
-    server: MCPServer[Any] = MCPServer("ui-test", log_level="WARNING")
-
-    def brave_web_search(query: str) -> str:
-        """Stand-in."""
-        return query
-
-    server.add_tool(brave_web_search, meta=None)
-    async with Client(server) as client:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_without_the_ui_nothing_is_listed_and_nothing_can_be_read(mode: str) -> None:
+    async with Client(build_server(make_settings(ui=False)), mode=mode) as client:
         assert (await client.list_resources()).resources == []
-        (tool,) = (await client.list_tools()).tools
-        assert tool.meta is None
+        assert (await client.list_resource_templates()).resource_templates == []
+        assert all(tool.meta is None for tool in (await client.list_tools()).tools)
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("ui://brave-search/web.html")
+    assert (caught.value.error.code, caught.value.error.message) == (
+        INVALID_PARAMS,
+        "Unknown resource: ui://brave-search/web.html",
+    )
 
 
 async def test_reading_an_unknown_ui_uri_is_an_error_not_a_crash() -> None:
-    async with Client(_server(extension=True)) as client:
-        with pytest.raises(Exception, match=r"(?i)unknown|not found"):
+    async with Client(build_server(make_settings(ui=True))) as client:
+        with pytest.raises(MCPError) as caught:
             await client.read_resource("ui://brave-search/nope.html")
+        error = caught.value.error
+        assert error.message == "Unknown resource: ui://brave-search/nope.html"
+        assert error.data == {"uri": "ui://brave-search/nope.html"}
+        assert len((await client.list_resources()).resources) == 2  # still serving
 
 
 @pytest.mark.parametrize("spec", widgets(), ids=lambda s: s.name)

@@ -13,10 +13,9 @@ from typing import IO, Any
 
 import anyio
 import pytest
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
+from mcp.server import Server, ServerRequestContext
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCRequest, JSONRPCResponse
+from mcp.types import CallToolRequestParams, CallToolResult, JSONRPCRequest, JSONRPCResponse
 
 from brave_search_mcp.faces.stdio import (
     INTERNAL_ERROR,
@@ -103,20 +102,20 @@ async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() ->
     call_started = anyio.Event()
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[None]) -> AsyncIterator[None]:
+    async def lifespan(_: Server[None]) -> AsyncIterator[None]:
         events.append("opened")
         try:
             yield None
         finally:
             events.append("closed")
 
-    async def stuck() -> str:
+    async def stuck(_: ServerRequestContext[None], __: CallToolRequestParams) -> CallToolResult:
         """Never returns on its own."""
         call_started.set()
         await anyio.sleep_forever()
-        return "unreachable"
+        raise AssertionError("unreachable")
 
-    server = MCPServer[None]("stuck", lifespan=lifespan, log_level="WARNING", tools=[Tool.from_function(stuck)])
+    server = Server[None]("stuck", lifespan=lifespan, on_call_tool=stuck)
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     lines = [
@@ -155,18 +154,15 @@ async def test_sigterm_cancels_the_stuck_call_and_still_closes_the_lifespan() ->
 
 STUCK_IN_A_THREAD = """
 import sys, threading
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server import Server
 from brave_search_mcp.faces.stdio import run_stdio
 
-server = MCPServer("stuck", log_level="WARNING")
+async def stuck(ctx, params):
+    # a worker thread, which no cancellation can interrupt
+    await anyio.to_thread.run_sync(threading.Event().wait)
 
-@server.tool()
-def stuck() -> str:
-    '''A sync tool runs in a worker thread, which no cancellation can interrupt.'''
-    threading.Event().wait()
-    return "unreachable"
-
-sys.exit(run_stdio(server))
+sys.exit(run_stdio(Server("stuck", on_call_tool=stuck)))
 """
 
 

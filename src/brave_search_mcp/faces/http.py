@@ -1,12 +1,10 @@
-"""The streamable HTTP transport: the SDK's ``/mcp`` app behind a body cap, a Host/Origin allowlist, a bearer token,
-a POST-JSON-only rule and a cap on requests in flight.
+"""The streamable HTTP transport: the SDK's ``/mcp`` app (stateless, JSON responses) behind a bearer token, a
+POST-JSON-only rule and a cap on requests in flight.
 
-Why our own guards (``http_guards``) rather than the SDK's alone: the SDK switches its DNS-rebinding check off
-whenever the bind address is not loopback, has no bearer-token check of its own short of full OAuth, its host
-patterns reject a bare ``Host: localhost``, and even in stateless mode it answers a GET with an SSE stream that never
-ends. The guards run in a fixed order — ``/healthz`` bypass, body cap, Host/Origin, token, method and media type,
-requests in flight — and answer with a bare status code, so a caller learns nothing about why it was refused. The
-SDK's own protection is configured with the same allowlist as a second, fail-closed line behind ours.
+The SDK's app makes the Host/Origin (DNS-rebinding) check and caps the body itself; it is given the allowlist
+explicitly (``sdk_security``), since on its own it checks only when bound to loopback. What it does not do lives in
+``http_guards`` (each guard says why). The order: ``/healthz`` bypass, token, method and media type, requests in
+flight, then the SDK: body cap, Host, Origin, MCP.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from typing import Any
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -33,12 +31,9 @@ from starlette.types import ASGIApp
 from brave_search_mcp._version import __version__
 from brave_search_mcp.faces.http_guards import (
     BearerGuard,
-    BodyCap,
-    HostOriginGuard,
     HostPattern,
     InFlightCap,
     PostJsonOnly,
-    ReadWholeBody,
     is_loopback,
     sdk_security,
     split_host,
@@ -117,23 +112,20 @@ async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-def build_http_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
+def build_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
     """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order."""
-    patterns = options.host_patterns()
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
         max_request_body_size=options.max_body_bytes,
-        transport_security=sdk_security(patterns),
+        transport_security=sdk_security(options.host_patterns()),
         host=options.host,
     )
     manager = server.session_manager  # the one this app's lifespan must run, even if another app is built later
-    guarded: ASGIApp = InFlightCap(ReadWholeBody(mcp_app), options.max_in_flight, RETRY_AFTER_SECONDS)
-    guarded = PostJsonOnly(guarded, MCP_PATH)
+    guarded: ASGIApp = PostJsonOnly(InFlightCap(mcp_app, options.max_in_flight, RETRY_AFTER_SECONDS), MCP_PATH)
     if options.token is not None:
         guarded = BearerGuard(guarded, options.token)
-    guarded = BodyCap(HostOriginGuard(guarded, patterns), options.max_body_bytes)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -212,9 +204,7 @@ def bind_socket(options: HttpOptions) -> socket.socket:
     return sock
 
 
-async def serve_http(
-    server: MCPServer[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None
-) -> None:
+async def serve_http(server: Server[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port.
 
     Runs on asyncio (uvicorn's loop); signals are handled only when called from the main thread.

@@ -1,19 +1,27 @@
-"""Pure ASGI guards for the HTTP transport: body cap, Host/Origin allowlist, bearer token, method and media type,
-requests in flight.
+"""Pure ASGI guards for the HTTP transport: the checks the SDK's streamable HTTP app does not make itself.
 
-Each answers a refusal with a bare status code and an empty body, so a refused caller learns nothing it could use.
-They know nothing of tools or MCP messages; ``http_app`` puts them in front of the SDK's app in a fixed order.
+Host/Origin (DNS rebinding) and the body cap are the SDK's own (``TransportSecuritySettings`` from ``sdk_security``
+and ``max_request_body_size``); what stays here, each for a reason:
+
+* bearer token: the SDK checks bearer tokens only as an OAuth resource server, whose 401 points clients at OAuth
+  discovery; a shared static token (``BRAVE_SEARCH_HTTP_TOKEN``) is not something it offers;
+* POST JSON only: even stateless, the SDK answers a GET with a server-to-client SSE stream it never writes to or
+  ends (a client hung on it for 24 minutes), and a DELETE as the end of a session that does not exist;
+* requests in flight: the SDK caps stateful sessions (``max_sessions``), never requests, and a stateless server
+  has no sessions.
+
+Each answers a refusal with a bare status code and an empty body. They know nothing of tools or MCP messages;
+``http.build_http_app`` puts them in front of the SDK's app in a fixed order.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 HostPattern = tuple[str, int | None]  # (lower-case name, port or None for any port)
 
@@ -57,26 +65,6 @@ def split_host(value: str) -> HostPattern | None:
     return (name, int(port_text)) if name else None
 
 
-def _host_allowed(value: str | None, patterns: tuple[HostPattern, ...]) -> bool:
-    parsed = split_host(value) if value else None
-    if parsed is None:
-        return False
-    name, port = parsed
-    return any(name == allowed and (allowed_port is None or allowed_port == port) for allowed, allowed_port in patterns)
-
-
-def _origin_allowed(value: str | None, patterns: tuple[HostPattern, ...]) -> bool:
-    if value is None:  # non-browser clients send no Origin; a browser always does on a cross-site POST
-        return True
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query or parts.fragment:
-        return False
-    return _host_allowed(parts.netloc, patterns)
-
-
 async def _refuse(send: Send, status: int, headers: dict[str, str] | None = None) -> None:
     """Answer with a bare status: no body, so a refused caller learns nothing it could use."""
     await send(
@@ -108,101 +96,6 @@ class _Guard:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """This layer's check of one HTTP request (each guard writes its own)."""
         raise NotImplementedError
-
-
-class BodyCap(_Guard):
-    """Refuses request bodies over the cap: at once from Content-Length, or while counting a chunked stream."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        super().__init__(app)
-        self.max_bytes = max_bytes
-
-    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the declared length, then count what is actually received."""
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                await _refuse(send, 400)
-                return
-            if int(declared) > self.max_bytes:
-                await _refuse(send, 413)
-                return
-        received = 0
-        refused = False
-        started = False
-
-        async def counting_receive() -> Message:
-            nonlocal received, refused
-            if refused:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    refused = True
-                    if not started:
-                        await _refuse(send, 413)
-                    return {"type": "http.disconnect"}  # the app sees a client that went away
-            return message
-
-        async def guarded_send(message: Message) -> None:
-            nonlocal started
-            if refused:
-                return  # the 413 already went out; drop whatever the app says afterwards
-            started = True
-            await send(message)
-
-        await self.app(scope, counting_receive, guarded_send)
-
-
-class ReadWholeBody(_Guard):
-    """Reads the (already capped) body before the SDK runs, so a refused or abandoned upload never reaches it.
-
-    It sits innermost, after the token check, so an unauthenticated body is never read at all. When the cap
-    trips mid-stream, ``BodyCap`` has already answered 413 and this layer simply returns.
-    """
-
-    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Drain the body, then replay it to the app as one message."""
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # disconnected, or refused by BodyCap
-            body.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-class HostOriginGuard(_Guard):
-    """Stops DNS rebinding: the Host (and Origin, when sent) must name an allowed host, else 421 / 403."""
-
-    def __init__(self, app: ASGIApp, patterns: tuple[HostPattern, ...]) -> None:
-        super().__init__(app)
-        self.patterns = patterns
-
-    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check Host, then Origin, before anything else sees the request."""
-        headers = Headers(scope=scope)
-        if not _host_allowed(headers.get("host"), self.patterns):
-            await _refuse(send, 421)
-            return
-        if not _origin_allowed(headers.get("origin"), self.patterns):
-            await _refuse(send, 403)
-            return
-        # Host names are case-insensitive; hand on lower-case ones so the SDK's exact-match check agrees with ours.
-        lowered = [(k, v.lower() if k in (b"host", b"origin") else v) for k, v in scope["headers"]]
-        await self.app({**scope, "headers": lowered}, receive, send)
 
 
 class BearerGuard(_Guard):
@@ -280,7 +173,8 @@ class InFlightCap(_Guard):
 
 
 def sdk_security(patterns: tuple[HostPattern, ...]) -> TransportSecuritySettings:
-    """The same allowlist in the SDK's pattern syntax, so its own check (on even for 0.0.0.0) agrees with ours."""
+    """The allowlist in the SDK's pattern syntax, passed explicitly: the SDK turns its DNS-rebinding check on by itself
+    only when bound to loopback, and this server may be bound to 0.0.0.0 or a LAN address."""
     hosts: list[str] = []
     for name, port in patterns:
         hosts.extend([name, f"{name}:*"] if port is None else [f"{name}:{port}"])

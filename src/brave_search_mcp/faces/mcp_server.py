@@ -1,24 +1,44 @@
-"""The MCP face: turns the registry's enabled tools into MCP tools and outcomes into ``CallToolResult``.
+"""The MCP face: the SDK's low-level ``Server`` serving the registry's enabled tools; each call goes to the boundary.
 
-No business logic lives here. Arguments reach the service raw so that *it* validates them and
-every rejection — unknown field, wrong type, bad alias — comes back as an ``INVALID_ARGUMENT``
-envelope rather than the SDK's plain-text error (and unknown fields are not silently dropped).
+No business logic lives here. It stands on the low-level server's public handlers rather than ``MCPServer``, whose
+tool wrapper validates arguments with a model generated from a function signature, answers in plain text and
+silently drops unknown fields: here the raw arguments reach the boundary, which answers every rejection — unknown
+tool or field, wrong type, bad alias, arguments that are not an object — with an ``INVALID_ARGUMENT`` envelope.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx2
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
 from mcp.server.caching import CacheHint
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.mcpserver.resources import Resource
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+)
+from mcp.types import Resource as ListedResource
+from pydantic import BaseModel
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import UpstreamClient, open_tools
@@ -33,6 +53,8 @@ SERVER_NAME = "brave-search"
 # every caller gets the same list (the HTTP token selects nothing).
 TOOLS_LIST_TTL_MS = 3_600_000
 TOOLS_LIST_CACHE = CacheHint(ttl_ms=TOOLS_LIST_TTL_MS, scope="public")
+# Where ``NonObjectArguments`` puts a tools/call's arguments that are not an object, for the handler to pass on.
+ARGUMENTS_SET_ASIDE = "brave-search/arguments-not-an-object"
 
 
 @dataclass
@@ -42,13 +64,7 @@ class AppState:
     tools: ToolBoundary
 
 
-class _RawArguments(ArgModelBase):
-    """Accepts any arguments untouched so the service can validate them into envelopes."""
-
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
+Context = ServerRequestContext[AppState]
 
 
 def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -77,6 +93,26 @@ def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
+def mcp_tool(spec: ToolSpec[Any, Any], meta: dict[str, Any] | None = None) -> Tool:
+    """How ``tools/list`` shows one tool: our strict compact schema, the spec's hints, no output schema (the
+    envelope travels in ``structuredContent``; a large output schema costs every turn's context)."""
+    hints = spec.annotations
+    return Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=compact_schema(spec.input_model),
+        annotations=ToolAnnotations(
+            title=spec.title,
+            read_only_hint=hints["read_only"],
+            destructive_hint=hints["destructive"],
+            idempotent_hint=hints["idempotent"],
+            open_world_hint=hints["open_world"],
+        ),
+        meta=meta,
+    )
+
+
 def _to_result(outcome: ToolOutcome) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],
@@ -85,56 +121,111 @@ def _to_result(outcome: ToolOutcome) -> CallToolResult:
     )
 
 
-def _progress_of(ctx: Context[AppState]) -> Progress:
+def _progress_of(ctx: Context) -> Progress:
     async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.report_progress(progress, total, message)
+        await ctx.session.report_progress(progress, total, message)  # a no-op unless the caller asked for progress
 
     return report
 
 
-def _make_handler(name: str) -> Callable[..., Awaitable[CallToolResult]]:
-    async def handler(arguments: dict[str, Any], ctx: Context[AppState]) -> CallToolResult:
-        state: AppState = ctx.request_context.lifespan_context
-        return _to_result(await state.tools.call(name, arguments, progress=_progress_of(ctx)))
+class NonObjectArguments:
+    """``tools/call`` with ``arguments`` that are not an object: the SDK's params check would answer a bare ``-32602``
+    before any handler runs, so they are set aside (``ARGUMENTS_SET_ASIDE``) and the boundary answers
+    ``INVALID_ARGUMENT`` as for any other bad argument. A ``Server.middleware`` (public), run before that check."""
 
-    handler.__name__ = name
-    return handler
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Pass every other request on untouched."""
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, Mapping):
+            return await call_next(ctx)
+        arguments = params.get("arguments")
+        an_object = arguments is None or isinstance(arguments, Mapping)
+        if an_object and ARGUMENTS_SET_ASIDE not in params:
+            return await call_next(ctx)
+        rest = {k: v for k, v in params.items() if k not in ("arguments", ARGUMENTS_SET_ASIDE)}
+        if an_object:  # a client wrote the place itself: only this middleware may, so it is dropped
+            return await call_next(replace(ctx, params={**rest, "arguments": arguments}))
+        return await call_next(replace(ctx, params={**rest, ARGUMENTS_SET_ASIDE: arguments}))
 
 
-def _build_tool(spec: ToolSpec[Any, Any], meta: dict[str, Any] | None = None) -> Tool:
-    hints = spec.annotations
-    tool = Tool.from_function(
-        _make_handler(spec.name),
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        annotations=ToolAnnotations(
-            title=spec.title,
-            read_only_hint=hints["read_only"],
-            destructive_hint=hints["destructive"],
-            idempotent_hint=hints["idempotent"],
-            open_world_hint=hints["open_world"],
-        ),
-        structured_output=False,
-        meta=meta,
+async def _call_tool(ctx: Context, params: CallToolRequestParams) -> CallToolResult:
+    """Every call straight to the boundary with its raw arguments: it validates them and answers a name no enabled
+    tool has with an INVALID_ARGUMENT envelope."""
+    raw = ctx.params or {}
+    arguments: object = raw.get(ARGUMENTS_SET_ASIDE, params.arguments)
+    return _to_result(await ctx.lifespan_context.tools.call(params.name, arguments, progress=_progress_of(ctx)))
+
+
+@dataclass(frozen=True)
+class _Catalogue:
+    """What the server lists: the enabled tools and the UI widgets (none without ``--ui``)."""
+
+    tools: list[Tool]
+    widgets: dict[str, Resource]
+
+    async def list_tools(self, _: Context, __: PaginatedRequestParams | None) -> ListToolsResult:
+        """The enabled tools, the same every time (one page)."""
+        return ListToolsResult(tools=self.tools)
+
+    async def list_resources(self, _: Context, __: PaginatedRequestParams | None) -> ListResourcesResult:
+        """The widgets some enabled tool links to."""
+        return ListResourcesResult(
+            resources=[
+                ListedResource(
+                    uri=w.uri,
+                    name=w.name or "",
+                    title=w.title,
+                    description=w.description,
+                    mime_type=w.mime_type,
+                    meta=w.meta,
+                )
+                for w in self.widgets.values()
+            ]
+        )
+
+    async def read_resource(self, _: Context, params: ReadResourceRequestParams) -> ReadResourceResult:
+        """One widget's HTML; an unknown URI is invalid params, naming it."""
+        widget = self.widgets.get(params.uri)
+        if widget is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {params.uri}", data={"uri": params.uri})
+        text = await widget.read()
+        assert isinstance(text, str)  # every widget is one HTML document
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=params.uri, text=text, mime_type=widget.mime_type, meta=widget.meta)]
+        )
+
+
+async def _no_templates(_: Context, __: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
+    return ListResourceTemplatesResult(resource_templates=[])
+
+
+async def _no_prompts(_: Context, __: PaginatedRequestParams | None) -> ListPromptsResult:
+    return ListPromptsResult(prompts=[])
+
+
+async def _unknown_prompt(_: Context, params: GetPromptRequestParams) -> GetPromptResult:
+    raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+
+
+@dataclass(frozen=True)
+class _Widgets:
+    """What ``--ui`` adds: the Apps extension's capability entry, the widget resources and each tool's link."""
+
+    extensions: dict[str, dict[str, Any]]
+    resources: dict[str, Resource]
+    metas: dict[str, dict[str, Any] | None]
+
+
+def _widgets(names: list[str]) -> _Widgets:
+    """The UI for these tools; the ``ui`` package is imported only here, so a server without it pays nothing."""
+    from brave_search_mcp import ui
+
+    apps = ui.apps_extension(names)
+    return _Widgets(
+        {apps.identifier: apps.settings()},
+        {binding.resource.uri: binding.resource for binding in apps.resources()},
+        {name: ui.tool_meta(name) for name in names},
     )
-    tool.fn_metadata.arg_model = _RawArguments
-    tool.parameters = compact_schema(spec.input_model)
-    return tool
-
-
-class BraveMCPServer(MCPServer[AppState]):
-    """``MCPServer`` whose unknown-tool calls get our error envelope (with a code), not the SDK's plain text."""
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        """Every call of a session straight to the boundary, which validates the raw arguments and answers a name
-        no tool has with an INVALID_ARGUMENT envelope (the SDK's per-tool wrapper would only pass them through)."""
-        if context is None:
-            return await super().call_tool(name, arguments, context)
-        state: AppState = context.request_context.lifespan_context
-        return _to_result(await state.tools.call(name, arguments, progress=_progress_of(context)))
 
 
 def build_server(
@@ -142,32 +233,36 @@ def build_server(
     client: UpstreamClient | None = None,
     *,
     transport: httpx2.AsyncBaseTransport | None = None,
-) -> MCPServer[AppState]:
-    """The stdio-ready server. Pass an open ``client`` (caller owns it) or a ``transport`` for tests."""
+) -> Server[AppState]:
+    """The server every transport serves. Pass an open ``client`` (caller owns it) or a ``transport`` for tests."""
     specs = enabled_tools(settings)
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+    async def lifespan(_: Server[AppState]) -> AsyncIterator[AppState]:
         async with open_tools(settings, client=client, transport=transport) as tools:
             yield AppState(tools)
 
-    extensions: list[Any] = []
-    metas: dict[str, dict[str, Any] | None] = {}
-    if settings.ui:  # imported only with the flag: a server without it pays nothing and lists the same bytes
-        from brave_search_mcp import ui
-
-        extensions.append(ui.apps_extension(spec.name for spec in specs))
-        metas = {spec.name: ui.tool_meta(spec.name) for spec in specs}
-    return BraveMCPServer(
+    widgets = _widgets([spec.name for spec in specs]) if settings.ui else _Widgets({}, {}, {})
+    catalogue = _Catalogue([mcp_tool(spec, widgets.metas.get(spec.name)) for spec in specs], widgets.resources)
+    schemas = {tool.name: tool.input_schema for tool in catalogue.tools}
+    server = Server[AppState](
         SERVER_NAME,
         version=__version__,
         instructions=instructions(specs),
         lifespan=lifespan,
-        log_level="WARNING",
-        tools=[_build_tool(spec, metas.get(spec.name)) for spec in specs],
-        extensions=extensions or None,
         cache_hints={"tools/list": TOOLS_LIST_CACHE},
-        # Nothing here ever changes, so no subscriptions/listen stream: 2026-07-28 sessions then read
-        # listChanged false (as 2025 sessions already do) and an HTTP host holds no stream open for nothing.
-        subscriptions=False,
+        get_tool_input_schema=schemas.get,  # 2026 HTTP's Mcp-Param header check reads schemas without listing
+        on_list_tools=catalogue.list_tools,
+        on_call_tool=_call_tool,
+        # Resources and prompts are listed (empty but for the widgets) so capabilities stay what hosts saw before.
+        on_list_resources=catalogue.list_resources,
+        on_read_resource=catalogue.read_resource,
+        on_list_resource_templates=_no_templates,
+        on_list_prompts=_no_prompts,
+        on_get_prompt=_unknown_prompt,
+        # No on_subscriptions_listen: nothing here ever changes, so 2026-07-28 sessions read listChanged false (as
+        # 2025 sessions already do) and an HTTP host holds no stream open for nothing.
     )
+    server.extensions.update(widgets.extensions)  # advertised under capabilities.extensions (2026 sessions only)
+    server.middleware.append(NonObjectArguments())
+    return server

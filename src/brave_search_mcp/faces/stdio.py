@@ -3,7 +3,11 @@
 Why not the SDK's ``stdio_server``: it decodes stdin with ``errors="replace"`` and, for a line it cannot
 validate (invalid UTF-8, truncated JSON, nesting past pydantic's limit, a lone surrogate escape), hands the
 session an exception that is logged and dropped — the client waits forever for a reply. It also leaves
-SIGINT/SIGTERM to the interpreter, so Ctrl-C during a tool call stops answering without exiting.
+SIGINT/SIGTERM to the interpreter, so Ctrl-C during a tool call stops answering without exiting. Nor as a filter
+in front of it (through its public ``stdin``/``stdout`` arguments): we would still supply both ends (its own reads
+and writes run in worker threads, which can block the exit), so it would add only a second parse of every line and
+a task switch per reply, and its writer task ends the whole server on a reply that cannot be UTF-8 encoded. The
+session is the SDK's, through the public ``Server.run(read, write, options)``: this module supplies the streams.
 
 Here stdin is read as bytes, one line at a time (capped), decoded strictly, parsed with ``json`` and checked
 for lone surrogates and nesting before JSON-RPC validation; a line that fails gets ``-32700``/``-32600`` with
@@ -28,7 +32,7 @@ from typing import Any, Self
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskStatus
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -308,7 +312,7 @@ async def stdio_wire(
 
 
 async def serve_stdio(
-    server: MCPServer[Any],
+    server: Server[Any],
     *,
     on_stop: Callable[[int], None] | None = None,
     stdin_fd: int | None = None,
@@ -318,10 +322,7 @@ async def serve_stdio(
 
     ``on_stop(exit_code)`` is called once, as soon as stopping begins (``run_stdio`` arms its deadline there).
     """
-    # MCPServer exposes no public handle on its low-level server; run_stdio_async uses exactly these two calls,
-    # so the lifespan (which opens and closes the HTTP client) and the init options stay the SDK's own.
-    lowlevel = server._lowlevel_server
-    options = lowlevel.create_initialization_options()
+    options = server.create_initialization_options()  # run() enters the lifespan (which opens the HTTP client)
     exit_code = EXIT_OK
     stopped = False
 
@@ -362,10 +363,18 @@ async def serve_stdio(
             await tg.start(watch_signals)
             async with stdio_wire(stdin_fd, stdout_fd, on_eof=input_ended) as (read_stream, write_stream):
                 wire.append(write_stream)
-                await lowlevel.run(read_stream, write_stream, options)
+                await server.run(read_stream, write_stream, options)
             begin_stop(EXIT_OK)
             tg.cancel_scope.cancel()
     return exit_code
+
+
+async def _serve_sdk_stdio(server: Server[Any]) -> None:
+    """The SDK's own stdio transport (Windows)."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def _exit_now(code: int) -> None:
@@ -374,11 +383,11 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def run_stdio(server: MCPServer[Any]) -> int:
+def run_stdio(server: Server[Any]) -> int:
     """Serve on the process's stdin/stdout and return the exit code; the process ends within 2 s of a stop."""
 
     if sys.platform == "win32":  # no fd polling on Windows pipes: the SDK's transport, without these guarantees
-        server.run()
+        anyio.run(_serve_sdk_stdio, server)
         return EXIT_OK
 
     def arm_deadline(code: int) -> None:

@@ -177,10 +177,10 @@ class ToolBoundary:
                 details={"deadline_seconds": seconds},
             ) from None
 
-    async def call(
-        self, name: str, arguments: Mapping[str, Any] | None, *, progress: Progress | None = None
-    ) -> ToolOutcome:
-        """Run one tool call to an envelope; never raises except on cancellation by the caller."""
+    async def call(self, name: str, arguments: object, *, progress: Progress | None = None) -> ToolOutcome:
+        """Run one tool call to an envelope; never raises except on cancellation by the caller.
+
+        ``arguments`` are as received: a mapping, None (no arguments), or anything else JSON can carry, refused."""
         clock, settings = self.ports.clock, self.ports.settings
         trace_id = new_trace_id()
         started = clock()
@@ -188,6 +188,11 @@ class ToolBoundary:
         code = "ok"
         try:
             tool = self.spec(name)
+            if arguments is not None and not isinstance(arguments, Mapping):
+                raise InvalidArgument(
+                    f"Invalid arguments: expected an object of named arguments, got {_json_type(arguments)}.",
+                    field="arguments",
+                )
             args = validate_arguments(tool.input_model, dict(arguments or {}))
             with self.ports.busy():  # the state's deferred writes wait for the calls in flight
                 out, text = await self.execute(tool, args, progress=progress, facts=facts, trace_id=trace_id)
@@ -222,7 +227,7 @@ class ToolBoundary:
         )
         return self._without_key(outcome, arguments)
 
-    def _without_key(self, outcome: ToolOutcome, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+    def _without_key(self, outcome: ToolOutcome, arguments: object) -> ToolOutcome:
         """Last guard: a key the agent typed into a query, echoed back by Brave, never leaves the server.
 
         The key can only reach an envelope through the call's own arguments or a body Brave sent back

@@ -16,9 +16,8 @@ from importlib import resources
 from typing import Any
 
 from mcp.server.apps import APP_MIME_TYPE, Apps, ResourceCsp
-from mcp.server.mcpserver import MCPServer
 
-__all__ = ["APP_MIME_TYPE", "THUMBNAIL_ORIGIN", "WidgetSpec", "apps_extension", "register_ui", "tool_meta", "widgets"]
+__all__ = ["APP_MIME_TYPE", "THUMBNAIL_ORIGIN", "WidgetSpec", "apps_extension", "tool_meta", "widgets"]
 
 THUMBNAIL_ORIGIN = "https://imgs.search.brave.com"
 """Brave's image proxy: the only remote origin a widget may load from (thumbnails), declared in its CSP."""
@@ -115,11 +114,12 @@ def _serving(tool_names: Iterable[str] | None) -> tuple[WidgetSpec, ...]:
 
 
 def apps_extension(tool_names: Iterable[str] | None = None) -> Apps:
-    """The SDK's Apps extension holding the widget resources: pass it to ``MCPServer(extensions=[...])``.
+    """The SDK's Apps extension holding the widget resources (each with its ``_meta.ui``: CSP, border).
 
-    Preferred over :func:`register_ui` because the extension also advertises ``io.modelcontextprotocol/ui`` in the
-    server's capabilities on 2026 sessions. It binds no tools: the registry adds :func:`tool_meta` to its own tools.
-    Given ``tool_names`` (the enabled tools), it serves only the widgets one of them links to.
+    ``faces.mcp_server`` serves its resources and advertises its identifier and settings under
+    ``capabilities.extensions``; ``MCPServer(extensions=[...])`` takes it as it is (the demo host does). It binds no
+    tools: the registry adds :func:`tool_meta` to its own tools. Given ``tool_names`` (the enabled tools), it serves
+    only the widgets one of them links to.
     """
     apps = Apps()
     for spec in _serving(tool_names):
@@ -133,9 +133,3 @@ def apps_extension(tool_names: Iterable[str] | None = None) -> Apps:
             prefers_border=True,
         )
     return apps
-
-
-def register_ui(server: MCPServer[Any], tool_names: Iterable[str] | None = None) -> None:
-    """Add the widget resources to an already-built server (for when the extension cannot go in the constructor)."""
-    for binding in apps_extension(tool_names).resources():
-        server.add_resource(binding.resource)
