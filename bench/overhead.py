@@ -31,10 +31,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -89,20 +90,20 @@ class Overhead:
 
 
 def serve_floor() -> int:
-    """The Python SDK's floor: one trivial async tool on the SDK's low-level server (ours stands on it too), served
-    by our stdio transport (``--serve-floor``)."""
-    from mcp.server import Server, ServerRequestContext
-    from mcp.types import CallToolRequestParams, CallToolResult, TextContent
+    """The Python SDK's floor: one trivial async tool served by our stdio transport (``--serve-floor``)."""
+    from mcp.server.mcpserver import MCPServer
 
     from brave_search_mcp.faces.stdio import run_stdio
 
+    server: MCPServer[None] = MCPServer("floor")
     text = "x" * FLOOR_BYTES
 
-    async def echo(_: ServerRequestContext[None], params: CallToolRequestParams) -> CallToolResult:
+    @server.tool(name=FLOOR_TOOL)
+    async def echo(query: str) -> str:
         """Echo."""
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+        return text
 
-    return run_stdio(Server[None]("floor", on_call_tool=echo))
+    return run_stdio(server)
 
 
 def serve_reply_floor() -> int:
@@ -116,7 +117,7 @@ def serve_reply_floor() -> int:
     kept: list[ToolOutcome] = []
 
     async def replay(
-        self: ToolBoundary, name: str, arguments: object, *, progress: Progress | None = None
+        self: ToolBoundary, name: str, arguments: Mapping[str, Any] | None, *, progress: Progress | None = None
     ) -> ToolOutcome:
         if not kept:  # the bench's warm-up calls one at a time, so exactly one call reaches the tool
             kept.append(await real(self, name, arguments, progress=progress))
