@@ -20,7 +20,6 @@ class Machine:
     date: str
     cpu_model: str
     logical_cpus: int
-    physical_cores: int | None
     ram_bytes: int | None
     os: str
     python: str
@@ -36,24 +35,6 @@ def cpu_model(cpuinfo: str) -> str:
             if sep and name.strip() == key and value.strip():
                 return value.strip()
     return "unknown"
-
-
-def physical_cores(cpuinfo: str) -> int | None:
-    """Distinct (physical id, core id) pairs in /proc/cpuinfo; None when the file does not say."""
-    cores: set[tuple[str, str]] = set()
-    physical = core = None
-    for line in [*cpuinfo.splitlines(), ""]:
-        name, _, value = line.partition(":")
-        name = name.strip()
-        if name == "physical id":
-            physical = value.strip()
-        elif name == "core id":
-            core = value.strip()
-        elif not name:  # blank line ends one processor block
-            if physical is not None and core is not None:
-                cores.add((physical, core))
-            physical = core = None
-    return len(cores) or None
 
 
 def mem_total_bytes(meminfo: str) -> int | None:
@@ -86,7 +67,6 @@ def describe_machine() -> Machine:
         date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         cpu_model=cpu_model(cpuinfo) if cpuinfo else platform.processor() or "unknown",
         logical_cpus=os.cpu_count() or 0,
-        physical_cores=physical_cores(cpuinfo),
         ram_bytes=mem_total_bytes(_read("/proc/meminfo")),
         os=platform.platform(),
         python=f"{platform.python_implementation()} {sys.version.split()[0]}",
@@ -100,8 +80,3 @@ def _load_average() -> tuple[float, float, float] | None:
         return os.getloadavg()
     except OSError:
         return None
-
-
-def render_machine_line(machine: Machine) -> str:
-    """One line for the console: CPU, cores, Python."""
-    return f"{machine.cpu_model}, {machine.logical_cpus} CPUs, {machine.python}, mcp {machine.packages.get('mcp', '?')}"

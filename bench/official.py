@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 PACKAGE = "@brave/brave-search-mcp-server"
 VERSION = "2.1.4"
 SERVER_NAME = "brave-search-mcp-server"  # serverInfo.name in its initialize result
-WEB_TOOL = "brave_web_search"
 PRELOAD = Path(__file__).resolve().parent / "node" / "redirect-fetch.mjs"
 ORIGIN_ENV = "BENCH_BRAVE_ORIGIN"
 INSTALL_TIMEOUT = 300.0
@@ -87,7 +86,9 @@ def official_env(base_url: str, key: str, path: str | None = None) -> dict[str, 
     }
 
 
-def ensure_official(root: Path | None = None, *, version: str = VERSION) -> OfficialServer | str:
+def ensure_official(
+    root: Path | None = None, *, version: str = VERSION, timeout: float = INSTALL_TIMEOUT
+) -> OfficialServer | str:
     """The installed server (installing it with npm when missing), or one line saying why it is skipped."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
@@ -103,7 +104,7 @@ def ensure_official(root: Path | None = None, *, version: str = VERSION) -> Offi
                 cwd=prefix,
                 capture_output=True,
                 text=True,
-                timeout=INSTALL_TIMEOUT,
+                timeout=timeout,
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:

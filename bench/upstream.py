@@ -1,4 +1,4 @@
-"""The local upstream: the project's fake Brave, optionally answering web searches with a real-sized page.
+"""The local upstream: the project's fake Brave, answering web searches with a real-sized page.
 
 Text sizes only mean something on result data of real sizes, so web answers are sliced from the
 project's "hello world" page (``testkit/brave/fixtures/web_hello_world.json``: written for this
@@ -8,26 +8,19 @@ else (key check, validation, rate limits, headers) stays the fake's.
 
 from __future__ import annotations
 
-import http.client
 import json
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
 from testkit.brave.brave import FIXTURES_DIR, FakeBrave
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 RECORDED_PAGE = FIXTURES_DIR / "web_hello_world.json"
-DIRECT_KEY = "bench-direct-key-not-real"  # a second fake key, so direct GETs never share the server's rate window
 _SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
 
 
-def load_recorded_page(path: Path = RECORDED_PAGE) -> dict[str, Any] | None:
-    """The real-sized Brave web answer, or None when ``path`` does not exist."""
-    if not path.is_file():
-        return None
+def load_recorded_page(path: Path = RECORDED_PAGE) -> dict[str, Any]:
+    """The real-sized Brave web answer the bench's fake serves."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("web", {}).get("results"), list):
         raise ValueError(f"{path} is not a Brave web search answer")
@@ -94,39 +87,6 @@ class RecordedPageBrave(FakeBrave):
         self.search.web_page = lambda values: page_slice(page, values)
 
 
-def make_fake(page: Mapping[str, Any] | None, *, rate_per_second: int, keys: Sequence[str]) -> FakeBrave:
-    """A fake with unlimited monthly quota: the recorded-page variant when a page is given."""
-    if page is not None:
-        return RecordedPageBrave(page, api_keys=keys, rate_per_second=rate_per_second, monthly_limit=0)
-    return FakeBrave(api_keys=keys, rate_per_second=rate_per_second, monthly_limit=0)
-
-
-class DirectClient:
-    """A keep-alive HTTP/1.1 connection to the fake: the upstream's own round trip, with no server in between."""
-
-    def __init__(self, base_url: str, key: str = DIRECT_KEY, timeout: float = 10.0) -> None:
-        split = urlsplit(base_url)
-        if split.scheme != "http" or split.hostname != "127.0.0.1" or split.port is None:
-            raise ValueError(f"direct GETs only go to the local fake (http://127.0.0.1:PORT), not {base_url!r}")
-        self._connection = http.client.HTTPConnection(split.hostname, split.port, timeout=timeout)
-        self._headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip",
-            "X-Subscription-Token": key,
-        }
-
-    def get(self, path: str, params: Sequence[tuple[str, str]]) -> float:
-        """Seconds from sending the request to holding the whole body; the answer must be 200."""
-        target = f"{path}?{urlencode(list(params))}"
-        started = time.perf_counter()
-        self._connection.request("GET", target, headers=self._headers)
-        response = self._connection.getresponse()
-        body = response.read()
-        elapsed = time.perf_counter() - started
-        if response.status != 200:
-            raise RuntimeError(f"direct GET {path} answered {response.status}: {body[:200]!r}")
-        return elapsed
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._connection.close()
+def make_fake(rate_per_second: int, page: Mapping[str, Any] | None = None) -> FakeBrave:
+    """A fake with unlimited monthly quota, answering web searches from the recorded page (read when not given)."""
+    return RecordedPageBrave(page or load_recorded_page(), rate_per_second=rate_per_second, monthly_limit=0)

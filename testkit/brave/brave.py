@@ -113,10 +113,11 @@ class FakeBrave:
             self._summaries.clear()
             self._ids = ErrorIds()
 
-    def hits(self, path_suffix: str | None = None) -> int:
-        """How many requests reached the fake (optionally only those whose path ends with ``path_suffix``)."""
+    def hits(self, path_suffix: str | None = None, status: int | None = None) -> int:
+        """How many requests reached the fake (optionally only those whose path ends with ``path_suffix`` and
+        those answered ``status``: 200 is what Brave bills, 429 what its rate window refused)."""
         with self._lock:
-            return self._log.hits(path_suffix)
+            return self._log.hits(path_suffix, status)
 
     def stats(self) -> dict[str, Any]:
         """Counters for out-of-process users (the server's /__fake/stats)."""

@@ -30,9 +30,10 @@ class _Server(TrackedServer):
     thread_name = "fake-brave-conn"
     request_queue_size = 128
 
-    def __init__(self, fake: FakeBrave, host: str, port: int, tls: ssl.SSLContext | None) -> None:
+    def __init__(self, fake: FakeBrave, host: str, port: int, tls: ssl.SSLContext | None, latency: float = 0.0) -> None:
         super().__init__(port, _Handler, host=host, tls=tls)
         self.fake = fake
+        self.latency = latency  # seconds every Brave answer waits before its first byte (the network and Brave)
         self.handled = threading.Condition()
         self.handled_count = 0
 
@@ -85,8 +86,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         params = parse_qsl(split.query, keep_blank_values=True)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        reply = self.server.fake.handle(self.command, split.path, params, headers, body)
+        reply = self.server.fake.handle(self.command, split.path, params, headers, body)  # counted as it arrives
         self.server.note_handled()
+        if self.server.latency and self.server.stopping.wait(self.server.latency):
+            self.close_connection = True
+            return
         self._send(reply)
 
     # ------------------------------------------------------------------ control endpoints
@@ -194,16 +198,25 @@ class FakeBraveServer(BackgroundServer):
     label = "fake-brave-server"
 
     def __init__(
-        self, fake: FakeBrave | None = None, *, port: int = 0, tls: ssl.SSLContext | None = None, **fake_kwargs: Any
+        self,
+        fake: FakeBrave | None = None,
+        *,
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+        latency: float = 0.0,
+        **fake_kwargs: Any,
     ) -> None:
         if fake is not None and fake_kwargs:
             raise TypeError("pass either a FakeBrave or keyword arguments for one, not both")
+        if latency < 0:
+            raise ValueError("latency must be >= 0 seconds")
         super().__init__(port=port, tls=tls)
         self.fake = fake if fake is not None else FakeBrave(**fake_kwargs)
+        self.latency = latency  # each answer waits this long, as Brave's do (~250 ms): the bench's agent session
 
     def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
         """The fake behind a tracked server."""
-        return _Server(self.fake, host, port, tls)
+        return _Server(self.fake, host, port, tls, self.latency)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
         """Block until ``count`` Brave requests have been answered (or are in a fault); False on timeout."""

@@ -11,11 +11,14 @@ class RequestLog:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
 
-    def hits(self, path_suffix: str | None = None) -> int:
-        """How many requests arrived (only those whose path ends with ``path_suffix`` when given)."""
-        if path_suffix is None:
-            return len(self.requests)
-        return sum(1 for r in self.requests if r.path.endswith(path_suffix))
+    def hits(self, path_suffix: str | None = None, status: int | None = None) -> int:
+        """How many requests arrived (only those whose path ends with ``path_suffix``, answered ``status``, when
+        given: ``status=200`` counts what Brave bills)."""
+        return sum(
+            1
+            for r in self.requests
+            if (path_suffix is None or r.path.endswith(path_suffix)) and (status is None or r.status == status)
+        )
 
     def by_path(self) -> dict[str, int]:
         """Requests per path."""

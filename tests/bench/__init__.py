@@ -1,1 +1,1 @@
-"""Tests of bench/: its pure parts (statistics, readings, targets, tables, the report) and its helpers."""
+"""Tests of the bench harness itself (bench/): its script, its report, a real quick run against the fake."""

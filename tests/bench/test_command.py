@@ -1,4 +1,4 @@
-"""``python -m bench``: prints, writes the document, exits 0 when a target is missed and 1 when the bench breaks."""
+"""``python -m bench``: a real quick run writes its report; a missed target still exits 0, a broken bench exits 1."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 import bench.__main__ as bench_main
-from bench.results import Results
+from bench.bursts import Scenario, burst
 from bench.rpc import BenchError
-from tests.bench.figures import bench_results
-
-# ------------------------------------------------------------------------------------------------ the command
+from bench.run import Results
+from bench.servers import ours
+from bench.upstream import make_fake
+from testkit.brave.http_server import FakeBraveServer
 
 
 @pytest.fixture
@@ -23,51 +24,60 @@ def quiet_logging(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bench_main, "configure_logging", lambda verbose: None)
 
 
-async def _fake_run(plan: Any, *, quick: bool) -> Results:
-    return bench_results(hit_ms=2.0)
-
-
-async def _broken_run(plan: Any, *, quick: bool) -> Results:
-    raise BenchError("server closed stdout")
-
-
-def test_main_prints_the_table_writes_the_document_and_exits_zero_even_if_a_target_is_missed(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None
-) -> None:
-    monkeypatch.setattr(bench_main, "run_all", _fake_run)
+def test_a_quick_run_of_one_part_measures_it_and_writes_only_where_told(tmp_path: Path, quiet_logging: None) -> None:
+    target = tmp_path / "report.md"
     out = io.StringIO()
-    target = tmp_path / "docs" / "benchmarks.md"
-    # the speed side (real servers, ~20 s) has its own tests in test_speed.py
-    assert bench_main.main(["--quick", "--no-speed", "--output", str(target)], out=out) == 0
-    printed = out.getvalue()
-    assert "| Cache hit: inside the server" in printed and "| missed |" in printed
-    assert target.read_text(encoding="utf-8").startswith("# Benchmarks")
+    assert bench_main.main(["--quick", "--only", "calls", "--output", str(target)], out=out) == 0
+    document = target.read_text(encoding="utf-8")
+    assert document.startswith("# Benchmarks") and "**Quick run**" in document
+    assert "| `tools/list`: the `tools` array, compact JSON (8 tools) |" in document
+    assert "| Cache hit: `tools/call` round trip over stdio |" in document
+    assert "## Agent session" not in document and "## Bursts" not in document  # the parts not asked for
+    assert "python -m bench --quick --only calls --output" in document
+    assert out.getvalue().startswith(document) and f"wrote {target}" in out.getvalue()
 
 
-def test_main_with_no_write_leaves_the_document_alone(
+def test_a_partial_run_never_replaces_the_whole_report(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None
 ) -> None:
-    monkeypatch.setattr(bench_main, "run_all", _fake_run)
-    target = tmp_path / "benchmarks.md"
-    assert bench_main.main(["--quick", "--no-speed", "--no-write", "--output", str(target)], out=io.StringIO()) == 0
-    assert not target.exists()
+    report = tmp_path / "benchmarks.md"
+    monkeypatch.setattr(bench_main, "BENCHMARKS_DOC", report)
+
+    async def nothing_measured(plan: Any, **kwargs: Any) -> Results:
+        return Results(plan=plan, quick=True)
+
+    monkeypatch.setattr(bench_main, "run_all", nothing_measured)
+    out = io.StringIO()
+    assert bench_main.main(["--quick", "--only", "session"], out=out) == 0
+    assert not report.exists() and "left alone" in out.getvalue()
+    assert bench_main.main(["--quick", "--no-write"], out=io.StringIO()) == 0
+    assert not report.exists()
+    assert bench_main.main(["--quick"], out=io.StringIO()) == 0
+    assert report.read_text(encoding="utf-8").startswith("# Benchmarks")
 
 
-def test_main_exits_one_when_the_bench_itself_breaks(
+def test_the_command_exits_one_when_the_bench_itself_breaks(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(bench_main, "run_all", _broken_run)
+    async def broken(plan: Any, **kwargs: Any) -> Any:
+        raise BenchError("server closed stdout")
+
+    monkeypatch.setattr(bench_main, "run_all", broken)
     out = io.StringIO()
-    target = tmp_path / "benchmarks.md"
     with caplog.at_level(logging.ERROR, logger="bench"):
-        assert bench_main.main(["--output", str(target)], out=out) == 1
+        assert bench_main.main(["--output", str(tmp_path / "report.md")], out=out) == 1
     assert "server closed stdout" in caplog.text
-    assert out.getvalue() == ""
-    assert not target.exists()
+    assert out.getvalue() == "" and not (tmp_path / "report.md").exists()
 
 
-def test_command_line_names_uv_when_run_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")
-    assert bench_main.command_line([]) == "uv run --extra dev python -m bench"
-    monkeypatch.delenv("UV_RUN_RECURSION_DEPTH")
-    assert bench_main.command_line(["--quick"]) == "python -m bench --quick"
+def test_bad_usage_exits_two(quiet_logging: None) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench_main.main(["--only", "everything"], out=io.StringIO())
+    assert exited.value.code == 2
+
+
+@pytest.mark.anyio
+async def test_a_burst_in_one_pipe_write_counts_outcomes_429s_and_requests(tmp_path: Path) -> None:
+    with FakeBraveServer(make_fake(1000)) as upstream:
+        found = await burst(ours(upstream.base_url, tmp_path), upstream, Scenario("t", "", 5, 1000, True), "t")
+    assert (found.calls, found.ok, found.codes, found.limited, found.requests) == (5, 5, {}, 0, 5)

@@ -1,103 +1,101 @@
-"""The results table and docs/benchmarks.md: rows beside their targets, the causes of a miss, the order of parts."""
+"""docs/benchmarks.md as the bench writes it: each figure beside its target, the parts in order, nothing by hand."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-import pytest
+from bench.basics import Calls, Sizes, Startup
+from bench.bursts import Burst
+from bench.machine import Machine
+from bench.pipeline import PipelineResult
+from bench.report import MET, MISSED, basics_rows, burst_rows, memory_row, render_document
+from bench.run import QUICK, Results
+from bench.servers import OURS, THEIRS
+from bench.session import SessionResults, SessionRun
+from bench.tables import table
 
-from bench.report import build_rows, miss_breakdown, missed_causes, render_document
-from bench.tables import fmt_ms, table
-from bench.targets import MET, MISSED, NO_TARGET, Row, render_table
-from tests.bench.figures import MS, a_machine, bench_results
-
-# ------------------------------------------------------------------------------------------------ rendering
-
-
-def test_table_escapes_pipes_and_keeps_one_line_per_row() -> None:
-    table = render_table([Row("a|b", "1\n2", "s", "t", MET)])
-    lines = table.strip().split("\n")
-    assert len(lines) == 3
-    assert lines[0] == "| Measurement | Result (median) | Spread | Target | Status |"
-    assert "a\\|b" in lines[2] and "1 2" in lines[2]
-    assert lines[2].endswith("| met |")
-
-
-def test_one_table_helper_escapes_every_cell_and_rules_the_header() -> None:
-    assert table(("a", "b|c"), [("x\ny", 1), ("", "**z**")]) == "| a | b\\|c |\n|---|---|\n| x y | 1 |\n|  | **z** |\n"
-
-
-def test_no_bench_module_writes_a_markdown_table_by_hand() -> None:
-    bench = Path(__file__).resolve().parents[2] / "bench"
-    by_hand = [p.name for p in bench.glob("*.py") if p.name != "tables.py" and "|---" in p.read_text(encoding="utf-8")]
-    assert by_hand == []
+MACHINE = Machine(
+    date="2026-01-01 00:00 UTC",
+    cpu_model="Test CPU",
+    logical_cpus=4,
+    ram_bytes=8 * 1024**3,
+    os="Linux",
+    python="CPython 3.11.7",
+    packages={"mcp": "2.3.0"},
+    load_average=(0.5, 0.25, 0.125),
+)
 
 
-def test_fmt_ms_precision() -> None:
-    assert fmt_ms(0.00123) == "1.23 ms"
-    assert fmt_ms(0.0456) == "45.6 ms"
-    assert fmt_ms(0.456) == "456 ms"
+def _burst(key: str, calls: int, wall: float, ok: int | None = None, limited: int = 0) -> Burst:
+    ok = calls if ok is None else ok
+    return Burst(key, calls, ok, {"RATE_LIMITED": calls - ok} if ok < calls else {}, limited, calls, wall)
 
 
-def test_rows_carry_each_target_and_verdict() -> None:
-    rows = {row.measurement.split(":")[0].split(" (")[0]: row for row in build_rows(bench_results())}
-    statuses = [row.status for row in build_rows(bench_results())]
-    assert statuses.count(MISSED) == 0
-    assert rows["Start-up"].result.startswith("1.000 s (1.04× floor; 1.25× import-only floor)")
-    assert rows["Start-up"].status == MET
-    assert rows["`tools/list` size"].result == "4,900 B"
-    assert rows["Text the model reads, 10-result web search"].result == "2,960 B = 296 B/result"
-    assert rows["Cache miss"].result == "3.00 ms (+2.00 ms over upstream)"
-    assert rows["Peak RSS"].result == "75.0 MiB"
-    assert rows["Peak RSS"].status == NO_TARGET
+def _results() -> Results:
+    sizes = Sizes(tools_bytes=11_000, tools=8, text_bytes=2_650, results=10, ages_expected=9, ages_shown=9, markup=[])
+    session = SessionResults(official_version="2.1.4")
+    for rps, billed_theirs in ((20, 26), (1, 3)):
+        session.runs[rps] = {
+            OURS: [SessionRun(OURS, rps, 2.2, 26, 0, 18, 18, 0, [0.25] * 26)],
+            THEIRS: [SessionRun(THEIRS, rps, 3.1, 26, 26 - billed_theirs, 26, billed_theirs, 0, [0.26] * 26)],
+        }
+    return Results(
+        plan=QUICK,
+        quick=True,
+        startup=Startup(server=[0.9] * 3, floor=[1.0] * 3, floor_import=[0.8] * 3),
+        sizes=sizes,
+        calls=Calls(miss=[0.004] * 5, hit=[0.0015] * 5),
+        memory=PipelineResult(1000, 1.2, 0, 76_000, 78_000, 77_000),
+        bursts=[_burst("a", 150, 0.5), _burst("c1", 10, 0.46), _burst("c2", 10, 0.04)],
+        session=session,
+        elapsed=60.0,
+    )
 
 
-def test_missed_targets_say_missed_and_explain_the_cause() -> None:
-    results = bench_results(hit_ms=1.5, miss_ms=6.0, upstream_ms=1.0)
-    by_name = {row.measurement: row.status for row in build_rows(results)}
-    assert by_name["Cache miss: `tools/call` round trip over stdio"] == MISSED
-    assert by_name["Cache hit: inside the server (`duration_ms` of its log line)"] == MISSED
-    causes = missed_causes(results)
-    assert len(causes) == 2
-    miss_cause, hit_cause = causes
-    assert "adds 5.00 ms" in miss_cause and "1.00 ms is stdio" in miss_cause
-    assert "`brave_search_mcp/formatting.py` 60%" in hit_cause
-    parts = miss_breakdown(results)
-    assert parts["framing"] + parts["shaping"] + parts["http"] + 1.0 * MS == pytest.approx(6.0 * MS)
-
-
-def test_all_targets_met_means_no_cause_section() -> None:
-    document = render_document(bench_results(), a_machine(), "python -m bench")
-    assert missed_causes(bench_results()) == []
-    assert "targets: measured causes" not in document
-
-
-def test_document_has_machine_table_method_and_command_in_order() -> None:
-    machine = dataclasses.replace(a_machine(), load_average=(0.5, 0.25, 0.125))
-    document = render_document(bench_results(hit_ms=2.0), machine, "uv run --extra dev python -m bench")
-    assert "load average before the run 0.50 / 0.25 / 0.12" in document
+def test_the_document_has_machine_session_basics_bursts_and_command_in_order() -> None:
+    document = render_document(_results(), MACHINE, "uv run --extra dev python -m bench --quick")
     order = [
         "# Benchmarks",
         "**Quick run**",
-        "Test CPU, 4 logical CPUs (2 physical cores); RAM 8.0 GiB",
-        "| Measurement |",
-        "### Missed or marginal targets",
-        "## Method",
-        "raw line-delimited JSON-RPC",
-        "## Start-up profile",
-        "## Cache-hit profile",
+        "- Date: 2026-01-01 00:00 UTC; load average before the run 0.50 / 0.25 / 0.12",
+        "## Agent session",
+        "26 web searches in 12 rounds",
+        "### At a 20/s plan",
+        "| wall time of the session | 2.20 s | 3.10 s | 0.71× | ≤ 1.00× | met |",
+        "### At a 1/s plan",
+        "| failed calls | 0 | 23 | — | 0 (ours, every run) | met |",
+        "## Start-up, context size",
+        "## Bursts at the plan's rate",
         "## Command",
-        "uv run --extra dev python -m bench",
+        "uv run --extra dev python -m bench --quick",
     ]
     positions = [document.index(marker) for marker in order]
     assert positions == sorted(positions)
+    assert "| ours | official 2.1.4 |" in document
 
 
-def test_a_target_met_by_a_hair_is_still_explained() -> None:
-    marginal = bench_results(miss_ms=3.9, upstream_ms=1.0)  # +2.9 ms: met, but within run-to-run noise of 3 ms
-    causes = missed_causes(marginal)
-    assert len(causes) == 1
-    assert "(met by less than 0.30 ms)" in causes[0]
-    assert "### Missed or marginal targets" in render_document(marginal, a_machine(), "python -m bench")
-    assert missed_causes(bench_results(miss_ms=3.5, upstream_ms=1.0)) == []  # +2.5 ms: comfortably met
+def test_start_up_sizes_and_memory_are_judged_against_their_targets() -> None:
+    rows = {row[0].split(":")[0].split(" (")[0]: row for row in basics_rows(_results())}
+    assert rows["Start-up"][1] == "0.90 s (0.90× floor; 1.12× import only)" and rows["Start-up"][-1] == MET
+    assert rows["`tools/list`"][1:] == ["11,000 B", "deterministic", "< 15,000 B", MET]
+    assert rows["Text the model reads per result"][1] == "265 B ≈ 66 tokens (4 B each)"
+    assert rows["Peak RSS"][1] == "79.9 MB" and rows["Peak RSS"][-1] == MET  # 78,000 kB of /proc = 79.9 MB
+    slow = Startup(server=[1.1] * 3, floor=[1.0] * 3, floor_import=[0.8] * 3)
+    assert basics_rows(Results(plan=QUICK, quick=True, startup=slow))[2][-1] == MISSED
+    assert memory_row(PipelineResult(1000, 1.0, 0, 76_000, 79_000, 77_000))[-1] == MISSED  # 80.9 MB
+
+
+def test_a_burst_misses_when_any_run_failed_a_call_was_refused_or_a_fresh_process_was_slow() -> None:
+    rows = burst_rows([_burst("a", 150, 0.5), _burst("a", 150, 0.6, ok=149), _burst("c1", 10, 0.51)])
+    assert rows[0][1] == "149.5/150 ok, 0.5 RATE_LIMITED, 0 × 429, wall 0.55 s (0.50 s–0.60 s)"
+    assert rows[0][-1] == MISSED
+    assert rows[1][2] == "all ok, 0 × 429, wall ≤ 0.50 s in every run" and rows[1][-1] == MISSED
+    assert burst_rows([_burst("b", 200, 10.4, limited=1)])[0][-1] == MISSED
+    assert burst_rows([_burst("b", 200, 10.4)])[0][-1] == MET
+
+
+def test_one_table_helper_escapes_every_cell_and_no_bench_module_writes_a_table_by_hand() -> None:
+    assert table(("a", "b|c"), [("x\ny", 1)]) == "| a | b\\|c |\n|---|---|\n| x y | 1 |\n"
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    by_hand = [p.name for p in bench.glob("*.py") if p.name != "tables.py" and "|---" in p.read_text(encoding="utf-8")]
+    assert by_hand == []

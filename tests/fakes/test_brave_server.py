@@ -8,6 +8,7 @@ import threading
 import time
 
 import httpx2
+import pytest
 
 from testkit.brave import NEWS_PATH, VALID_KEY, WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
@@ -53,6 +54,39 @@ def test_server_serves_concurrent_keep_alive_requests(server: FakeBraveServer, h
         worker.join(10.0)
     assert results == [200] * 16
     assert server.fake.hits(WEB_PATH) == 16
+
+
+def test_latency_delays_every_answer_and_the_rate_window_counts_requests_as_they_arrive() -> None:
+    # Brave answers in about 250 ms; the bench's agent session needs that. Three requests at once on a 2/s plan:
+    # each waits the latency, and the third is refused (429 with Brave's headers) because the first two arrived.
+    with FakeBraveServer(rate_per_second=2, latency=0.2) as srv:
+        answers: list[tuple[int, str, float]] = []  # status, the plan header, seconds to the answer
+        lock = threading.Lock()
+
+        def call(i: int) -> None:
+            with httpx2.Client(headers={"X-Subscription-Token": VALID_KEY}, timeout=5.0) as client:
+                started = time.monotonic()
+                response = client.get(srv.base_url + WEB_PATH, params={"q": f"query {i}"})
+                with lock:
+                    answers.append(
+                        (response.status_code, response.headers["x-ratelimit-limit"], time.monotonic() - started)
+                    )
+
+        workers = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(10.0)
+        assert sorted(status for status, _, _ in answers) == [200, 200, 429]
+        assert {plan for _, plan, _ in answers} == {"2, 2000"}
+        assert min(seconds for _, _, seconds in answers) >= 0.2
+        assert (srv.fake.hits(WEB_PATH), srv.fake.hits(WEB_PATH, status=200), srv.fake.hits(status=429)) == (3, 2, 1)
+        assert srv.fake.rate_limited_count == 1
+
+
+def test_latency_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="latency"):
+        FakeBraveServer(latency=-0.1)
 
 
 # ---------------------------------------------------------------------------------------------- control endpoints
