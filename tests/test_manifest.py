@@ -19,6 +19,7 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
 from brave_search_mcp.faces.mcp_server import build_server
 from brave_search_mcp.tools.registry import all_tools
+from testkit.stdio import user_dirs
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "manifest.json"
@@ -148,6 +149,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mcpb = _mcpb()
     out = tmp_path_factory.mktemp("mcpb") / "brave-search.mcpb"
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env |= user_dirs(out.parent)  # the packer's smoke run keeps its state out of the developer's home
     result = subprocess.run(
         [str(REPO / "scripts" / "pack-mcpb.sh"), "--out", str(out), "--mcpb", str(mcpb)],
         env=env,
@@ -197,7 +199,7 @@ def test_the_unpacked_bundle_serves_tools_offline_with_the_manifests_own_command
     argv = [config["command"], *(arg.replace("${__dirname}", str(target)) for arg in config["args"])]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path),
+        **user_dirs(tmp_path),
         "BRAVE_API_KEY": "fake-key-from-user-config",
         # A PYTHONPATH pointing at this checkout must not leak in: -I ignores it.
         "PYTHONPATH": str(REPO / "src"),
