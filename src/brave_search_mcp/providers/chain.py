@@ -138,8 +138,11 @@ class FallbackChain:
         found: dict[str, dict[str, Any]] = {}
         for name, breaker in self.breakers.items():
             found[name] = breaker.snapshot()
-            kinds = {kind: typed.snapshot() for (owner, kind), typed in self.type_breakers.items() if owner == name}
-            busy = {kind: data for kind, data in kinds.items() if data["state"] != "closed" or data["failures"]}
+            busy = {
+                kind: typed.snapshot()
+                for (owner, kind), typed in self.type_breakers.items()
+                if owner == name and not typed.pristine
+            }
             if busy:
                 found[name]["search_types"] = busy
         return found

@@ -22,7 +22,7 @@ class SearchTypeFailure(Exception):
 class SearchRequest:
     """What every provider gets, already validated by the params layer, so providers only translate it."""
 
-    query: str
+    query: str  # the caller's, cleaned but not cut to Brave's limits (Brave's own form is in ``native``)
     search_type: SearchType
     count: int
     offset: int  # Brave-style page index (0-based): skip offset * count results; asked for images too

@@ -187,7 +187,7 @@ class Instance:
     async def fetch(self, fields: dict[str, str], deadline: float | None, budget: Budget) -> bytes:
         """One page's body: retried while it can help and time is left; the bot limiter's 429 slows the pace."""
         try:
-            while True:
+            for _ in range(MAX_LIMITED_TRIES):
                 try:
                     attempt = partial(self._paced_attempt, fields, deadline, budget)
                     return await self._retrier.run(attempt, deadline=self._end(deadline, budget))
@@ -196,8 +196,9 @@ class Instance:
                 except RateLimited as exc:  # the instance's bot limiter: learn its pace, then try at it
                     budget.limited += 1
                     await self.limiter.change(partial(slower, now=self.limiter.clock(), retry_after=exc.retry_after))
-                    if budget.limited >= MAX_LIMITED_TRIES:
-                        raise self._still_limited(budget) from None
+                    if budget.limited >= MAX_LIMITED_TRIES:  # the call's 429s, over all its pages
+                        break
+            raise self._still_limited(budget)
         except BraveSearchError as exc:
             exc.details.setdefault("provider", PROVIDER_NAME)
             exc.details.setdefault("attempts", budget.attempts)
