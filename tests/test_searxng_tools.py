@@ -223,7 +223,7 @@ async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> No
         await boundary.call("brave_web_search", {"query": "news", "search_type": "news"})
         brave = boundary.ports.client.limits.search.limiter  # a pause Brave demanded of a key this mode never uses
         await brave.change(lambda plan: plan.blocked(brave.clock() + 30))
-        status = await boundary.call("brave_web_search_status", {"verbose": True})
+        status = await boundary.call("brave_web_search_status", {"verbose": True, "include_limits": True})
     lines = status.text.splitlines()
     assert lines[0].startswith("status: ok")
     assert "brave: not used (BRAVE_SEARCH_PROVIDERS=searxng); no Brave key needed" in lines
@@ -246,6 +246,8 @@ async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> No
         report["settings"]
     )
     assert report["settings"]["searxng_timeout_seconds"] == 8.0
+    assert report["limits"]["query"] == {"max_chars": 2000}  # SearXNG's, not Brave's 400 characters / 50 words
+    assert report["limits"]["search_types"]["images"]["offset"] == {"min": 0, "max": 9}  # it pages images
     assert report["meta"]["provider"] == "searxng" and report["settings"]["providers"] == ["searxng"]
     assert not [line for line in lines if "brave" in line.lower() and not line.startswith("brave: not used")]
 

@@ -20,7 +20,7 @@ from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
 from brave_search_mcp.models.inputs import StatusArgs
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.tools.help import limits as parameter_limits
-from brave_search_mcp.tools.help import search_type_rules
+from brave_search_mcp.tools.help import search_type_rules, searxng_only
 from brave_search_mcp.usecases.contract import Call, CliShape, Ports, Progress, ToolSpec
 
 PROBE_QUERY = "brave search api"
@@ -168,7 +168,8 @@ async def build_status(
         for name, kinds in others.items():  # another provider's, per search type: "searxng web"
             report["counters"].update({f"{name} {kind}": _counted(c) for kind, c in kinds.items()})
     if args.include_limits:
-        report["limits"] = {"search_types": search_type_rules(), **parameter_limits(settings)}
+        rules = search_type_rules(searxng=searxng_only(settings))
+        report["limits"] = {"search_types": rules, **parameter_limits(settings)}
     return report
 
 
