@@ -121,3 +121,16 @@ def test_snapshot_for_the_status_tool(clock: FakeClock) -> None:
 def test_nonsense_settings_are_refused(threshold: int, cooldown: float) -> None:
     with pytest.raises(ValueError):
         CircuitBreaker("x", threshold=threshold, cooldown=cooldown)
+
+
+def test_a_misconfiguration_is_noted_never_counted_and_travels_to_other_processes(clock: FakeClock) -> None:
+    breaker = make(clock, threshold=1)
+    assert breaker.allow()
+    breaker.record_misconfigured("PROVIDER_MISCONFIGURED: JSON output is off")
+    assert (state(breaker), breaker.failures, breaker.allow()) == ("closed", 0, True)
+    other = make(clock)
+    other.adopt(breaker.export())
+    assert other.snapshot()["misconfigured"] == "PROVIDER_MISCONFIGURED: JSON output is off"
+    assert other.pristine is False
+    other.record_success()  # it answered: the setting was fixed
+    assert "misconfigured" not in other.snapshot() and other.pristine

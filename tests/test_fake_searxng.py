@@ -166,6 +166,64 @@ def test_limiter_counts_url_api_requests_per_hour_and_bursts() -> None:
     assert ask(fake, method="POST", q="x", format="json").status_code == 200
 
 
+def test_limiter_counts_each_client_and_every_refused_request() -> None:
+    clock = FakeClock()
+    fake = FakeSearxng()
+    fake.enable_limiter(clock=clock)
+    one = [ask(fake, method="POST", q="x", format="json").status_code for _ in range(17)]
+    assert one == [200] * 15 + [429, 429]
+    other = {**BROWSERISH, "X-Forwarded-For": "192.0.2.7"}  # as SearXNG reads a client behind its local proxy
+    assert ask(fake, method="POST", headers=other, q="x", format="json").status_code == 200
+    clock.now += 19.9  # the 17 requests, refused ones too, are still in the 20 s window
+    assert ask(fake, method="POST", q="x", format="json").status_code == 429
+    clock.now += 20.0
+    assert ask(fake, method="POST", q="x", format="json").status_code == 200
+
+
+def test_engines_of_a_failing_category_fail_while_the_others_answer() -> None:
+    fake = FakeSearxng()
+    fake.failing = {"general": "CAPTCHA"}
+    web = ask(fake, method="POST", q="x", format="json").json()
+    again = ask(fake, method="POST", q="x", format="json", pageno="2").json()
+    news = ask(fake, method="POST", q="x", format="json", categories="news").json()
+    both = ask(fake, method="POST", q="x", format="json", categories="general,news").json()
+    assert web["results"] == [] and web["unresponsive_engines"] == [
+        ["bing", "CAPTCHA"], ["duckduckgo", "CAPTCHA"], ["yacy", "CAPTCHA"]
+    ]  # fmt: skip
+    assert again["unresponsive_engines"][0] == ["bing", "Suspended: CAPTCHA"]  # benched after its failure
+    assert news["results"] and news["unresponsive_engines"] == []
+    assert {r["category"] for r in both["results"]} == {"news"} and len(both["unresponsive_engines"]) == 3
+
+
+def test_an_instance_that_does_not_page_repeats_page_one() -> None:
+    fake = FakeSearxng()
+    fake.repeat_first_page = True
+    pages = [ask(fake, q="x", format="json", categories="videos", pageno=str(n)).json()["results"] for n in (1, 2, 9)]
+    assert [{r["url"] for r in page} for page in pages[1:]] == [{r["url"] for r in pages[0]}] * 2
+
+
+@pytest.mark.anyio
+async def test_a_hung_instance_holds_a_request_until_the_clients_read_timeout_on_the_given_clock() -> None:
+    clock = FakeClock()
+    fake = FakeSearxng()
+    fake.hanging = True
+    async with httpx2.AsyncClient(transport=fake.mock_transport(sleep=clock.sleep), timeout=7.5) as http:
+        with pytest.raises(httpx2.ReadTimeout):
+            await http.post("http://sx.test/search", data={"q": "x", "format": "json"})
+    assert clock.sleeps == [7.5] and fake.search_requests()[0].engine_query is None  # taken, never searched
+    with pytest.raises(httpx2.ReadTimeout):
+        ask(fake, method="POST", q="x", format="json")  # the synchronous transport times out at once
+
+
+def test_a_hung_real_server_holds_the_request_until_let_go(searxng_server: FakeSearxngServer) -> None:
+    searxng_server.fake.hanging = True
+    with httpx2.Client(timeout=0.2) as http:
+        with pytest.raises(httpx2.ReadTimeout):
+            http.post(searxng_server.base_url + "/search", data={"q": "x", "format": "json"})
+        searxng_server.fake.hanging = False
+        assert http.post(searxng_server.base_url + "/search", data={"q": "x", "format": "json"}).status_code == 200
+
+
 def test_public_instance_turns_an_api_client_away_to_its_index() -> None:
     fake = FakeSearxng()
     fake.enable_limiter(public_instance=True, clock=FakeClock())

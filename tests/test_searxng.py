@@ -3,14 +3,17 @@ a real instance does (language codes, query syntax, safe search, result shapes).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from brave_search_mcp.brave.facts import SEARCH_LANGUAGES
 from brave_search_mcp.brave.params import prepare_search
 from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.providers.request import search_request
-from brave_search_mcp.providers.searxng.client import SearxngProvider
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.providers.searxng.params import LANGUAGES, escape_syntax, search_form
+from brave_search_mcp.providers.searxng.results import age
 from testkit.searxng import FakeSearxng
 from testkit.searxng.provider import search_request as req
 from testkit.settings import make_settings
@@ -110,7 +113,8 @@ async def test_country_without_language_says_so_and_asks_for_every_language(
         ("zh-hant", "TW", "zh-TW"),
         ("jp", None, "ja"),
         ("jp", "JP", "ja-JP"),
-        ("en-gb", "US", "en-GB"),
+        ("en-gb", None, "en-GB"),
+        ("en-gb", "GB", "en-GB"),
         ("pt-br", None, "pt-BR"),
         ("pt-pt", None, "pt-PT"),
         ("de", "AT", "de-AT"),
@@ -136,10 +140,42 @@ def test_every_brave_search_language_has_a_searxng_locale() -> None:
 async def test_a_language_without_a_searxng_locale_is_dropped_with_a_warning(
     searxng: SearxngProvider, searx: FakeSearxng
 ) -> None:
-    page = await searxng.search(req(language="tlh"))
+    page = await searxng.search(req(asked_language="klingon"))
     assert searx.search_requests()[-1].params["language"] == "all"
     assert [w.code for w in page.warnings] == ["INVALID_SEARCH_LANGUAGE"]
-    assert "tlh" in page.warnings[0].message
+    assert "klingon" in page.warnings[0].message and "Brave" not in page.warnings[0].message
+
+
+@pytest.mark.parametrize(("asked", "sent"), [("en-US", "en-US"), ("EN_us", "en-US"), ("fil", "fil"), ("tlh", "tlh")])
+@pytest.mark.anyio
+async def test_a_searxng_locale_brave_lacks_is_sent_as_searxng_spells_it(
+    searxng: SearxngProvider, searx: FakeSearxng, asked: str, sent: str
+) -> None:
+    page = await searxng.search(req(asked_language=asked))
+    assert (searx.search_requests()[-1].status, searx.search_requests()[-1].engine_language) == (200, sent)
+    assert page.warnings == []
+
+
+@pytest.mark.anyio
+async def test_a_country_the_language_region_overrides_is_named_not_dropped_silently(
+    searxng: SearxngProvider, searx: FakeSearxng
+) -> None:
+    page = await searxng.search(req(language="zh-hans", country="US"))
+    assert searx.search_requests()[-1].engine_language == "zh-CN"
+    assert [w.code for w in page.warnings] == ["PARAM_IGNORED"]
+    message = page.warnings[0].message
+    assert "zh-CN" in message and "country US was not used" in message and "Brave" not in message
+
+
+@pytest.mark.parametrize(("asked", "sent", "codes"), [("se", "en-SE", []), ("zh-hans", "en", ["INVALID_COUNTRY"])])
+@pytest.mark.anyio
+async def test_a_country_brave_lacks_is_judged_by_searxng(
+    searxng: SearxngProvider, searx: FakeSearxng, asked: str, sent: str, codes: list[str]
+) -> None:
+    page = await searxng.search(req(language="en", asked_country=asked))
+    assert searx.search_requests()[-1].engine_language == sent
+    assert [w.code for w in page.warnings] == codes
+    assert all("Brave" not in w.message for w in page.warnings)
 
 
 # ------------------------------------------------------------------------------------ query syntax
@@ -191,8 +227,7 @@ async def test_brave_only_options_the_caller_set_are_named_in_one_warning(
     page = await searxng.search(request)
     notes = [w.message for w in page.warnings if w.code == "PARAM_IGNORED"]
     assert notes == [
-        "SearXNG has no goggles, result_filter, extra_snippets, units, spellcheck, ui_language; they were not sent "
-        "(only Brave supports them)."
+        "SearXNG has no goggles, result_filter, extra_snippets, units, spellcheck, ui_language; they were not sent."
     ]
     plain = WebSearchArgs(query="rust")
     assert search_request(prepare_search(plain, make_settings()), plain).brave_options == ()
@@ -319,3 +354,42 @@ async def test_older_build_with_string_answers_and_number_of_results(
     page = await searxng.search(req())
     assert [s.key for s in page.sections] == ["answers"]  # an answer alone is a result, not NO_RESULTS
     assert page.sections[0].results[0].snippet == "42"
+
+
+@pytest.mark.parametrize(
+    ("published", "said"),
+    [
+        ("2025-03-16T09:00:00+00:00", "30 minutes ago"),
+        ("2025-03-16T03:30:00+00:00", "6 hours ago"),
+        ("2025-03-15T09:30:00", "1 day ago"),  # no offset: taken as UTC
+        ("2025-03-11T09:30:00+00:00", "5 days ago"),
+        ("2025-01-10T09:30:00+00:00", "2 months ago"),
+        ("2022-03-04T12:00:00+00:00", "March 4, 2022"),
+        ("2025-03-17T09:30:00+00:00", "March 17, 2025"),  # in the future: a date
+    ],
+)
+def test_dates_are_told_as_ages_as_brave_tells_them(published: str, said: str) -> None:
+    now = datetime(2025, 3, 16, 9, 30, tzinfo=UTC)
+    assert age(published, now) == said
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("http://h:8080", "http://h:8080/search"),
+        ("http://h/searx/", "http://h/searx/search"),
+        ("http://h/searx/?foo=1", "http://h/searx/search?foo=1"),
+        ("https://h?token=t#top", "https://h/search?token=t"),
+    ],
+)
+def test_the_search_url_keeps_the_base_path_and_query(base: str, url: str) -> None:
+    assert SearxngConfig(base).search_url == url
+
+
+def test_searxng_takes_a_long_query_whole_up_to_what_its_engines_take() -> None:
+    words = " ".join(f"word{n}" for n in range(120))
+    assert search_form(req(query=words))[0]["q"] == words  # no Brave limit of 400 characters / 50 words
+    huge = "abcdefghi " * 300  # 3000 characters
+    form, warnings = search_form(req(query=huge.strip()))
+    assert len(form["q"]) == 1999 and form["q"].endswith("abcdefghi")  # cut at a word boundary
+    assert [w.code for w in warnings] == ["QUERY_TRUNCATED"] and "Brave" not in warnings[0].message

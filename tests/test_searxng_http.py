@@ -15,7 +15,6 @@ from brave_search_mcp.models.errors import (
     NoResults,
     ParseError,
     ProviderMisconfigured,
-    RateLimited,
     ResponseTooLarge,
     UpstreamError,
     UpstreamTimeout,
@@ -109,7 +108,6 @@ async def test_5xx_after_all_retries_is_an_upstream_error(searxng: SearxngProvid
         (401, AuthFailed),
         (403, ProviderMisconfigured),
         (404, ProviderMisconfigured),
-        (429, RateLimited),
         (418, UpstreamError),
     ],
 )

@@ -3,13 +3,18 @@ headers the limiter lets through, no retry of its 429, redirects never followed)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import httpx2
 import pytest
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.models.errors import ProviderMisconfigured, RateLimited, UpstreamValidation
-from brave_search_mcp.providers.searxng.client import SearxngProvider
+from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
+from brave_search_mcp.providers.searxng.pace import slower
+from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng
 from testkit.searxng.provider import BASE, make_provider
@@ -85,16 +90,67 @@ async def test_headers_name_the_tool_and_pass_a_bot_limiter(searx: FakeSearxng, 
 
 
 @pytest.mark.anyio
-async def test_the_limiters_429_is_not_retried_and_says_what_to_do(
+async def test_the_limiters_429_slows_the_pace_and_the_search_still_answers(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    searx.enable_limiter(clock=clock)  # a stock instance: 15 requests in any 20 s, refused ones counted too
+    for n in range(15):
+        await searxng.search(req(query=f"burst {n}"))
+    started = clock()
+    page = await searxng.search(req(query="one too many"), deadline=clock() + 60)
+    assert [r.status for r in searx.search_requests()[15:]] == [429, 200]  # one refusal, then an answer
+    assert clock() - started == pytest.approx(21.0)  # it sat out the instance's whole window (and a second)
+    assert page.attempts == 2  # the refused request counts as sent
+    pace = (await searxng.status())["pace"]
+    assert (pace["plan_rate"], pace["plan_burst"]) == (pytest.approx(15 / 21), 15)  # learned
+
+
+@pytest.mark.anyio
+async def test_a_429_whose_wait_outlasts_the_deadline_says_how_long_to_wait(
     searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
 ) -> None:
     searx.enable_limiter(clock=clock)
     for n in range(15):
         await searxng.search(req(query=f"burst {n}"))
     with pytest.raises(RateLimited) as caught:
-        await searxng.search(req(query="one too many"))
-    assert len(searx.search_requests()) == 16  # not retried: every try would count against the burst window
-    assert "limiter" in caught.value.message and "server.limiter" in caught.value.message
+        await searxng.search(req(query="one too many"), deadline=clock() + 5)
+    assert len(searx.search_requests()) == 16  # nothing more was sent after the refusal
+    error = caught.value
+    assert error.retryable is True and error.details["retry_after_ms"] == 21_000
+    assert "bot limiter answered 429" in error.message and "Retry in 21.0 s" in error.message
+    assert clock.sleeps == [1.0] * 7  # only the pace of 2/s was waited for, not the refusal's window
+
+
+@pytest.mark.anyio
+async def test_429_after_429_ends_the_call_with_the_wait(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    searx.fail_next(429, 10)  # an instance stricter than SearXNG's stock limiter
+    started = clock()
+    with pytest.raises(RateLimited) as caught:
+        await searxng.search(req(), deadline=clock() + 60)
+    assert len(searx.search_requests()) == 3 and clock() - started == pytest.approx(42.0)
+    assert caught.value.details["retry_after_ms"] == 21_000 and caught.value.details["limited"] == 3
+    pace = (await searxng.status())["pace"]
+    assert (pace["plan_rate"], pace["plan_burst"]) == (pytest.approx(5 / 21), 5)  # 15 in 21 s, then 5 in 21 s
+
+
+@pytest.mark.anyio
+async def test_a_learned_pace_is_in_the_shared_state_for_every_process(tmp_path: Path, clock: FakeClock) -> None:
+    searx = FakeSearxng()
+    searx.fail_next(429)
+    first = await open_state(f"sqlite://{tmp_path / 's.db'}", cache_max_entries=16)
+    second = await open_state(f"sqlite://{tmp_path / 's.db'}", cache_max_entries=16)
+    config = SearxngConfig(BASE)
+    provider = make_provider(searx, clock, limiter=config.queue(first.limiter, "searxng:one"))
+    with pytest.raises(RateLimited):  # the learned pace's wait outlasts this short call: nothing more is sent
+        await provider.search(req(), deadline=clock() + 1)
+    other = config.queue(second.limiter, "searxng:one")  # another process on the same state
+    snapshot = await other.snapshot()
+    assert (snapshot["plan_rate"], snapshot["plan_burst"]) == (pytest.approx(15 / 21), 15)
+    assert snapshot["blocked_until"] is not None  # and it holds its requests until the instance's window passed
+    for item in (provider, first, second):
+        await item.aclose()
 
 
 @pytest.mark.parametrize("query", ["!!g hello", "hello !!w"])
@@ -124,10 +180,9 @@ async def test_a_public_instance_turning_us_away_is_a_misconfiguration(
     searx.enable_limiter(public_instance=True, clock=clock)
     await searxng.search(req(query="a"))
     await searxng.search(req(query="b"))
-    with pytest.raises(RateLimited):
-        await searxng.search(req(query="c"))
-    with pytest.raises(ProviderMisconfigured) as caught:
-        await searxng.search(req(query="d"))
+    with pytest.raises(ProviderMisconfigured) as caught:  # 429, a slower try, and then it sends us away for good
+        await searxng.search(req(query="c"), deadline=clock() + 60)
+    assert [r.status for r in searx.search_requests()] == [200, 200, 429, 302]
     assert caught.value.details["status"] == 302 and "server.limiter" in caught.value.message
     assert searx.requests[-1].path == "/search"  # the redirect to "/" was not followed
 
@@ -165,3 +220,23 @@ async def test_probe_of_something_else_or_nothing(clock: FakeClock) -> None:
     assert (gone["ok"], gone["code"]) == (False, "NETWORK_ERROR")
     await other.aclose()
     await down.aclose()
+
+
+# ------------------------------------------------------------------------------------ the pace a 429 teaches
+
+
+def test_each_429_moves_the_pace_one_step_down_and_holds_for_its_window() -> None:
+    plan, now, seen = PlanState.known(2.0, 2), 100.0, []
+    for _ in range(4):
+        now += 100.0  # each 429 after the last one's hold
+        plan = slower(plan, now)
+        rate, burst = plan.in_force(now) or (0.0, 0)
+        seen.append((burst, round(burst / rate, 1), round(plan.blocked_until - now, 1)))
+    # the stock burst window, then both stock windows at once (150 in 600 s); stricter instances only wait
+    assert seen == [(15, 21.0, 21.0), (5, 21.0, 21.0), (5, 21.0, 21.0), (5, 21.0, 21.0)]
+
+
+def test_a_retry_after_longer_than_the_window_is_waited_and_a_slower_plan_is_kept_confirmed() -> None:
+    plan = slower(PlanState.known(2.0, 2), 100.0, retry_after=90.0)
+    assert plan.blocked_until == 190.0
+    assert plan.spread(100.0) is None  # a slower pace needs no confirming: whole windows may start at once

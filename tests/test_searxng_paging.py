@@ -9,7 +9,7 @@ import pytest
 
 from brave_search_mcp.models.errors import NoResults, UpstreamError
 from brave_search_mcp.providers.searxng.client import SearxngProvider
-from brave_search_mcp.providers.searxng.results import EnginesUnavailable
+from brave_search_mcp.providers.searxng.results import EnginesUnavailable, Window, window_page
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemoryCache
 from testkit.clock import FakeClock
@@ -154,3 +154,26 @@ async def test_another_instance_does_not_share_pages(clock: FakeClock) -> None:
     assert searx.pages_asked() == [1, 1]
     await one.aclose()
     await other.aclose()
+
+
+def test_an_engine_failing_on_two_pages_is_named_once_with_its_first_reason() -> None:
+    window = Window(offset=0, count=10)
+    hit = {"url": "https://a.example.org/1", "title": "a"}
+    window.add({"results": [hit], "unresponsive_engines": [["stubb", "HTTP error"]]}, "web")
+    more = {"url": "https://a.example.org/2", "title": "b"}
+    window.add({"results": [more], "unresponsive_engines": [["stubb", "Suspended: HTTP error"]]}, "web")
+    page = window_page(window, req(), [])
+    assert [w.message for w in page.warnings] == [
+        "SearXNG engines did not answer: stubb (HTTP error); results may be fewer."
+    ]
+
+
+async def test_a_later_page_that_repeats_ends_the_list(searxng: SearxngProvider, searx: FakeSearxng) -> None:
+    searx.repeat_first_page = True
+    page = await searxng.search(req(query="many", count=20, offset=1))  # results 21-40 of a 27-result list
+    assert [r.rank for r in page.sections[0].results] == list(range(21, 28))
+    assert page.more_available is False and searx.pages_asked() == [1, 2]
+    assert [w.code for w in page.warnings] == []  # no OFFSET_CAPPED, no DEDUPLICATED for the repeated page
+    with pytest.raises(NoResults) as caught:
+        await searxng.search(req(query="many", count=20, offset=2))
+    assert caught.value.details["last_offset"] == 1

@@ -30,16 +30,17 @@ URL = "http://searxng.test"
 
 @asynccontextmanager
 async def tools(
-    providers: str, searxng: FakeSearxng, brave: FakeBrave | None = None, **overrides: Any
+    providers: str, searxng: FakeSearxng, brave: FakeBrave | None = None, base_url: str = URL, **overrides: Any
 ) -> AsyncIterator[ToolBoundary]:
-    """The tool boundary over the fakes, as one process of the server would build it."""
+    """The tool boundary over the fakes, as one process of the server would build it (the instance at
+    ``base_url``)."""
     brave = brave or FakeBrave(rate_per_second=1000)
     settings = make_settings(providers=providers, searxng_url=URL, retries=0, **overrides)
     if "brave" not in providers:
         settings = settings.model_copy(update={"api_key": None, "api_key_source": None})
     clock = FakeClock()
     async with BraveClient(settings, transport=brave.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        provider = make_provider(searxng, clock, base_url=URL, retries=0)
+        provider = make_provider(searxng, clock, base_url=base_url, retries=0)
         yield build_tools(settings, client, clock=clock, sleep=clock.sleep, others={"searxng": provider})
         await provider.aclose()
 
@@ -58,6 +59,34 @@ async def test_a_misconfigured_instance_is_named_on_every_call_not_paused() -> N
         assert (error["code"], error["retryable"]) == ("PROVIDER_MISCONFIGURED", False)
         assert "search.formats" in error["message"]
         assert outcome.structured["meta"]["provider"] == "searxng"
+
+
+async def test_status_names_the_misconfiguration_in_this_process_and_the_next(tmp_path: Path) -> None:
+    searxng = FakeSearxng()
+    searxng.json_enabled = False
+    settings = Settings(providers=("searxng",), searxng_url=URL, state=f"sqlite://{tmp_path / 's.db'}")
+    search: tuple[str, dict[str, Any]] = ("brave_web_search", {"query": "q"})
+    status_call: tuple[str, dict[str, Any]] = ("brave_web_search_status", {})
+    processes = [[search, status_call], [status_call]]
+    for calls in processes:
+        async with open_client(settings) as client:  # two processes on one state backend
+            provider = SearxngProvider(SearxngConfig(URL), transport=searxng.mock_transport())
+            boundary = build_tools(settings, client, others={"searxng": provider})
+            status = [await boundary.call(name, args) for name, args in calls][-1]
+            await provider.aclose()
+        searxng_state = status.structured["providers"]["searxng"]
+        assert searxng_state["misconfigured"].startswith("PROVIDER_MISCONFIGURED: SearXNG refused JSON output")
+        assert searxng_state["state"] == "closed"  # named, not paused
+        line = next(line for line in status.text.splitlines() if line.startswith("provider searxng"))
+        assert "misconfigured: PROVIDER_MISCONFIGURED" in line and "search.formats" in line
+    searxng.json_enabled = True
+    async with open_client(settings) as client:  # fixed: the next answer clears it
+        provider = SearxngProvider(SearxngConfig(URL), transport=searxng.mock_transport())
+        boundary = build_tools(settings, client, others={"searxng": provider})
+        await boundary.call("brave_web_search", {"query": "fixed"})
+        status = await boundary.call("brave_web_search_status", {})
+        await provider.aclose()
+    assert "misconfigured" not in status.structured["providers"]["searxng"]
 
 
 async def test_a_new_process_still_hears_the_cause(tmp_path: Path) -> None:
@@ -107,7 +136,7 @@ async def test_options_searxng_cannot_send_are_named() -> None:
         outcome = await boundary.call(
             "brave_web_search", {"query": "rust", "goggles": ["https://example.org/g"], "units": "metric"}
         )
-    assert "SearXNG has no goggles, units; they were not sent (only Brave supports them)." in [
+    assert "SearXNG has no goggles, units; they were not sent." in [
         w["message"] for w in outcome.structured["warnings"]
     ]
 
@@ -141,7 +170,9 @@ async def test_text_shows_news_dates_and_answers_without_empty_lines() -> None:
     async with tools("searxng", searxng) as boundary:
         news = await boundary.call("brave_web_search", {"query": "launch", "search_type": "news", "max_results": 2})
         web = await boundary.call("brave_web_search", {"query": "6 * 7", "max_results": 2})
-    assert "1. launch – result 1 · 2025-03-14" in news.text.split("\n")
+    assert "1. launch – result 1 · 2 days ago" in news.text.split("\n")  # an age, as Brave says it
+    first = news.structured["sections"][0]["results"][0]
+    assert (first["age"], first["published_date"]) == ("2 days ago", "2025-03-14T09:30:00+00:00")
     assert web.text.split("\n")[0] == '3 results for "6 * 7": 2 web, 1 answer (offset 0, more available).'
     assert "" not in web.text.split("\n")
 
@@ -185,21 +216,40 @@ async def test_status_reads_the_shared_breaker_and_probes_searxng(tmp_path: Path
 
 
 async def test_status_without_brave_says_so_and_shows_none_of_its_limits() -> None:
-    """SearXNG alone: status reports the instance, not Brave's rate, month, limits or plan (none of them apply)."""
+    """SearXNG alone: status reports the instance, not Brave's rate, month, limits, plan, throttle or counters."""
     async with tools("searxng", FakeSearxng()) as boundary:
         await boundary.call("brave_web_search", {"query": "free search"})
+        await boundary.call("brave_web_search", {"query": "free search"})  # the instance's page from the cache
+        await boundary.call("brave_web_search", {"query": "news", "search_type": "news"})
         brave = boundary.ports.client.limits.search.limiter  # a pause Brave demanded of a key this mode never uses
         await brave.change(lambda plan: plan.blocked(brave.clock() + 30))
-        status = await boundary.call("brave_web_search_status", {})
+        status = await boundary.call("brave_web_search_status", {"verbose": True, "include_limits": True})
     lines = status.text.splitlines()
     assert lines[0].startswith("status: ok")
     assert "brave: not used (BRAVE_SEARCH_PROVIDERS=searxng); no Brave key needed" in lines
     assert not [line for line in lines if line.startswith(("rate in force", "requests this month", "brave limits"))]
     assert not [line for line in lines if line.startswith("plan seen")]
     assert "provider searxng: closed, failures 0" in lines
-    assert "cache: 1 entries in this process, ttl 300 s, 0 hits, 1 misses (searxng pages)" in lines  # not Brave's
-    assert status.structured["meta"]["provider"] == "searxng"
-    assert status.structured["settings"]["providers"] == ["searxng"] and status.structured["plan"] == {}
+    assert "cache: 2 entries in this process, ttl 300 s, 1 hits, 2 misses (searxng pages)" in lines  # not Brave's
+    assert f"searxng: {URL}/search; at most 8 s a call; pace 2/s, 2 at once" in lines
+    counters = [line for line in lines if line.startswith("counter")]
+    assert counters == [  # SearXNG's own, per search type: no Brave endpoint, no "counter web: 0"
+        "counter searxng web: 1 requests, 0 errors",
+        "counter searxng news: 1 requests, 0 errors",
+        "counter searxng images: 0 requests, 0 errors",
+        "counter searxng videos: 0 requests, 0 errors",
+    ]
+    report = status.structured
+    assert report["counters"]["searxng web"] == {"requests": 1, "errors": 0, "cache_hits": 1, "by_code": {}}
+    assert not {"throttle", "rate_limit", "plan", "cache"} & set(report)  # Brave's blocks
+    assert not {"base_url", "rate_limit_per_second", "burst", "monthly_requests", "timeout_seconds"} & set(
+        report["settings"]
+    )
+    assert report["settings"]["searxng_timeout_seconds"] == 8.0
+    assert report["limits"]["query"] == {"max_chars": 2000}  # SearXNG's, not Brave's 400 characters / 50 words
+    assert report["limits"]["search_types"]["images"]["offset"] == {"min": 0, "max": 9}  # it pages images
+    assert report["meta"]["provider"] == "searxng" and report["settings"]["providers"] == ["searxng"]
+    assert not [line for line in lines if "brave" in line.lower() and not line.startswith("brave: not used")]
 
 
 async def test_every_process_reuses_the_instance_pages_from_the_shared_state(tmp_path: Path) -> None:
@@ -213,3 +263,82 @@ async def test_every_process_reuses_the_instance_pages_from_the_shared_state(tmp
     assert asked == [1]  # the second process read the instance's page 1 from the shared store
     assert [o.structured["meta"]["cached"] for o in found] == [False, True]
     assert found[0].structured["sections"] == found[1].structured["sections"]
+
+
+# ------------------------------------------------------------------------------------ debug controls (item 5)
+
+
+async def test_disable_cache_asks_the_instance_afresh_and_the_request_url_is_the_instance_s() -> None:
+    searxng = FakeSearxng()
+    debug = {"query": "fresh", "debug": True, "disable_cache": True, "include_request_url": True}
+    async with tools("searxng", searxng) as boundary:
+        first = await boundary.call("brave_web_search", debug)
+        second = await boundary.call("brave_web_search", debug)
+        cached = await boundary.call("brave_web_search", {"query": "fresh"})
+    assert searxng.pages_asked() == [1, 1, 1]  # both asked the instance, and stored nothing for the plain call
+    assert cached.structured["meta"]["cached"] is False
+    assert second.structured["debug"]["cache_bypassed"] is True and second.structured["meta"]["cached"] is False
+    assert first.structured["debug"]["request_url"] == (
+        f"{URL}/search?q=fresh&format=json&categories=general&language=all&safesearch=1&pageno=1"
+    )
+
+
+async def test_the_request_url_shows_no_credential_and_a_base_query_is_kept() -> None:
+    searxng = FakeSearxng()
+    base = "http://someone:pw-not-real@searxng.test/searx/?token=tok-not-real"
+    args = {"query": "q", "debug": True, "include_request_url": True}
+    async with tools("searxng", searxng, base_url=base) as boundary:
+        outcome = await boundary.call("brave_web_search", args)
+    url = outcome.structured["debug"]["request_url"]
+    assert url.startswith("http://searxng.test/searx/search?token=%5Bredacted%5D&q=q&")
+    assert "pw-not-real" not in outcome.text and "tok-not-real" not in outcome.text
+    sent = searxng.search_requests()[0]
+    assert (sent.path, sent.url_params) == ("/searx/search", {"token": "tok-not-real"})  # not /searx/?token=…/search
+
+
+# ------------------------------------------------------------------------------------ Brave's rules (item 7)
+
+
+async def test_no_brave_limit_or_wording_with_searxng_alone() -> None:
+    searxng = FakeSearxng()
+    long_query = " ".join(f"word{n}" for n in range(120))
+    async with tools("searxng", searxng) as boundary:
+        long = await boundary.call("brave_web_search", {"query": long_query})
+        country = await boundary.call("brave_web_search", {"query": "q", "search_language": "en", "country": "zh-hans"})
+        region = await boundary.call("brave_web_search", {"query": "q", "search_language": "zh-hans", "country": "US"})
+        help_text = (await boundary.call("brave_web_search_help", {})).text
+    assert "QUERY_TRUNCATED" not in codes(long) and searxng.search_requests()[0].engine_query == long_query
+    assert codes(country) == ["INVALID_COUNTRY"] and "2-letter" in country.structured["warnings"][0]["message"]
+    assert codes(region) == ["PARAM_IGNORED"] and "zh-CN" in region.structured["warnings"][0]["message"]
+    for outcome in (long, country, region):
+        assert "Brave" not in outcome.text
+    lowered = help_text.lower()
+    assert "goggle" not in lowered and "summar" not in lowered and "400" not in lowered
+    assert '- query: {"max_chars":2000}' in help_text
+
+
+async def test_brave_s_rules_still_hold_when_brave_answers_a_chain() -> None:
+    long_query = " ".join(f"word{n}" for n in range(120))
+    searxng = FakeSearxng()
+    searxng.fail_next(503, 3)
+    async with tools("searxng,brave", searxng) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": long_query})
+    assert outcome.structured["meta"]["provider"] == "brave"
+    assert "QUERY_TRUNCATED" in codes(outcome)  # Brave got Brave's 50 words, and says so
+
+
+# ------------------------------------------------------------------------------------ smaller points (item 8)
+
+
+async def test_image_offset_and_the_end_of_the_images() -> None:
+    searxng = FakeSearxng(results_per_page=3, pages=1)  # an instance with three images for the query
+    async with tools("searxng", searxng) as boundary:
+        second = await boundary.call("brave_web_search", {"query": "cats", "search_type": "images", "offset": 1,
+                                                           "max_results": 2})  # fmt: skip
+        past = await boundary.call("brave_web_search", {"query": "cats", "search_type": "images", "offset": 1})
+    assert second.structured["meta"]["offset"] == 1  # the page served, not Brave's 0 for images
+    assert [r["rank"] for r in second.structured["sections"][0]["results"]] == [3]
+    error = past.structured["error"]
+    assert error["code"] == "NO_RESULTS" and error["details"]["last_offset"] == 0
+    assert "OFFSET_IGNORED" not in [w["code"] for w in past.structured.get("warnings", [])]
+    assert "offset 0 is the last with results" in past.text and "rephrase" not in past.text

@@ -44,7 +44,8 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
     password = settings.searxng_password.get_secret_value() if settings.searxng_password is not None else None
     config = SearxngConfig(
         settings.searxng_url, username=settings.searxng_username, password=password, headers=headers,
-        cache_ttl=settings.cache_ttl_seconds, cache_size=max(1, settings.cache_size),
+        timeout=settings.searxng_timeout_seconds, cache_ttl=settings.cache_ttl_seconds,
+        cache_size=max(1, settings.cache_size),
     )  # fmt: skip
     limiter = None
     if state is not None:

@@ -92,6 +92,9 @@ class Settings(BaseModel):
     searxng_username: str | None = Field(None, alias="SEARXNG_USERNAME")
     searxng_password: SecretStr | None = Field(None, alias="SEARXNG_PASSWORD")
     searxng_headers: tuple[str, ...] = Field((), alias="SEARXNG_HEADERS")  # "Name: value" entries, ";"-separated
+    # a search call's whole time on SearXNG (every page and attempt; waiting for its pace is not counted): a hung
+    # instance ends the call within it, so a searxng,brave chain has Brave's answer within about 10 s
+    searxng_timeout_seconds: float = Field(8.0, alias="BRAVE_SEARCH_SEARXNG_TIMEOUT_SECONDS", ge=0.5, le=300.0)
     breaker_threshold: int = Field(3, alias="BRAVE_SEARCH_BREAKER_THRESHOLD", ge=1, le=100)
     breaker_cooldown_seconds: float = Field(60.0, alias="BRAVE_SEARCH_BREAKER_COOLDOWN_SECONDS", ge=1.0, le=3600.0)
     # shared state: None = SQLite files shared by all the user's processes, the counters, plans and breakers in

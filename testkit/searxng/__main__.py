@@ -26,6 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer")
     parser.add_argument("--unresponsive", action="append", default=[], help="engine reported as timed out")
     parser.add_argument("--limiter", action="store_true", help="act as an instance with server.limiter: true")
+    parser.add_argument(
+        "--failing", action="append", default=[], metavar="CATEGORY[:REASON]", help="a category whose engines fail"
+    )
+    parser.add_argument("--repeat-first-page", action="store_true", help="every page repeats page 1")
+    parser.add_argument("--hang", action="store_true", help="take requests and never answer them")
     parser.add_argument("--log-level", default="INFO", help="logging level for stderr")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -35,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     fake.unresponsive = [(name, "timeout") for name in args.unresponsive]
     if args.limiter:
         fake.enable_limiter()
+    fake.failing = {category: reason or "CAPTCHA" for category, _, reason in (f.partition(":") for f in args.failing)}
+    fake.repeat_first_page = args.repeat_first_page
+    fake.hanging = args.hang
     # Ctrl-C stops the server even when started from nohup or a background job, which leave SIGINT ignored
     # (and Python then installs no KeyboardInterrupt handler of its own).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -7,10 +7,14 @@ GET and form POST on ``/search`` (form values win; ``/`` with a query redirects 
 ``format=json`` with JSON output off and for ``csv``/``rss``; any other format gets the HTML page. The query
 syntax of ``syntax.py`` (``!!bang`` → 302 off the instance, ``!engine``/``!category``, ``:lang``, ``<N``;
 the answer's ``query`` is the cleaned text); several categories merged; pages of the instance's own size
-with equal-score pairs whose order flips between identical requests; videos; and, when told to, the bot
-limiter of ``limiter.py``. Behaviour is set by explicit attributes and methods (``json_enabled``,
-``fail_next``, ``unresponsive``, ``all_engines_fail``, ``limiter``…), never by words in the query. Every
-request is recorded, with what the engines were asked.
+with equal-score pairs whose order flips between identical requests; videos; and, when told to, a real
+instance's bad days: the bot limiter of ``limiter.py`` (15 requests in 20 s per client, 429 beyond), the
+engines of some categories failing (blocked or CAPTCHA'd: 200, no results, the engines unresponsive, then
+"Suspended: …" while SearXNG benches them) while the others answer, engines that do not page (every page
+repeats page 1), and a hang (``kill -STOP``: the request is taken and never answered). Behaviour is set by
+explicit attributes and methods (``json_enabled``, ``fail_next``, ``unresponsive``, ``failing``,
+``repeat_first_page``, ``hanging``, ``limiter``…), never by words in the query. Every request is recorded,
+with what the engines were asked.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -65,6 +69,7 @@ class Reply:
     body: bytes
     headers: list[tuple[str, str]] = field(default_factory=list)
     delay: float = 0.0
+    hang: bool = False  # never answered: the instance is stopped
 
 
 def _json(status: int, obj: Any, delay: float = 0.0) -> Reply:
@@ -100,6 +105,9 @@ class FakeSearxng:
         self.unstable_order = True  # equal-score results come back in another order on every other search
         self.unresponsive: list[tuple[str, str]] = []  # engines reported as failed next to the results
         self.all_engines_fail = False  # every engine fails: 200, no results, all engines unresponsive
+        self.failing: dict[str, str] = {}  # category -> why its engines fail ("CAPTCHA", "HTTP error"); others answer
+        self.repeat_first_page = False  # engines that do not page: every pageno answers page 1's results
+        self.hanging = False  # the instance is stopped (kill -STOP): requests are taken and never answered
         self.delay_seconds = 0.0  # wait before answering (the real server waits on real time)
         self.legacy = False  # an older build: number_of_results sent, answers as plain strings
         self.limiter: BotLimiter | None = None  # set (see enable_limiter) to act as a limiter-enabled instance
@@ -111,6 +119,7 @@ class FakeSearxng:
         self.requests: list[RecordedRequest] = []
         self._failures: deque[int] = deque()
         self._searches = 0
+        self._benched: set[str] = set()  # engines that failed once: SearXNG reports them "Suspended: …" after
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ controls
@@ -142,19 +151,22 @@ class FakeSearxng:
         params: Sequence[tuple[str, str]],
         headers: Mapping[str, str],
         form: Sequence[tuple[str, str]] = (),
+        client: str = "127.0.0.1",
     ) -> Reply:
-        """Answer one request the way a SearXNG instance configured like this fake would."""
+        """Answer one request from ``client`` (an address; ``X-Forwarded-For`` names it instead, as SearXNG reads
+        it behind its trusted local proxy) the way a SearXNG instance configured like this fake would."""
         url_params = _first_wins(params)
         merged = {**url_params, **_first_wins(form)}
         lowered = {k.lower(): v for k, v in headers.items()}
         record = RecordedRequest(method.upper(), path, merged, lowered, url_params=url_params)
+        client = lowered.get("x-forwarded-for", client).split(",")[0].strip() or client
         with self._lock:
             self.requests.append(record)
-            reply = self._dispatch(record)
+            reply = Reply(0, b"", hang=True) if self.hanging else self._dispatch(record, client)
         record.status = reply.status
         return reply
 
-    def _dispatch(self, req: RecordedRequest) -> Reply:
+    def _dispatch(self, req: RecordedRequest, client: str) -> Reply:
         delay = self.delay_seconds
         if req.path == "/healthz":
             return Reply(200, b"OK", [("Content-Type", "text/plain; charset=utf-8")], delay)
@@ -175,7 +187,7 @@ class FakeSearxng:
             status = self._failures.popleft()
             return _html(status, f"<html><body><h1>Error {status}</h1></body></html>".encode(), delay)
         if self.limiter is not None:
-            refused = self.limiter.check(req.headers, req.url_params)
+            refused = self.limiter.check(req.headers, req.url_params, client)
             if refused is not None:
                 host = req.headers.get("host", "localhost")
                 return (
@@ -201,6 +213,13 @@ class FakeSearxng:
         if location is not None:
             return _redirect(302, location, delay)  # an external bang: even with format=json
         return _json(200, self._answer(req, parsed), delay)
+
+    def _why(self, engine: str, reason: str) -> str:
+        """An engine's failure as SearXNG reports it: the reason, then "Suspended: reason" while it is benched."""
+        if engine in self._benched:
+            return f"Suspended: {reason}"
+        self._benched.add(engine)
+        return reason
 
     @staticmethod
     def _basic(user: str, password: str) -> str:
@@ -230,17 +249,20 @@ class FakeSearxng:
         self._searches += 1
         unresponsive = [list(pair) for pair in self.unresponsive]
         results: list[Any] = []
-        if self.all_engines_fail:
-            unresponsive = [[engine, "timeout"] for c in categories for engine in ENGINES[c]]
-        elif page <= self.pages:
+        failing = dict.fromkeys(categories, "timeout") if self.all_engines_fail else self.failing
+        answering = [c for c in categories if c not in failing]
+        for category in (c for c in categories if c in failing):
+            unresponsive += [[engine, self._why(engine, failing[category])] for engine in ENGINES[category]]
+        page = 1 if self.repeat_first_page else page
+        if page <= self.pages:
             per_page = self.results_per_page
             if params.get("time_range") in TIME_RANGES:
                 per_page = max(1, per_page // 2)  # engines without time-range support are skipped
             only = parsed.engines[0] if len(parsed.engines) == 1 else None
             swap = self.unstable_order and self._searches % 2 == 0
-            for category in categories:
+            for category in answering:
                 results += page_of(parsed.query, category, page, per_page, only_engine=only, swap_ties=swap)
-        if page == 1 and not self.all_engines_fail:
+        if page == 1 and answering:
             results = [*self.extra_results, *results]
         answers: list[Any] = [a if not self.legacy else a.get("answer", "") for a in self.answers]
         body: dict[str, Any] = {
@@ -264,11 +286,17 @@ class FakeSearxng:
         params = list(request.url.params.multi_items())
         return self.handle(request.method, request.url.path, params, dict(request.headers), form)
 
-    def mock_transport(self) -> httpx2.MockTransport:
-        """An httpx2 transport backed by this fake, for unit tests without sockets (async clients)."""
+    def mock_transport(self, *, sleep: Callable[[float], Awaitable[None]] | None = None) -> httpx2.MockTransport:
+        """An httpx2 transport backed by this fake, for unit tests without sockets (async clients). A hanging
+        instance keeps the request until the client's read timeout, waited on ``sleep`` (a fake clock's, so no
+        test waits on real time), and then times out as a socket would; without ``sleep`` it waits for ever."""
 
         async def handler(request: httpx2.Request) -> httpx2.Response:
             reply = self.reply_to(request)
+            if reply.hang:
+                timeouts = request.extensions.get("timeout") or {}
+                await (sleep(float(timeouts.get("read") or 5.0)) if sleep is not None else anyio.sleep_forever())
+                raise httpx2.ReadTimeout("the instance took the request and never answered", request=request)
             if reply.delay > 0:
                 await anyio.sleep(reply.delay)
             return httpx2.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
@@ -280,6 +308,8 @@ class FakeSearxng:
 
         def handler(request: httpx2.Request) -> httpx2.Response:
             reply = self.reply_to(request)
+            if reply.hang:
+                raise httpx2.ReadTimeout("the instance took the request and never answered", request=request)
             return httpx2.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
 
         return httpx2.MockTransport(handler)

@@ -18,6 +18,7 @@ __all__ = ["FakeSearxngServer"]
 logger = logging.getLogger(__name__)
 
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
+_HANG_POLL_SECONDS = 0.05  # a hung request looks this often whether the fake was let go
 
 
 class _Server(TrackedServer):
@@ -61,10 +62,16 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length > 0 else b""
         form = parse_qsl(body.decode("latin-1"), keep_blank_values=True)
         params = parse_qsl(split.query, keep_blank_values=True)
-        reply = self.server.fake.handle(self.command, split.path, params, dict(self.headers.items()), form)
+        client = self.client_address[0]
+        reply = self.server.fake.handle(self.command, split.path, params, dict(self.headers.items()), form, client)
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:
+        if reply.hang:  # a stopped instance: hold the request until it is let go (or the server stops), never answer
+            while self.server.fake.hanging and not self.server.stopping.wait(_HANG_POLL_SECONDS):
+                pass
+            self.close_connection = True
+            return
         if reply.delay > 0 and self.server.stopping.wait(reply.delay):
             self.close_connection = True
             return

@@ -56,34 +56,45 @@ def _admits_html(accept: str) -> bool:
     return False
 
 
+class _Client:
+    """The sliding windows of one client address (SearXNG keys them by the client's network, a /32 for IPv4)."""
+
+    def __init__(self) -> None:
+        self.api = _Window(API_WINDOW)
+        self.burst = _Window(BURST_WINDOW)
+        self.long = _Window(LONG_WINDOW)
+        self.suspicious = _Window(30 * 24 * 3600.0)
+
+
 class BotLimiter:
-    """The checks and windows of one client IP (the fake sees one client); ``clock`` is injectable."""
+    """The checks, and the windows of each client address; ``clock`` is injectable."""
 
     def __init__(self, *, public_instance: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.public_instance = public_instance
         self.clock = clock
-        self._api = _Window(API_WINDOW)
-        self._burst = _Window(BURST_WINDOW)
-        self._long = _Window(LONG_WINDOW)
-        self._suspicious = _Window(30 * 24 * 3600.0)
+        self._clients: dict[str, _Client] = {}
 
-    def check(self, headers: Mapping[str, str], url_params: Mapping[str, str]) -> Refusal | None:
-        """None when the request to ``/search`` may go on; else the refusal (``headers`` lower-cased)."""
+    def check(
+        self, headers: Mapping[str, str], url_params: Mapping[str, str], client: str = "127.0.0.1"
+    ) -> Refusal | None:
+        """None when ``client``'s request to ``/search`` may go on; else the refusal (``headers`` lower-cased).
+        Every request counts in the windows, refused ones too, as SearXNG's ``incr_sliding_window`` counts."""
         why = self._headers(headers)
         if why is not None:
             return 429, why
         now = self.clock()
-        if url_params.get("format", "html") != "html" and self._api.count(now) > API_MAX:
+        windows = self._clients.setdefault(client, _Client())
+        if url_params.get("format", "html") != "html" and windows.api.count(now) > API_MAX:
             return 429, "too many request in API_WINDOW"
         if self.public_instance:  # no link token: every API client is suspicious
-            if self._suspicious.count(now) > SUSPICIOUS_MAX:
+            if windows.suspicious.count(now) > SUSPICIOUS_MAX:
                 return 302, "too many request from a suspicious IP"
-            if self._burst.count(now) > BURST_MAX_SUSPICIOUS:
+            if windows.burst.count(now) > BURST_MAX_SUSPICIOUS:
                 return 429, "too many request in BURST_WINDOW (BURST_MAX_SUSPICIOUS)"
             return None
-        if self._burst.count(now) > BURST_MAX:
+        if windows.burst.count(now) > BURST_MAX:
             return 429, "too many request in BURST_WINDOW (BURST_MAX)"
-        if self._long.count(now) > LONG_MAX:
+        if windows.long.count(now) > LONG_MAX:
             return 429, "too many request in LONG_WINDOW (LONG_MAX)"
         return None
 

@@ -9,7 +9,9 @@ a status snapshot with the retry time — are small enough to own and test.
 
 States: closed → (``threshold`` consecutive failures) → open → (``cooldown`` seconds) → half-open,
 where exactly one trial call goes through and concurrent callers are refused; the trial's success
-closes the breaker, its failure re-opens it for another cool-down.
+closes the breaker, its failure re-opens it for another cool-down. A provider that cannot work as configured
+is not paused (waiting does not fix a setting) but remembered as ``misconfigured`` until it answers again, so the
+status tool can name the cause in every process.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class CircuitBreaker:
         self._opened_at: float | None = None
         self._trial_in_flight = False
         self.last_error: str | None = None
+        self.misconfigured: str | None = None  # why the provider cannot work as configured, until it answers
 
     @property
     def state(self) -> BreakerState:
@@ -94,6 +97,17 @@ class CircuitBreaker:
         self._opened_at = None
         self._trial_in_flight = False
         self.last_error = None
+        self.misconfigured = None
+
+    @property
+    def pristine(self) -> bool:
+        """Nothing to report: closed, no failure counted, no misconfiguration noted."""
+        return self._opened_at is None and self._failures == 0 and self.misconfigured is None
+
+    def record_misconfigured(self, reason: str) -> None:
+        """The call failed on a setting: remember why, without counting it (only fixing the setting helps)."""
+        self.misconfigured = reason
+        self._trial_in_flight = False
 
     def record_failure(self, reason: str | None = None) -> None:
         """The call failed after its retries: count it, open at the threshold, re-open after a failed trial."""
@@ -110,7 +124,12 @@ class CircuitBreaker:
     def export(self) -> dict[str, Any]:
         """The state other processes adopt (times on the wall clock, which they share)."""
         opened = None if self._opened_at is None else self._wall_clock() - (self._clock() - self._opened_at)
-        return {"failures": self._failures, "opened_wall": opened, "last_error": self.last_error}
+        return {
+            "failures": self._failures,
+            "opened_wall": opened,
+            "last_error": self.last_error,
+            "misconfigured": self.misconfigured,
+        }
 
     def adopt(self, record: dict[str, Any]) -> None:
         """Take over what another process learned about this provider (its own half-open trial stays its own)."""
@@ -121,8 +140,9 @@ class CircuitBreaker:
             self._opened_at = None
         elif isinstance(opened, int | float):
             self._opened_at = self._clock() - (self._wall_clock() - float(opened))
-        error = record.get("last_error")
+        error, setting = record.get("last_error"), record.get("misconfigured")
         self.last_error = error if isinstance(error, str) else None
+        self.misconfigured = setting if isinstance(setting, str) else None
 
     def snapshot(self) -> dict[str, Any]:
         """What the status tool shows: state, failure count and, when open, when it will be tried again."""
@@ -139,4 +159,6 @@ class CircuitBreaker:
             data["retry_at"] = datetime.fromtimestamp(self._wall_clock() + wait, UTC).isoformat(timespec="seconds")
         if self.last_error:
             data["last_error"] = self.last_error
+        if self.misconfigured:
+            data["misconfigured"] = self.misconfigured
         return data

@@ -8,17 +8,25 @@ nothing bad about the provider's health, so they never count against its circuit
 
 A provider that cannot work *as configured* (no key, a rejected key, not in the plan, SearXNG without
 JSON output) falls back too, but never trips its breaker: waiting would not fix it, and an open breaker
-would hide the cause behind a retryable "paused" error. Every error the chain raises names its provider
-(``error.provider``), so the envelope says who failed.
+would hide the cause behind a retryable "paused" error; the breaker notes it for the status tool instead.
+Rate limiting (a 429 its retries and pacing could not absorb, or our own queue saying "not now") falls back
+without counting either: the provider answered, it asked for a slower pace. Every error the chain raises
+names its provider (``error.provider``), so the envelope says who failed.
+
+Each provider has a breaker for itself (down, hung, answering 5xx) and one per search type, for failures of
+one type only (``SearchTypeFailure``: a metasearch instance whose web engines are blocked while its news and
+image engines answer); a call needs both to let it through. With a shared record store every process sees
+the same breakers, and a failure is published as soon as it is counted, before the next provider is tried.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 
@@ -42,13 +50,14 @@ from brave_search_mcp.models.errors import (
     UpstreamValidation,
     WarningCode,
 )
+from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.breaker import CircuitBreaker
-from brave_search_mcp.providers.protocol import Provider, ProviderPage, SearchRequest
+from brave_search_mcp.providers.protocol import Provider, ProviderPage, SearchRequest, SearchTypeFailure
 from brave_search_mcp.state.base import RecordStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "FallbackChain"]
+__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "SEARCH_TYPES", "FallbackChain"]
 
 # Failures of the provider, not of the request: the next provider may well succeed.
 FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
@@ -68,6 +77,7 @@ FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
 NO_FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (InvalidArgument, UpstreamValidation, NoResults)
 # Failures of the provider's configuration: fall back, but no breaker count (only a fix of the setting helps).
 CONFIG_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed, NotInPlan)
+SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 _REASON_LIMIT = 160
 
 
@@ -83,6 +93,7 @@ class _Miss:
     code: str
     reason: str
     error: BraveSearchError | None = None
+    retry_in: float = 0.0  # skipped: seconds until its breaker lets a trial through
 
     def warning(self) -> WarningItem:
         return WarningItem(code=WarningCode.FALLBACK, message=f"{self.provider} {self.code}: {self.reason}")
@@ -92,7 +103,7 @@ class _Miss:
 
 
 class FallbackChain:
-    """Providers in preference order, each behind its own circuit breaker."""
+    """Providers in preference order, each behind its own circuit breaker and one per search type it serves."""
 
     def __init__(
         self,
@@ -112,25 +123,48 @@ class FallbackChain:
             raise ValueError(f"need at least one provider and unique names, got {names}")
         self.providers = tuple(providers)
         self._clock = clock
-        self.breakers = {
-            p.name: CircuitBreaker(p.name, threshold=threshold, cooldown=cooldown, clock=clock, wall_clock=wall_clock)
-            for p in providers
+
+        def breaker(name: str) -> CircuitBreaker:
+            return CircuitBreaker(name, threshold=threshold, cooldown=cooldown, clock=clock, wall_clock=wall_clock)
+
+        self.breakers = {p.name: breaker(p.name) for p in providers}
+        self.type_breakers = {
+            (p.name, kind): breaker(f"{p.name} {kind}") for p in providers for kind in SEARCH_TYPES if p.supports(kind)
         }
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Per provider name, its breaker state as this process last saw it."""
-        return {name: breaker.snapshot() for name, breaker in self.breakers.items()}
+        """Per provider name, its breaker state as this process last saw it (with the search types that have
+        anything to report)."""
+        found: dict[str, dict[str, Any]] = {}
+        for name, breaker in self.breakers.items():
+            found[name] = breaker.snapshot()
+            busy = {
+                kind: typed.snapshot()
+                for (owner, kind), typed in self.type_breakers.items()
+                if owner == name and not typed.pristine
+            }
+            if busy:
+                found[name]["search_types"] = busy
+        return found
+
+    def superseded(self, name: str | None) -> frozenset[str]:
+        """Codes of Brave's request warnings that do not hold when ``name`` answered or failed (its own rules)."""
+        for provider in self.providers:
+            if provider.name == name:
+                return frozenset(getattr(provider, "superseded", frozenset()))
+        return frozenset()
 
     async def status(self) -> dict[str, dict[str, Any]]:
         """Per provider name, its breaker state for the status tool: what the shared store says, when there is one
-        (a new process must not report closed while another one's failures keep the provider paused)."""
+        (a new process must not report closed while another one's failures keep the provider paused), and what
+        the provider tells of itself (its cache, counters, pace)."""
         if self._records is not None:
             await self._adopt_shared()
         found = self.snapshot()
         for provider in self.providers:
-            stats = getattr(provider, "cache_stats", None)
-            if stats is not None and provider.name in found:
-                found[provider.name]["cache"] = await stats()
+            report = getattr(provider, "status", None)
+            if report is not None:
+                found[provider.name].update(await report())
         return found
 
     async def probe(self, *, deadline: float | None = None) -> list[dict[str, Any]]:
@@ -146,7 +180,7 @@ class FallbackChain:
         """The first provider that answers; FALLBACK warnings name every provider that failed or was skipped.
 
         With a shared record store, every process of the user (or every replica) sees the same breakers:
-        states are adopted before the call and published after it.
+        states are adopted before the call and published after it (and as soon as a failure is counted).
         """
         if self._records is None:
             return await self._search(request, deadline)
@@ -157,24 +191,44 @@ class FallbackChain:
             with anyio.CancelScope(shield=True):
                 await self._publish()
 
+    def _key(self, name: str) -> str:
+        return f"{self._namespace}breaker:{name}"
+
     async def _adopt_shared(self) -> None:
         assert self._records is not None
         for name, breaker in self.breakers.items():
             try:
-                record = await self._records.get(f"{self._namespace}breaker:{name}")
+                record = await self._records.get(self._key(name))
             except Exception:  # the store falls back by itself; a breaker must never fail a call
                 logger.debug("breaker state of %s could not be read", name, exc_info=True)
                 continue
-            if record is not None:
-                breaker.adopt(record)
+            if record is None:
+                continue
+            breaker.adopt(record)
+            kinds = record.get("search_types")
+            for (owner, kind), typed in self.type_breakers.items():
+                if owner == name and isinstance(kinds, dict) and isinstance(kinds.get(kind), dict):
+                    typed.adopt(kinds[kind])
 
-    async def _publish(self) -> None:
-        assert self._records is not None
-        for name, breaker in self.breakers.items():
+    async def _publish(self, *names: str) -> None:
+        """Share the breakers of ``names`` (every provider when none is named)."""
+        if self._records is None:
+            return
+        for name in names or tuple(self.breakers):
+            record = self.breakers[name].export()
+            record["search_types"] = {
+                kind: typed.export() for (owner, kind), typed in self.type_breakers.items() if owner == name
+            }
             try:
-                await self._records.put(f"{self._namespace}breaker:{name}", breaker.export(), ttl=86_400.0)
+                await self._records.put(self._key(name), record, ttl=86_400.0)
             except Exception:
                 logger.debug("breaker state of %s could not be shared", name, exc_info=True)
+
+    def _skipped(self, provider: str, breaker: CircuitBreaker, what: str = "") -> _Miss:
+        wait = breaker.retry_in()
+        last = f" (last: {breaker.last_error})" if breaker.last_error else ""
+        reason = f"{what}paused after {breaker.failures} failed calls{last}; retried in {wait:.0f} s"
+        return _Miss(provider, "CIRCUIT_OPEN", reason, retry_in=wait)
 
     async def _search(self, request: SearchRequest, deadline: float | None) -> ProviderPage:
         misses: list[_Miss] = []
@@ -187,34 +241,51 @@ class FallbackChain:
             if deadline is not None and misses and self._clock() >= deadline:
                 break  # the call's time is up: report what failed instead of starting another provider
             breaker = self.breakers[provider.name]
+            typed = self.type_breakers[(provider.name, request.search_type)]
+            if not typed.allow():
+                misses.append(self._skipped(provider.name, typed, f"{request.search_type} search "))
+                continue
             if not breaker.allow():
-                wait = breaker.retry_in()
-                last = f" (last: {breaker.last_error})" if breaker.last_error else ""
-                reason = f"paused after {breaker.failures} failed calls{last}; retried in {wait:.0f} s"
-                misses.append(_Miss(provider.name, "CIRCUIT_OPEN", reason))
+                typed.release()
+                misses.append(self._skipped(provider.name, breaker))
                 continue
             try:
                 page = await provider.search(request, deadline=deadline)
             except NO_FALLBACK_ERRORS as exc:
                 if isinstance(exc, InvalidArgument):
                     breaker.release()
-                else:
-                    breaker.record_success()  # the provider answered sensibly: it is healthy
+                    typed.release()
+                else:  # the provider answered sensibly: it is healthy
+                    breaker.record_success()
+                    typed.record_success()
                 exc.provider = exc.provider or provider.name
                 exc.warnings.extend(m.warning() for m in misses)
                 raise
             except FALLBACK_ERRORS as exc:
                 exc.provider = exc.provider or provider.name
-                if exc.details.get("client_side") or isinstance(exc, CONFIG_ERRORS):
-                    breaker.release()  # our own throttle said "not now", or a setting is wrong: not unhealthy
+                reason = f"{exc.code}: {_short(exc.message)}"
+                if isinstance(exc, SearchTypeFailure):  # it answered, but this type's sources failed
+                    breaker.record_success()
+                    typed.record_failure(reason)
+                elif isinstance(exc, CONFIG_ERRORS):  # a setting is wrong: not unhealthy, but worth naming
+                    breaker.record_misconfigured(reason)
+                    typed.release()
+                elif isinstance(exc, RateLimited) or exc.details.get("client_side"):  # "slower", not "ill"
+                    breaker.release()
+                    typed.release()
                 else:
-                    breaker.record_failure(f"{exc.code}: {_short(exc.message)}")
+                    breaker.record_failure(reason)
+                    typed.release()
                 misses.append(_Miss(provider.name, exc.code, _short(exc.message), exc))
+                with anyio.CancelScope(shield=True):
+                    await self._publish(provider.name)  # other processes skip it from now, not after the fallback
                 continue
             except BaseException:
                 breaker.release()  # cancelled or a bug: says nothing about the provider
+                typed.release()
                 raise
             breaker.record_success()
+            typed.record_success()
             page.warnings[:0] = [m.warning() for m in misses]
             return page
         raise self._all_failed(request, misses)
@@ -233,7 +304,7 @@ class FallbackChain:
                 error.message = f"{first.message} Other providers: {'; '.join(others)}."
                 error.args = (error.message,)
             return error
-        retry_in = min(self.breakers[m.provider].retry_in() for m in misses)
+        retry_in = min(m.retry_in for m in misses)
         causes = "; ".join(f"{m.provider} {m.reason}" for m in misses)  # each with its breaker's last error
         error = UpstreamError(
             f"Every search provider for {request.search_type} search is paused after repeated failures ({causes}); "
@@ -241,7 +312,7 @@ class FallbackChain:
             status=503,
             retryable=True,
             retry_after=round(retry_in, 3),
-            details={"providers": listing},
+            details={"providers": listing, "retry_after_ms": max(1, math.ceil(retry_in * 1000))},
         )
         error.provider = misses[0].provider
         return error

@@ -8,16 +8,21 @@ from typing import Any, Literal, Protocol
 from brave_search_mcp.models.envelopes import Section, WarningItem
 from brave_search_mcp.models.inputs import SearchType
 
-__all__ = ["Provider", "ProviderPage", "SafeSearch", "SearchRequest", "SearchType"]
+__all__ = ["Provider", "ProviderPage", "SafeSearch", "SearchRequest", "SearchType", "SearchTypeFailure"]
 
 SafeSearch = Literal["off", "moderate", "strict"]
+
+
+class SearchTypeFailure(Exception):
+    """Marks a failure of one search type only (say, a metasearch instance whose web engines are blocked while its
+    news engines answer): the fallback chain pauses that search type of the provider, not the whole provider."""
 
 
 @dataclass(frozen=True)
 class SearchRequest:
     """What every provider gets, already validated by the params layer, so providers only translate it."""
 
-    query: str
+    query: str  # the caller's, cleaned but not cut to Brave's limits (Brave's own form is in ``native``)
     search_type: SearchType
     count: int
     offset: int  # Brave-style page index (0-based): skip offset * count results; asked for images too
@@ -26,6 +31,10 @@ class SearchRequest:
     safe_search: SafeSearch | None = None  # as the caller asked; None = the provider applies Brave's default
     freshness: str | None = None  # pd/pw/pm/py or "YYYY-MM-DDtoYYYY-MM-DD"
     brave_options: tuple[str, ...] = ()  # Brave-only options the caller set: other providers say they were not sent
+    # what the caller gave where Brave's rules dropped it (a country or language Brave lacks): others judge it
+    asked_country: str | None = None
+    asked_language: str | None = None
+    use_cache: bool = True  # False: debug's disable_cache, every provider asks its upstream afresh
     native: Any = field(default=None, compare=False)  # the Brave params layer's own prepared form, for Brave
 
 
@@ -41,6 +50,8 @@ class ProviderPage:
     attempts: int = 1
     # codes of the request's own warnings (Brave's rules) that do not hold for this provider's answer
     superseded: frozenset[str] = frozenset()
+    offset: int | None = None  # the page index this provider served, where Brave's rules would have used another
+    request_url: str | None = None  # what was asked, for debug output (no credential in it)
     native: Any = None  # what the provider's own client returned (Brave: parsed answer + response), for the envelope
 
 

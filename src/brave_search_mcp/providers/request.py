@@ -7,39 +7,39 @@ from brave_search_mcp.brave.facts import MAX_OFFSET
 from brave_search_mcp.brave.params import PreparedSearch
 from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.providers.protocol import SearchRequest
+from brave_search_mcp.render.text import clean_query
 
-__all__ = ["search_request"]
+__all__ = ["BRAVE_ONLY", "search_request"]
 
-# Brave parameters a caller may set that no other provider has: (name sent to Brave, name in the tool).
-_BRAVE_ONLY: tuple[tuple[str, str], ...] = (
-    ("goggles", "goggles"),
-    ("result_filter", "result_filter"),
-    ("extra_snippets", "extra_snippets"),
-    ("units", "units"),
-    ("spellcheck", "spellcheck"),
-    ("ui_lang", "ui_language"),
-)
+# Brave parameters a caller may set that no other provider has (their names in the tool).
+BRAVE_ONLY = ("goggles", "result_filter", "extra_snippets", "units", "spellcheck", "ui_language")
 
 
 def search_request(prepared: PreparedSearch, args: WebSearchArgs) -> SearchRequest:
     """The request every provider gets (Brave keeps its own prepared form in ``native``).
 
-    Brave ignores ``offset`` for images and sends image ``moderate`` as ``strict``; another provider gets
-    what the caller asked (offset capped to the same 0-9) and decides for itself.
+    Brave's own limits and lists shape only Brave's request: another provider gets the caller's whole query
+    (cleaned, not cut to Brave's 400 characters / 50 words), the country and language Brave dropped, the offset
+    the caller asked for images (capped to the same 0-9), what the caller asked of safe search, and the names of
+    the Brave-only options the caller set; it decides for itself.
     """
     sent = dict(prepared.params)
     offset = prepared.offset
     if prepared.search_type == "images" and args.offset is not None:
         offset = min(max(args.offset, 0), MAX_OFFSET)
+    country, language = sent.get("country"), sent.get("search_lang")
     return SearchRequest(
-        query=prepared.query,
+        query=clean_query(args.query),
         search_type=prepared.search_type,
         count=prepared.requested,
         offset=offset,
-        country=sent.get("country"),
-        language=sent.get("search_lang"),
+        country=country,
+        language=language,
         safe_search=args.safe_search,
         freshness=sent.get("freshness"),
-        brave_options=tuple(name for param, name in _BRAVE_ONLY if param in sent),
+        brave_options=tuple(name for name in BRAVE_ONLY if getattr(args, name) not in (None, [])),
+        asked_country=args.country if country is None else None,
+        asked_language=args.search_language if language is None else None,
+        use_cache=prepared.use_cache,
         native=prepared,
     )

@@ -331,6 +331,7 @@ def render_error_text(envelope: ErrorEnvelope) -> str:
         advice = advice_for(ErrorCode(error.code), envelope.meta.provider)
     except ValueError:
         advice = ""
+    advice = _text(error.details.get("what_to_do"), 200) or advice  # this error's own advice wins over the code's
     message = _text(error.message, 600) or "no message"
     text = f"{_text(error.code, 60)}: {message} ({'retryable' if error.retryable else 'not retryable'})"
     if advice:

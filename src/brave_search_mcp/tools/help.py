@@ -14,8 +14,10 @@ from brave_search_mcp.brave import facts as brave_api
 from brave_search_mcp.brave import params as rules
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.models.envelopes import API_VERSION
-from brave_search_mcp.models.errors import ERROR_ADVICE, WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode
+from brave_search_mcp.models.errors import WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode, advice_for
 from brave_search_mcp.models.inputs import HelpArgs, HelpTopic
+from brave_search_mcp.providers.request import BRAVE_ONLY
+from brave_search_mcp.providers.searxng.params import CATEGORIES, LANGUAGES, MAX_QUERY_CHARS
 from brave_search_mcp.usecases.contract import Call, CliShape, Ports, ToolSpec
 
 
@@ -86,6 +88,46 @@ EXAMPLES: list[dict[str, Any]] = [
 ]
 
 
+# SearXNG alone (BRAVE_SEARCH_PROVIDERS=searxng): Brave's options, limits and words do not apply. What the
+# web search parameters and the warnings mean there, where Brave's own wording would mislead.
+_SEARXNG_ONLY_OPTIONS = frozenset({*BRAVE_ONLY, "summary", "text_decorations"})
+_SEARXNG_WORDS: dict[str, str] = {
+    "query": f'Search text; "phrase" and site: work with most engines. At most {MAX_QUERY_CHARS} characters.',
+    "search_type": "Which SearXNG category to search: web (general), news, images or videos.",
+    "country": "2-letter region, e.g. US or DE, used with search_language (SearXNG filters by language).",
+    "search_language": "e.g. en, de, zh-hans, pt-BR: SearXNG's language (a region in it wins over country).",
+    "offset": "Page index 0-9 (not a result index), images too.",
+    "safe_search": "off, moderate or strict, for every search type.",
+    "freshness": "pd, pw, pm or py (SearXNG has no custom date ranges).",
+}
+_SEARXNG_VALUES: dict[str, tuple[str, ...]] = {"country": (), "search_language": tuple(LANGUAGES)}
+_SEARXNG_WARNINGS: dict[WarningCode, str] = {
+    WarningCode.QUERY_TRUNCATED: f"The query was cut to {MAX_QUERY_CHARS} characters, what SearXNG's engines take.",
+    WarningCode.INVALID_COUNTRY: "The country is not a 2-letter code; it was not used.",
+    WarningCode.INVALID_SEARCH_LANGUAGE: "The search language has no SearXNG equivalent; it was not sent.",
+    WarningCode.VALUE_NORMALIZED: "A value was rewritten to its usual spelling.",
+}
+# Codes only Brave's key, plan, summaries or Brave-only options give rise to: not listed with SearXNG alone.
+_BRAVE_CODES = frozenset(
+    {
+        ErrorCode.MISSING_API_KEY,
+        ErrorCode.NOT_IN_PLAN,
+        ErrorCode.QUOTA_EXCEEDED,
+        ErrorCode.SUMMARY_UNAVAILABLE,
+        WarningCode.INVALID_UI_LANGUAGE,
+        WarningCode.INVALID_GOGGLES,
+        WarningCode.INVALID_RESULT_FILTER,
+        WarningCode.QUERY_ALTERED,
+        WarningCode.SUMMARY_NOT_AVAILABLE,
+    }
+)
+
+
+def searxng_only(settings: Settings) -> bool:
+    """Whether SearXNG is the only provider: help then speaks of it, not of Brave."""
+    return "brave" not in settings.providers
+
+
 def _type_name(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
         names = [_type_name(s) for s in schema["anyOf"] if s.get("type") != "null"]
@@ -102,19 +144,25 @@ def _aliases(field: FieldInfo, name: str) -> list[str]:
     return [c for c in choices if isinstance(c, str) and c != name]
 
 
-def describe_model(model: type[BaseModel]) -> list[dict[str, Any]]:
-    """One entry per accepted parameter: type, default, range, valid values, aliases."""
+def describe_model(model: type[BaseModel], *, searxng: bool = False) -> list[dict[str, Any]]:
+    """One entry per accepted parameter: type, default, range, valid values, aliases (``searxng``: as SearXNG
+    alone reads them, without the options only Brave has)."""
     schema = model.model_json_schema()
     props: dict[str, Any] = schema.get("properties", {})
     entries: list[dict[str, Any]] = []
+    searxng = searxng and "search_type" in model.model_fields  # the web search's parameters
     for name, field in model.model_fields.items():
+        if searxng and name in _SEARXNG_ONLY_OPTIONS:
+            continue
         prop = props.get(name, {})
         entry: dict[str, Any] = {"name": name, "type": _type_name(prop), "required": field.is_required()}
         if not field.is_required():
             entry["default"] = field.get_default(call_default_factory=True)
-        if field.description:
-            entry["description"] = field.description
-        values = _enum_values(prop) or list(_VALUE_LISTS.get(name, ()))
+        description = _SEARXNG_WORDS.get(name, field.description) if searxng else field.description
+        if description:
+            entry["description"] = description
+        lists = {**_VALUE_LISTS, **_SEARXNG_VALUES} if searxng else _VALUE_LISTS
+        values = _enum_values(prop) or list(lists.get(name, ()))
         if values:
             entry["values"] = values
         for bound in ("minimum", "maximum", "exclusiveMinimum"):
@@ -144,11 +192,21 @@ def _enum_values(prop: dict[str, Any]) -> list[Any]:
     return []
 
 
-def search_type_rules() -> dict[str, dict[str, Any]]:
-    """Per search type: counts, offset, safe_search values and which parameters apply."""
+def search_type_rules(*, searxng: bool = False) -> dict[str, dict[str, Any]]:
+    """Per search type: counts, offset, safe_search values and which parameters apply (``searxng``: SearXNG's
+    category, which pages images too and knows moderate for them)."""
     out: dict[str, dict[str, Any]] = {}
     for search_type in ("web", "news", "images", "videos"):
         rule = rules.rules_for(search_type)
+        if searxng:
+            out[search_type] = {
+                "searxng_category": CATEGORIES[search_type],
+                "max_results": {"min": 1, "max": rule.max_count, "default": rule.default_count},
+                "offset": {"min": 0, "max": brave_api.MAX_OFFSET},
+                "safe_search": {"values": ["off", "moderate", "strict"], "default": rule.default_safe_search},
+                "parameters": sorted((rule.supported | {"offset"}) - _SEARXNG_ONLY_OPTIONS),
+            }
+            continue
         out[search_type] = {
             "endpoint": rule.endpoint.value,
             "max_results": {"min": 1, "max": rule.max_count, "default": rule.default_count},
@@ -160,11 +218,13 @@ def search_type_rules() -> dict[str, dict[str, Any]]:
 
 
 def limits(settings: Settings) -> dict[str, Any]:
-    """Limits in force: Brave's, the output clamps, and this server's rate and cache settings."""
-    return {
+    """Limits in force: Brave's (or SearXNG's, when it is the only provider), the output clamps, and this server's
+    rate and cache settings."""
+    searxng = searxng_only(settings)
+    found: dict[str, Any] = {
         "query": {"max_chars": brave_api.MAX_QUERY_CHARS, "max_words": brave_api.MAX_QUERY_WORDS},
         "offset": {"min": 0, "max": brave_api.MAX_OFFSET, "meaning": "page index (skips offset * max_results)"},
-        "max_results": {k: v["max_results"] for k, v in search_type_rules().items()},
+        "max_results": {k: v["max_results"] for k, v in search_type_rules(searxng=searxng).items()},
         "output": {
             "max_lines": {"min": MIN_MAX_LINES, "max": MAX_MAX_LINES, "default": settings.max_lines},
             "max_bytes": {"min": MIN_MAX_BYTES, "max": MAX_MAX_BYTES, "default": settings.max_bytes},
@@ -188,6 +248,17 @@ def limits(settings: Settings) -> dict[str, Any]:
         "providers": list(settings.providers),
         "ui": _ui(settings),
     }
+    if searxng:  # SearXNG's own: no word limit, no date ranges, its pace, its time per call
+        found["query"] = {"max_chars": MAX_QUERY_CHARS}
+        found["freshness"] = {"shortcuts": list(brave_api.FRESHNESS_SHORTCUTS)}
+        found["rate"] = {
+            "requests_per_second": "2 until the instance's bot limiter answers 429, then the pace it allows"
+        }
+        found["deadlines"] = {
+            "call_seconds": settings.call_deadline_seconds,
+            "searxng_seconds": settings.searxng_timeout_seconds,
+        }
+    return found
 
 
 def _ui(settings: Settings) -> dict[str, Any]:
@@ -202,16 +273,27 @@ def _ui(settings: Settings) -> dict[str, Any]:
     }
 
 
-def error_catalogue() -> dict[str, list[dict[str, Any]]]:
-    """Every error and warning code with what the agent should do about it."""
+def error_catalogue(*, searxng: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Every error and warning code with what the agent should do about it (``searxng``: in SearXNG's words)."""
     retryable_by_code = _default_retryable()
+    provider = "searxng" if searxng else "brave"
+    meanings = {**WARNING_ADVICE, **_SEARXNG_WARNINGS} if searxng else WARNING_ADVICE
     return {
         "error_codes": [
-            {"code": code.value, "retryable": retryable_by_code.get(code, False), "what_to_do": ERROR_ADVICE[code]}
+            {
+                "code": code.value,
+                "retryable": retryable_by_code.get(code, False),
+                "what_to_do": advice_for(code, provider),
+            }
             for code in ErrorCode
+            if not (searxng and code in _BRAVE_CODES)
         ],
         # not "warnings": in an envelope that key means this call's own soft problems
-        "warning_codes": [{"code": code.value, "meaning": WARNING_ADVICE[code]} for code in WarningCode],
+        "warning_codes": [
+            {"code": code.value, "meaning": meanings[code]}
+            for code in WarningCode
+            if not (searxng and code in _BRAVE_CODES)
+        ],
     }
 
 
@@ -229,16 +311,21 @@ def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -
     """The structured help document for one topic (or all), covering the enabled ``tools`` only."""
     doc: dict[str, Any] = {"api_version": API_VERSION, "topic": topic}
     names = {tool.name for tool in tools}
+    searxng = searxng_only(settings)
     if topic in ("params", "all"):
         doc["tools"] = {tool.name: tool.help for tool in tools}
-        doc["parameters"] = {tool.name: describe_model(tool.input_model) for tool in tools}
-        doc["search_types"] = search_type_rules()
+        doc["parameters"] = {tool.name: describe_model(tool.input_model, searxng=searxng) for tool in tools}
+        doc["search_types"] = search_type_rules(searxng=searxng)
     if topic in ("examples", "all"):
-        doc["examples"] = [example for example in EXAMPLES if example["tool"] in names]
+        doc["examples"] = [
+            example
+            for example in EXAMPLES
+            if example["tool"] in names and not (searxng and _SEARXNG_ONLY_OPTIONS & set(example["arguments"]))
+        ]
     if topic in ("limits", "all"):
         doc["limits"] = limits(settings)
     if topic in ("errors", "all"):
-        doc.update(error_catalogue())
+        doc.update(error_catalogue(searxng=searxng))
     return doc
 
 

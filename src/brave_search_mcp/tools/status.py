@@ -20,7 +20,7 @@ from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
 from brave_search_mcp.models.inputs import StatusArgs
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.tools.help import limits as parameter_limits
-from brave_search_mcp.tools.help import search_type_rules
+from brave_search_mcp.tools.help import search_type_rules, searxng_only
 from brave_search_mcp.usecases.contract import Call, CliShape, Ports, Progress, ToolSpec
 
 PROBE_QUERY = "brave search api"
@@ -97,9 +97,7 @@ async def build_status(
     """The structured status report (see the brave_web_search_status contract)."""
     settings = ports.settings
     client = ports.client
-    enabled_tools = [spec.name for spec in tools]
-    rate, burst = client.throttle_rate
-    cache = client.cache_stats()
+    uses_brave = "brave" in settings.providers  # SearXNG alone: none of Brave's settings, limits or counters
     last = client.last_rate_limit
     reasons: list[str] = []
     report: dict[str, Any] = {
@@ -108,39 +106,19 @@ async def build_status(
         "server_version": __version__,
         "uptime_seconds": round(ports.clock() - ports.started_at, 1),
         "key": {"configured": settings.has_key, "source": settings.api_key_source},
-        "settings": {
-            "base_url": settings.base_url,
-            "rate_limit_per_second": rate,
-            "burst": burst,
-            "rate_adaptive": settings.adaptive_rate,
-            "monthly_requests": settings.monthly_requests,
-            "quota_retry_seconds": settings.quota_retry_seconds,
-            "retries": settings.retries,
-            "retry_base_ms": settings.retry_base_ms,
-            "retry_max_ms": settings.retry_max_ms,
-            "timeout_seconds": settings.timeout_seconds,
-            "call_deadline_seconds": settings.call_deadline_seconds,
-            "cache_ttl_seconds": settings.cache_ttl_seconds,
-            "cache_size": settings.cache_size,
-            "max_response_bytes": settings.max_response_bytes,
-            "max_lines": settings.max_lines,
-            "max_bytes": settings.max_bytes,
-            "summarizer_deadline_seconds": settings.summarizer_deadline_seconds,
-            "enabled_tools": list(enabled_tools),
-            "providers": list(settings.providers),
-        },
-        "rate_limit": None,
-        "cache": dataclasses.asdict(cache),
+        "settings": _settings(ports, [spec.name for spec in tools]),
         "meta": {"trace_id": trace_id, "provider": settings.providers[0]},
     }
-    if last is not None:
+    if uses_brave:
+        report["rate_limit"] = None
+        report["cache"] = dataclasses.asdict(client.cache_stats())
+    if last is not None and uses_brave:
         figures = rate_limit_meta(last)
         assert figures is not None
         report["rate_limit"] = {
             **figures.model_dump(mode="json"),
             "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
         }
-    uses_brave = "brave" in settings.providers
     if not settings.has_key:
         report["status"] = "unconfigured"
         if uses_brave:
@@ -156,35 +134,80 @@ async def build_status(
         failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
             reasons.append(f"probe failed for {', '.join(failed)}")
-    throttle = await client.admission()
-    report["throttle"] = throttle
-    report["plan"] = plan_seen(client.counters(), tools) if uses_brave else {}
+    throttle = await client.admission() if uses_brave else {}
+    if uses_brave:
+        report["throttle"] = throttle
+        report["plan"] = plan_seen(client.counters(), tools)
     brave_alone = {"brave": {"state": "closed", "fallback": False}}
     report["providers"] = await ports.chain.status() if ports.chain else brave_alone
+    others = {name: state.pop("counters", {}) for name, state in report["providers"].items()}
     report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
     if report["state"].get("degraded"):
         reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
-    paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
+    paused = [
+        f"{name} {kind} search" if kind else name
+        for name, state in report["providers"].items()
+        for kind, breaker in [("", state), *state.get("search_types", {}).items()]
+        if breaker.get("state") == "open"
+    ]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
     holds = pauses(throttle) if uses_brave else []  # Brave's holds stop no SearXNG search
     if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
         reasons[:0] = holds
         report["status"] = "paused"
-    rate_now, plan_rate = throttle["rate_in_force_per_second"], throttle["plan_per_second"]
+    rate_now, plan_rate = throttle.get("rate_in_force_per_second"), throttle.get("plan_per_second")
     if rate_now is not None and plan_rate is not None and rate_now < plan_rate and not settings.rate_limit:
         report["settings"]["rate_limit_per_second"] = rate_now
     if reasons and report["status"] == "ok":
         report["status"] = "degraded"
     report["reasons"] = reasons
     if args.verbose:
-        report["counters"] = {
-            name: {"requests": c.requests, "errors": c.errors, "cache_hits": c.cache_hits, "by_code": dict(c.by_code)}
-            for name, c in client.counters().items()
-        }
+        counted = client.counters().items() if uses_brave else ()
+        report["counters"] = {name: _counted(c) for name, c in counted}
+        for name, kinds in others.items():  # another provider's, per search type: "searxng web"
+            report["counters"].update({f"{name} {kind}": _counted(c) for kind, c in kinds.items()})
     if args.include_limits:
-        report["limits"] = {"search_types": search_type_rules(), **parameter_limits(settings)}
+        rules = search_type_rules(searxng=searxng_only(settings))
+        report["limits"] = {"search_types": rules, **parameter_limits(settings)}
     return report
+
+
+def _settings(ports: Ports, enabled_tools: list[str]) -> dict[str, Any]:
+    """The settings in force: Brave's only when Brave is one of the providers, SearXNG's only when it is."""
+    settings = ports.settings
+    found: dict[str, Any] = {}
+    if "brave" in settings.providers:
+        rate, burst = ports.client.throttle_rate
+        found |= {
+            "base_url": settings.base_url,
+            "rate_limit_per_second": rate,
+            "burst": burst,
+            "rate_adaptive": settings.adaptive_rate,
+            "monthly_requests": settings.monthly_requests,
+            "quota_retry_seconds": settings.quota_retry_seconds,
+            "retries": settings.retries,
+            "retry_base_ms": settings.retry_base_ms,
+            "retry_max_ms": settings.retry_max_ms,
+            "timeout_seconds": settings.timeout_seconds,
+        }
+    if "searxng" in settings.providers:  # its URL (without credentials) is in its provider entry
+        found["searxng_timeout_seconds"] = settings.searxng_timeout_seconds
+    found |= {
+        "call_deadline_seconds": settings.call_deadline_seconds,
+        "cache_ttl_seconds": settings.cache_ttl_seconds,
+        "cache_size": settings.cache_size,
+        "max_response_bytes": settings.max_response_bytes,
+        "max_lines": settings.max_lines,
+        "max_bytes": settings.max_bytes,
+    }
+    if "brave" in settings.providers:
+        found["summarizer_deadline_seconds"] = settings.summarizer_deadline_seconds
+    return found | {"enabled_tools": enabled_tools, "providers": list(settings.providers)}
+
+
+def _counted(c: EndpointCounters) -> dict[str, Any]:
+    return {"requests": c.requests, "errors": c.errors, "cache_hits": c.cache_hits, "by_code": dict(c.by_code)}
 
 
 def pauses(throttle: dict[str, Any]) -> list[str]:
@@ -237,12 +260,8 @@ def _state_line(state: dict[str, Any]) -> str:
     return f"state: {location} ({state['backend']}); cache: {cache}"
 
 
-def render_status_text(report: dict[str, Any]) -> str:
-    """A few lines a person can read at a glance."""
-    key = report["key"]
-    settings = report["settings"]
-    cache = report["cache"]
-    throttle = report.get("throttle", {})
+def _rate_line(settings: dict[str, Any], throttle: dict[str, Any]) -> str:
+    """Brave's rate in force, learned or set, and how sure the plan is."""
     plan = throttle.get("plan_per_second")
     adaptive = f" (adaptive, plan {plan:g}/s)" if settings["rate_adaptive"] and plan is not None else ""
     rate = settings["rate_limit_per_second"]
@@ -251,34 +270,67 @@ def render_status_text(report: dict[str, Any]) -> str:
     )
     if rate is not None and throttle.get("plan_confirmed") is False and plan is not None:
         in_force += f" (plan not confirmed yet: as many at once as came back clean, up to {throttle['burst']})"
+    return (
+        f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; timeout {settings['timeout_seconds']:g} s"
+    )
+
+
+def _other_lines(name: str, state: dict[str, Any], ttl: float) -> list[str]:
+    """Another provider's address, time per call, pace and pages' cache (SearXNG's)."""
+    lines: list[str] = []
+    pace = state.get("pace") or {}
+    if state.get("url"):
+        rate = f"; pace {pace['rate']:g}/s, {pace['burst']} at once" if pace.get("rate") is not None else ""
+        lines.append(f"{name}: {state['url']}; at most {state.get('timeout_seconds', 0):g} s a call{rate}")
+    pages = state.get("cache")
+    if pages:
+        where = "in the shared state" if "bytes" in pages else "in this process"
+        lines.append(
+            f"cache: {pages.get('entries', 0)} entries {where}, ttl {ttl:g} s, "
+            f"{pages.get('hits', 0)} hits, {pages.get('misses', 0)} misses ({name} pages)"
+        )
+    return lines
+
+
+def _breaker_line(name: str, breaker: dict[str, Any]) -> str:
+    """One provider's breaker, the search types paused or failing on their own, and a misconfiguration."""
+    line = f"provider {name}: {breaker['state']}, failures {breaker['failures']}"
+    for kind, typed in breaker.get("search_types", {}).items():
+        wait = f", retried in {typed['retry_in_seconds']:.0f} s" if "retry_in_seconds" in typed else ""
+        line += f"; {kind} search {typed['state']}, failures {typed['failures']}{wait}"
+    if breaker.get("misconfigured"):
+        line += f"; misconfigured: {breaker['misconfigured']}"
+    return line
+
+
+def render_status_text(report: dict[str, Any]) -> str:
+    """A few lines a person can read at a glance."""
+    key = report["key"]
+    settings = report["settings"]
+    throttle = report.get("throttle", {})
     lines = [f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)"]
     providers = settings.get("providers", ["brave"])
     if "brave" in providers:
+        cache = report["cache"]
         lines += [
             f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
-            f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
-            f"timeout {settings['timeout_seconds']:g} s",
+            _rate_line(settings, throttle),
             f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
             f"{cache['hits']} hits, {cache['misses']} misses",
             *_brave_lines(report, throttle),
         ]
-    else:  # SearXNG alone: Brave's key, rate, month and plan do not apply; its pages' cache is shown instead
+    else:  # SearXNG alone: Brave's key, rate, month and plan do not apply; the instance and its pages are shown
         lines.append(f"brave: not used (BRAVE_SEARCH_PROVIDERS={','.join(providers)}); no Brave key needed")
-        for name, state in report.get("providers", {}).items():
-            pages = state.get("cache")
-            if pages:
-                where = "in the shared state" if "bytes" in pages else "in this process"
-                lines.append(
-                    f"cache: {pages.get('entries', 0)} entries {where}, ttl {cache['ttl_seconds']:g} s, "
-                    f"{pages.get('hits', 0)} hits, {pages.get('misses', 0)} misses ({name} pages)"
-                )
+    for name, state in report.get("providers", {}).items():
+        if name != "brave":
+            lines += _other_lines(name, state, settings["cache_ttl_seconds"])
     lines.append(_state_line(report.get("state") or {}))
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
         lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")
     for name, breaker in report.get("providers", {}).items():
         if "failures" in breaker:  # a provider chain: each provider's breaker
-            lines.append(f"provider {name}: {breaker['state']}, failures {breaker['failures']}")
+            lines.append(_breaker_line(name, breaker))
     for name, counter in report.get("counters", {}).items():
         lines.append(f"counter {name}: {counter['requests']} requests, {counter['errors']} errors")
     plan = report.get("plan") or {}

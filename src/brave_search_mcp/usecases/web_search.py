@@ -43,6 +43,8 @@ class _Served:
     cached_other: bool = False
     attempts_other: int = 0
     superseded: frozenset[str] = frozenset()  # codes of Brave's request warnings that do not hold for this answer
+    offset: int | None = None  # the page index another provider served (None: Brave's own)
+    request_url: str | None = None  # what another provider was asked
 
     @property
     def cached(self) -> bool:
@@ -87,7 +89,10 @@ async def _serve(ports: Ports, prepared: PreparedSearch, args: WebSearchArgs, fa
         # the chain put its FALLBACK warnings before Brave's own, which the caller adds from ``parsed``
         return _Served(parsed, "brave", page.warnings[: len(page.warnings) - len(parsed.warnings)], response)
     parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
-    return _Served(parsed, page.provider, page.warnings, None, page.cached, page.attempts, page.superseded)
+    return _Served(
+        parsed, page.provider, page.warnings, None, page.cached, page.attempts, page.superseded, page.offset,
+        page.request_url,
+    )  # fmt: skip
 
 
 async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnvelope, str]:
@@ -100,6 +105,8 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     try:
         served = await _serve(ports, prepared, args, facts)
     except BraveSearchError as exc:
+        if ports.chain is not None:  # the provider that failed judged the request by its own rules
+            warnings = [w for w in warnings if w.code not in ports.chain.superseded(exc.provider)]
         raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
     parsed, response = served.parsed, served.response
     warnings = [w for w in warnings if w.code not in served.superseded]
@@ -126,7 +133,7 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         search_type=prepared.search_type,
         requested=prepared.requested,
         returned=returned,
-        offset=prepared.offset,
+        offset=prepared.offset if served.offset is None else served.offset,
         has_more=has_more,
         provider=served.provider,
         cached=served.cached,
@@ -161,16 +168,19 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     per_call |= {"duration_ms": meta.duration_ms, "rate_limit": meta.rate_limit}
     envelope = page.model_copy(update={"meta": page.meta.model_copy(update=per_call), "warnings": list(page.warnings)})
     if prepared.debug:
-        envelope.debug = _debug_data(prepared, response, envelope.warnings)
+        envelope.debug = _debug_data(prepared, response, envelope.warnings, served.request_url)
         text += "\n[debug] " + json.dumps(envelope.debug.dump(), ensure_ascii=False)
     return envelope, text
 
 
-def _debug_data(prepared: PreparedSearch, response: BraveResponse | None, warnings: list[WarningItem]) -> DebugData:
+def _debug_data(
+    prepared: PreparedSearch, response: BraveResponse | None, warnings: list[WarningItem], other_url: str | None
+) -> DebugData:
+    url = response.request_url if response is not None else other_url
     debug = DebugData(
         cache_bypassed=not prepared.use_cache,
         throttle_bypassed=not prepared.throttle,
-        request_url=response.request_url if prepared.include_request_url and response is not None else None,
+        request_url=url if prepared.include_request_url else None,
     )
     if prepared.include_raw_payload and response is not None:
         raw = response.raw_body or json.dumps(response.data, ensure_ascii=False).encode()

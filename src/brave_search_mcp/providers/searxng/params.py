@@ -3,7 +3,8 @@
 Facts from a real instance (team notes, searxng-real.md §b, §c, §f): SearXNG reads its own syntax in *every*
 token of ``q`` (``!!bang`` sends the browser to another site, ``!name`` picks engines, ``:xx`` a language,
 ``<N`` a timeout) and has no escape for it; it validates ``language`` and rejects Brave's ``zh-hans``; with
-no ``safesearch`` the instance's own default applies.
+no ``safesearch`` the instance's own default applies. Brave's rules (400 characters / 50 words, its country and
+language lists) are not SearXNG's: the caller's query, country and language are judged here by SearXNG's own.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ LANGUAGES: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# SearXNG itself takes a query of any length, but hands it to its engines in their URLs (about 2 KB at most on
+# the big ones): a longer query would fail every engine, which would count against the search type's breaker.
+MAX_QUERY_CHARS = 2000
+# SearXNG's own check of ``language`` (searx/webutils.py VALID_LANGUAGE_CODE), lower-cased: xx, xxx, xx-yy.
+_LOCALE = re.compile(r"[a-z]{2,3}(?:-[a-z]{2})?")
+
 # Tokens SearXNG's query parser may take as syntax (searx/query.py), whatever engines the instance has:
 # "<" + digits (timeout), ":" + a language code or name, "!!" alone or "!!name" (external bang), "!name".
 _SYNTAX = re.compile(r"<\d+|:[^\W\d]+(?:[-_][^\W\d]+)*|!.+")
@@ -67,37 +74,79 @@ def escape_syntax(query: str) -> tuple[str, list[str]]:
     return " ".join(tokens), escaped
 
 
+def _warn(warnings: list[WarningItem], code: WarningCode, message: str) -> None:
+    warnings.append(WarningItem(code=code, message=message))
+
+
+def _country(request: SearchRequest, warnings: list[WarningItem]) -> str:
+    """The region the caller asked for (``""`` for none or worldwide): any two letters, SearXNG's engines judge."""
+    asked = (request.country or request.asked_country or "").strip()
+    country = asked.upper()
+    if country == "ALL" or not country:
+        return ""
+    if len(country) != 2 or not country.isalpha():
+        _warn(warnings, WarningCode.INVALID_COUNTRY, f"country {shown(asked)} is not a 2-letter code; it was not used.")
+        return ""
+    return country
+
+
 def _language(request: SearchRequest, warnings: list[WarningItem]) -> str:
     """SearXNG's ``language``: the mapped code, with the country as its region when it has none; else all."""
-    country = (request.country or "").strip().upper()
-    if not request.language:
-        if country and country != "ALL":
-            warnings.append(
-                WarningItem(
-                    code=WarningCode.PARAM_IGNORED,
-                    message="SearXNG filters by language, not country; country was not sent (give a language).",
-                )
+    country = _country(request, warnings)
+    asked = (request.language or request.asked_language or "").strip()
+    if not asked:
+        if country:
+            _warn(
+                warnings,
+                WarningCode.PARAM_IGNORED,
+                "SearXNG filters by language, not country; country was not sent (give a language).",
             )
         return "all"  # sent explicitly: otherwise the instance would take it from our Accept-Language
-    code = request.language.strip().lower()
+    code = asked.lower().replace("_", "-")
     language = LANGUAGES.get(code)
+    if language is None and _LOCALE.fullmatch(code):
+        head, _, region = code.partition("-")
+        language = f"{head}-{region.upper()}" if region else head
     if language is None:
-        warnings.append(
-            WarningItem(
-                code=WarningCode.INVALID_SEARCH_LANGUAGE,
-                message=f"search_language {shown(code)} has no SearXNG equivalent; it was not sent.",
-            )
+        _warn(
+            warnings,
+            WarningCode.INVALID_SEARCH_LANGUAGE,
+            f"search_language {shown(asked)} has no SearXNG equivalent (a code such as en, de, zh-hans or pt-BR); "
+            "it was not sent.",
         )
         return "all"
-    if "-" not in language and len(country) == 2 and country.isalpha() and country != "ALL":
+    region = language.partition("-")[2]
+    if region and country and country != region:
+        _warn(
+            warnings,
+            WarningCode.PARAM_IGNORED,
+            f"SearXNG takes the region from the language: search_language {shown(asked)} is {language} there, so "
+            f"country {country} was not used (give a language without a region, such as en, to use it).",
+        )
+    elif not region and country:
         language = f"{language}-{country}"  # engines read "en-DE" territory first: results for Germany, in English
     return language
+
+
+def _query(raw: str, warnings: list[WarningItem]) -> str:
+    """The query within what SearXNG's engines take (cut at a word boundary, said in a warning)."""
+    if len(raw) <= MAX_QUERY_CHARS:
+        return raw
+    cut = raw[: MAX_QUERY_CHARS + 1]
+    cut = (cut.rsplit(" ", 1)[0] if " " in cut else cut[:MAX_QUERY_CHARS]).rstrip()
+    _warn(
+        warnings,
+        WarningCode.QUERY_TRUNCATED,
+        f"query had {len(raw)} characters; SearXNG hands it to its engines in their URLs, so it was cut to "
+        f"{len(cut)} characters / {len(cut.split())} words (at most {MAX_QUERY_CHARS}).",
+    )
+    return cut
 
 
 def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningItem]]:
     """The form fields of one ``/search`` request (every page but ``pageno``) and what the caller should know."""
     warnings: list[WarningItem] = []
-    query, escaped = escape_syntax(request.query)
+    query, escaped = escape_syntax(_query(request.query, warnings))
     if escaped:
         warnings.append(
             WarningItem(
@@ -127,7 +176,7 @@ def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningIte
             WarningItem(
                 code=WarningCode.PARAM_IGNORED,
                 message=f"SearXNG has no {names}; {'it was' if len(request.brave_options) == 1 else 'they were'} "
-                "not sent (only Brave supports them).",
+                "not sent.",
             )
         )
     return form, warnings

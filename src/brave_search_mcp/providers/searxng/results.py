@@ -4,7 +4,8 @@ SearXNG already merges and ranks results from its engines; we keep that order, d
 usable http(s) URL, de-duplicate by normalized URL (across the instance's pages too: real engines' pages
 overlap), and clean every string through the project's one sanitizer. A page of ours is a window of the
 instance's list, which comes in pages of the instance's own size (``window``). ``answers``, ``infoboxes``
-and ``suggestions``/``corrections`` of the first page become their own sections on the first page.
+and ``suggestions``/``corrections`` of the first page become their own sections on the first page. A dated
+result says its age as Brave does ("2 days ago"; a date once it is a year old) and keeps the ISO date.
 """
 
 from __future__ import annotations
@@ -12,15 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from brave_search_mcp.models.envelopes import Result, Section, WarningItem
 from brave_search_mcp.models.errors import NoResults, UpstreamError, WarningCode
-from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
+from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest, SearchTypeFailure
 from brave_search_mcp.render import text
 
-__all__ = ["PROVIDER_NAME", "EnginesUnavailable", "Window", "page_failure", "window_page"]
+__all__ = ["PROVIDER_NAME", "EnginesUnavailable", "Window", "age", "page_failure", "past_the_end", "window_page"]
 
 PROVIDER_NAME = "searxng"
 TITLE_LIMIT = 200
@@ -39,8 +40,9 @@ _LABELS: Mapping[str, str] = {
 _MAGNITUDES: Mapping[str, int] = {"K": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 
 
-class EnginesUnavailable(UpstreamError):
-    """SearXNG answered 200 but every engine failed: a provider failure (fallback, breaker), not NO_RESULTS."""
+class EnginesUnavailable(UpstreamError, SearchTypeFailure):
+    """SearXNG answered 200 but every engine of the search type failed: a failure of that search type (fallback,
+    its breaker), not NO_RESULTS, and not of the instance (its other categories may well answer)."""
 
     default_retryable = True
 
@@ -53,6 +55,24 @@ def _iso(value: Any) -> str | None:
         return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).isoformat()
     except ValueError:
         return None
+
+
+def age(published: str | None, now: datetime | None) -> str | None:
+    """How old an ISO date is, in Brave's words: "6 hours ago", "2 days ago", "1 month ago", else "March 4, 2022"
+    (a date without an offset is taken as UTC; a date in the future is shown as a date)."""
+    if published is None or now is None:
+        return None
+    when = datetime.fromisoformat(published)
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    seconds = (now - when).total_seconds()
+    for unit, size, up_to in (("minute", 60, 3600), ("hour", 3600, 86_400), ("day", 86_400, 30 * 86_400)):
+        if 0 <= seconds < up_to:
+            count = max(1, int(seconds // size))
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    if 0 <= seconds < 365 * 86_400:
+        months = max(1, int(seconds // (30 * 86_400)))
+        return f"{months} month{'' if months == 1 else 's'} ago"
+    return f"{when:%B} {when.day}, {when.year}"
 
 
 def _score(value: Any) -> float | None:
@@ -118,7 +138,7 @@ def _video(result: Result, item: Mapping[str, Any]) -> None:
     result.publisher = text.clean_text(item.get("metadata"), limit=FIELD_LIMIT) or None
 
 
-def _result(item: Any, search_type: str) -> Result | None:
+def _result(item: Any, search_type: str, now: datetime | None) -> Result | None:
     if not isinstance(item, Mapping):
         return None
     url = text.http_url(item.get("url")) or (text.http_url(item.get("iframe_src")) if search_type == "videos" else None)
@@ -135,6 +155,7 @@ def _result(item: Any, search_type: str) -> Result | None:
         published_date=_iso(item.get("publishedDate")),
         score=_score(item.get("score")),
     )
+    result.age = age(result.published_date, now)
     thumbnail = text.http_url(item.get("thumbnail_src")) or text.http_url(item.get("thumbnail"))
     if search_type == "images":
         result.image_url = text.http_url(item.get("img_src"))
@@ -206,15 +227,15 @@ def _suggestions(data: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(s for s in found if s))[:MAX_SUGGESTIONS]
 
 
-def _unresponsive(raw: Any) -> list[str]:
-    """``[["bing", "timeout"], …]`` → ``["bing (timeout)", …]``."""
-    out: list[str] = []
+def _unresponsive(raw: Any) -> dict[str, str]:
+    """``[["bing", "timeout"], …]`` → ``{"bing": "bing (timeout)", …}``: each engine once, with its first reason."""
+    out: dict[str, str] = {}
     for pair in raw if isinstance(raw, list) else []:
         if isinstance(pair, list | tuple) and pair:
             name = text.clean_text(pair[0], limit=60)
             reason = text.clean_text(pair[1], limit=120) if len(pair) > 1 else ""
-            if name:
-                out.append(f"{name} ({reason})" if reason else name)
+            if name and name not in out:
+                out[name] = f"{name} ({reason})" if reason else name
     return out
 
 
@@ -224,11 +245,12 @@ class Window:
 
     offset: int
     count: int
+    now: datetime | None = None  # ages are told against it (None: dates only)
     results: list[Result] = field(default_factory=list)
     dropped: int = 0
-    failed_engines: list[str] = field(default_factory=list)
+    failed_engines: dict[str, str] = field(default_factory=dict)  # engine -> "engine (its first reason)"
     first: Mapping[str, Any] | None = None  # page 1's answer: answers, infoboxes and suggestions live there
-    exhausted: bool = False  # a page came back empty: the instance has nothing more
+    exhausted: bool = False  # a page came back empty, or repeated earlier ones: the instance has nothing more
     _seen: set[str] = field(default_factory=set)
 
     @property
@@ -242,37 +264,54 @@ class Window:
         return len(self.results) >= self.start + self.count
 
     def add(self, data: Mapping[str, Any], search_type: str) -> None:
-        """Append one instance page; an empty page means the end of the instance's list."""
+        """Append one instance page; a page that is empty, or (after the first) adds no new result, means the end
+        of the instance's list (an instance whose engines do not page answers page 1 for every page)."""
+        later = self.first is not None
         if self.first is None:
             self.first = data
         raw = data.get("results")
-        self.exhausted = not (isinstance(raw, list) and raw)
-        failed = _unresponsive(data.get("unresponsive_engines"))
-        self.failed_engines.extend(name for name in failed if name not in self.failed_engines)
+        for name, shown in _unresponsive(data.get("unresponsive_engines")).items():
+            self.failed_engines.setdefault(name, shown)
+        before, repeated = len(self.results), 0
         for item in raw if isinstance(raw, list) else []:
-            result = _result(item, search_type)
+            result = _result(item, search_type, self.now)
             if result is None:
                 continue
             key = text.dedup_key(result.url)
             if key in self._seen:
-                self.dropped += 1
+                repeated += 1
                 continue
             self._seen.add(key)
             self.results.append(result)
+        added = len(self.results) > before
+        self.dropped += repeated if added or not later else 0  # a page that only repeats is the end, not news
+        self.exhausted = not (isinstance(raw, list) and raw) or (later and not added)
 
 
-def page_failure(data: Mapping[str, Any]) -> EnginesUnavailable | None:
+def page_failure(data: Mapping[str, Any], search_type: str) -> EnginesUnavailable | None:
     """The failure one instance page stands for: no results, no answer, and engines that did not answer."""
     raw = data.get("results")
-    failed = _unresponsive(data.get("unresponsive_engines"))
+    failed = list(_unresponsive(data.get("unresponsive_engines")).values())
     if (isinstance(raw, list) and raw) or not failed or _answers(data.get("answers")) or data.get("infoboxes"):
         return None
     return EnginesUnavailable(
-        "SearXNG answered, but its engines failed and returned nothing: " + ", ".join(failed) + ".",
+        f"SearXNG answered, but its {search_type} engines failed and returned nothing: " + ", ".join(failed) + ".",
         status=200,
         retryable=True,
-        details={"provider": PROVIDER_NAME, "unresponsive_engines": failed},
+        details={"provider": PROVIDER_NAME, "search_type": search_type, "unresponsive_engines": failed},
     )
+
+
+def past_the_end(window: Window) -> dict[str, Any]:
+    """Details of a NO_RESULTS whose offset starts after the instance's last result: the offset that has some."""
+    details: dict[str, Any] = {"provider": PROVIDER_NAME}
+    if window.results and window.offset:
+        last = (len(window.results) - 1) // window.count
+        details["last_offset"] = last
+        details["what_to_do"] = (
+            f"Nothing at this offset: offset {last} is the last with results; use it or a lower one."
+        )
+    return details
 
 
 def window_page(window: Window, request: SearchRequest, warnings: list[WarningItem]) -> ProviderPage:
@@ -284,7 +323,7 @@ def window_page(window: Window, request: SearchRequest, warnings: list[WarningIt
     infoboxes = _infoboxes(first.get("infoboxes")) if on_first else []
     suggestions = _suggestions(first)
     if not page_results and not answers and not infoboxes:
-        details: dict[str, Any] = {"provider": PROVIDER_NAME}
+        details = past_the_end(window)
         if suggestions:
             details["suggestions"] = suggestions
         where = f" past the instance's {len(window.results)} results" if window.offset and window.results else ""
@@ -307,8 +346,8 @@ def window_page(window: Window, request: SearchRequest, warnings: list[WarningIt
         out.append(
             WarningItem(
                 code=WarningCode.ENGINES_UNRESPONSIVE,
-                message="SearXNG engines did not answer: " + ", ".join(window.failed_engines) + "; results may be "
-                "fewer.",
+                message="SearXNG engines did not answer: " + ", ".join(window.failed_engines.values()) + "; results "
+                "may be fewer.",
             )
         )
     if window.dropped:
