@@ -18,7 +18,7 @@ from brave_search_mcp.models import errors
 from brave_search_mcp.reader.content import Kind
 
 Format = Literal["markdown", "text"]
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the hosts and addresses a page was read from (the policy re-checks them on a hit)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
@@ -52,6 +52,7 @@ class Document:
     published: str | None = None
     truncated: bool = False  # the content was longer than the reader keeps (MAX_DOCUMENT_CHARS)
     notes: tuple[str, ...] = field(default=())  # what the reader could not do (PDF pages it could not read)
+    hops: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hosts on the way and the addresses each was read from
 
     def to_bytes(self) -> bytes:
         """Compact UTF-8 JSON for the shared cache (a version field lets a new layout ignore old entries)."""
@@ -67,6 +68,7 @@ class Document:
             if not isinstance(data, dict) or data.pop("v", None) != FORMAT_VERSION:
                 return None
             data["notes"] = tuple(data.get("notes") or ())
+            data["hops"] = tuple((str(host), tuple(map(str, addresses))) for host, addresses in data.get("hops") or ())
             return Document(**data)
         except (ValueError, TypeError):
             return None
