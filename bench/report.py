@@ -16,7 +16,7 @@ from .stats import ratio, summarize
 from .tables import fmt_bytes, fmt_ms, fmt_ratio, fmt_s, spread, table
 
 STARTUP_MAX_RATIO = 1.05  # start-up within 1.05x the SDK's own import (spawn to exit)
-TOOLS_MAX_BYTES = 15_000
+TOOLS_MAX_BYTES = 13_000
 TEXT_MAX_BYTES_PER_RESULT = 296  # Brave's official server on the same page of results
 BYTES_PER_TOKEN = 4  # the usual estimate for English text; no tokenizer is installed
 MEMORY_MAX_BYTES = 80_000_000

@@ -115,6 +115,10 @@ class UrlReader:
     def _limiter(self, host: str) -> Limiter:
         return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST)
 
+    def check(self, url: str) -> None:
+        """INVALID_ARGUMENT now for a ``url`` that is not an absolute URL (before several reads start)."""
+        parse_target(url.strip(), hop=0)
+
     async def read(self, url: str, *, deadline: float | None = None) -> ReadResult:
         """The document at ``url`` from the cache or the network; typed errors (FETCH_BLOCKED, NOT_FOUND, …)."""
         target = parse_target(url.strip(), hop=0)  # INVALID_ARGUMENT / FETCH_BLOCKED before any cache look-up
@@ -160,7 +164,7 @@ class UrlReader:
             page = await self._retrier.run(attempt, deadline=deadline)
         except errors.UpstreamTimeout as exc:
             raise _timed_out(exc, allowed, tries) from None
-        except errors.BraveSearchError as exc:
+        except (errors.UpstreamStatusError, errors.NetworkError) as exc:  # requests went out: say how many
             exc.details.setdefault("attempts", tries)
             raise
         document = dataclasses.replace(await self._extract(page, deadline), hops=page.hops)
