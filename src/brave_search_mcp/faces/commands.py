@@ -64,6 +64,9 @@ def _add_field(parser: argparse.ArgumentParser, spec: AnySpec, name: str, field:
         return  # filled by the positional field's values when there are several
     if name == spec.cli.positional:
         nargs = "?" if spec.cli.optional_positional else "+" if spec.cli.positional_list else None
+        if spec.cli.positional_list:  # say what several values mean: the list field's own words
+            more = spec.input_model.model_fields[spec.cli.positional_list].description or ""
+            help_text = f"{help_text or ''} {more.replace('%', '%%')}".strip() or None
         default = field.default if kind == "choice" else None
         parser.add_argument(name, nargs=nargs, choices=detail if kind == "choice" else None, default=default,
                             help=help_text)  # fmt: skip
