@@ -154,6 +154,14 @@ async def test_a_url_in_urls_that_is_not_one_fails_the_call_before_any_request(
     assert site.requests == []
 
 
+async def test_a_url_the_safety_rules_refuse_is_its_own_section(tools: ToolBoundary, site: FakeSite) -> None:
+    site.page("/a", page("article.html"))
+    outcome = await _read(tools, urls=["file:///etc/passwd", site.url("/a")])
+    refused, read = outcome.structured["pages"]
+    assert refused["error"]["code"] == "FETCH_BLOCKED" and "only http and https" in refused["error"]["message"]
+    assert read["title"] == "Why the river town rebuilt its wooden bridge"
+
+
 async def test_links_come_with_each_page(tools: ToolBoundary, site: FakeSite) -> None:
     site.page("/en/3.2/retries.html", page("docs.html"))
     site.page("/bridge", page("article.html"))

@@ -80,6 +80,8 @@ async def _several(
             reader.check(url)
         except errors.InvalidArgument as exc:
             raise errors.InvalidArgument(f"urls[{index}]: {exc.message}", field=f"urls[{index}]") from None
+        except errors.FetchBlocked:
+            pass  # a refusal (file:, credentials) is that page's own section, as for any other refused page
     deadline = moved(call.deadline, ports.clock, reader.clock)
     answered: dict[int, ReadResult | errors.BraveSearchError] = {}
 
