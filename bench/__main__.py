@@ -17,8 +17,8 @@ from typing import TextIO
 import anyio
 
 from .machine import describe_machine
-from .report import render_document
-from .run import FULL, PARTS, QUICK, run_all
+from .report import EXTRACTION_HEADING, render_document, section_of, with_section
+from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
 logger = logging.getLogger("bench")
@@ -34,7 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=Path, help=f"where to write the report (default {BENCHMARKS_DOC}; a partial run needs it)"
     )
-    parser.add_argument("--only", action="append", choices=PARTS, help="run this part only (repeatable)")
+    parser.add_argument("--only", action="append", choices=(*PARTS, EXTRACTION), help="run this part only (repeatable)")
+    parser.add_argument(
+        "--aeb",
+        type=Path,
+        metavar="PATH",
+        help="a checkout of scrapinghub/article-extraction-benchmark: adds the "
+        "extraction part (read_url's main text beside trafilatura, scored by the benchmark's evaluate.py)",
+    )
     parser.add_argument("--no-official", action="store_true", help="leave Brave's official server out of the session")
     parser.add_argument("--verbose", action="store_true", help="log progress at DEBUG level")
     return parser
@@ -60,16 +67,22 @@ def configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the bench; see the module docstring for the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    ns = build_parser().parse_args(args)
+    parser = build_parser()
+    ns = parser.parse_args(args)
+    if EXTRACTION in (ns.only or ()) and ns.aeb is None:
+        parser.error("--only extraction needs --aeb PATH (a checkout of the article-extraction benchmark)")
     configure_logging(ns.verbose)
     out = out or sys.stdout
-    # A partial run never replaces the whole report unless told where to write.
-    target = None if ns.no_write else ns.output or (None if ns.only else BENCHMARKS_DOC)
+    # A partial run never replaces the whole report unless told where to write; the extraction part alone
+    # replaces its own section of it.
+    alone = ns.only == [EXTRACTION]
+    target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
+    parts = ns.only or (*PARTS, *([EXTRACTION] if ns.aeb else []))
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
     try:
         results = anyio.run(
             lambda: run_all(
-                QUICK if ns.quick else FULL, quick=ns.quick, parts=ns.only or PARTS, official=not ns.no_official
+                QUICK if ns.quick else FULL, quick=ns.quick, parts=parts, official=not ns.no_official, aeb=ns.aeb
             )
         )
     except KeyboardInterrupt:
@@ -78,7 +91,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except Exception:
         logger.exception("the bench itself failed")
         return 1
-    document = render_document(results, machine, command_line(args))
+    earlier = target.read_text(encoding="utf-8") if target is not None and target.exists() else ""
+    shown = [("PATH" if ns.aeb is not None and arg == str(ns.aeb) else arg) for arg in args]  # not this machine's
+    document = render_document(results, machine, command_line(shown), carried=section_of(earlier, EXTRACTION_HEADING))
+    if alone and earlier and ns.output is None:
+        document = with_section(earlier, EXTRACTION_HEADING, section_of(document, EXTRACTION_HEADING))
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

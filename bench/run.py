@@ -16,6 +16,7 @@ from testkit.brave.http_server import FakeBraveServer
 
 from .basics import Calls, Sizes, Startup, measure_calls, measure_sizes, measure_startup
 from .bursts import Burst, run_bursts
+from .extraction import ExtractionResult, measure_extraction
 from .official import INSTALL_TIMEOUT, ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
 from .servers import our_env, ours, started
@@ -25,6 +26,7 @@ from .upstream import make_fake
 logger = logging.getLogger(__name__)
 
 PARTS = ("startup", "calls", "memory", "bursts", "session")
+EXTRACTION = "extraction"  # runs only on a checkout of the benchmark (--aeb PATH): it is not in this repository
 FAST = 1000  # requests per second the fake allows where the plan must never be what is measured
 QUICK_INSTALL_TIMEOUT = 90.0  # seconds npm may take under --quick (CI) before the official server is skipped
 
@@ -55,13 +57,19 @@ class Results:
     memory: PipelineResult | None = None
     bursts: list[Burst] = field(default_factory=list)
     session: SessionResults | None = None
+    extraction: ExtractionResult | None = None
     elapsed: float = 0.0
 
 
-async def run_all(plan: Plan, *, quick: bool, parts: Collection[str] = PARTS, official: bool = True) -> Results:
-    """Each part asked for, in order; the official server (session) installed with npm unless ``official`` is off."""
+async def run_all(
+    plan: Plan, *, quick: bool, parts: Collection[str] = PARTS, official: bool = True, aeb: Path | None = None
+) -> Results:
+    """Each part asked for, in order; the official server (session) installed with npm unless ``official`` is off;
+    the extraction benchmark when ``aeb`` names its checkout."""
     results = Results(plan=plan, quick=quick)
     begin = time.perf_counter()
+    if aeb is not None and EXTRACTION in parts:
+        results.extraction = await measure_extraction(aeb)
     with tempfile.TemporaryDirectory(prefix="brave-bench-") as tmp_dir:
         tmp = Path(tmp_dir)
         with FakeBraveServer(make_fake(FAST)) as upstream:

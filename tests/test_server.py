@@ -72,7 +72,7 @@ async def test_tools_list_is_strict_annotated_and_small(mcp: Client) -> None:
         for prop in tool.input_schema["properties"].values():
             assert len(prop.get("enum", [])) <= 5  # long lists live in the help tool
     payload = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools])
-    assert len(payload.encode()) < 15_000
+    assert len(payload.encode()) <= 13_000  # issue 39: every tool with its newer parameters in 13 KB
     assert "zh-hant" not in payload
 
 

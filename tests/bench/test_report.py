@@ -77,7 +77,7 @@ def test_the_document_has_machine_session_basics_bursts_and_command_in_order() -
 def test_start_up_sizes_and_memory_are_judged_against_their_targets() -> None:
     rows = {row[0].split(":")[0].split(" (")[0]: row for row in basics_rows(_results())}
     assert rows["Start-up"][1] == "0.90 s (0.90× floor; 1.12× import only)" and rows["Start-up"][-1] == MET
-    assert rows["`tools/list`"][1:] == ["11,000 B", "deterministic", "< 15,000 B", MET]
+    assert rows["`tools/list`"][1:] == ["11,000 B", "deterministic", "< 13,000 B", MET]
     assert rows["Text the model reads per result"][1] == "265 B ≈ 66 tokens (4 B each)"
     assert rows["Peak RSS"][1] == "79.9 MB" and rows["Peak RSS"][-1] == MET  # 78,000 kB of /proc = 79.9 MB
     slow = Startup(server=[1.1] * 3, floor=[1.0] * 3, floor_import=[0.8] * 3)

@@ -23,7 +23,14 @@ async def test_an_article_keeps_its_story_and_drops_the_site_around_it(make_read
     assert answer["published"] == "2025-04-17"
     assert "## The cost argument" in content
     assert "- Timber span: 610,000 euros" in content
-    assert "[download it here](http://127.0.0.1:" in content  # links kept, made absolute
+    # The prose keeps a link's words; its URL would cost the model tokens in the middle of the text, so it is
+    # listed with the page's links instead, absolute, when asked for.
+    assert "report at the town hall or download it here." in content and "](" not in content
+    assert "Links" not in text and "links" not in answer
+    linked, linked_text = await read(make_reader(), site.url("/bridge"), links="same_site")
+    report = site.url("/documents/bridge-report-2025.pdf")
+    assert linked["links"] == [{"text": "download it here", "url": report}] and linked["links_total"] == 1
+    assert f"Links (in the content, on this site): 1.\n- [download it here]({report})" in linked_text
     for boilerplate in ("214 partners", "Garden sheds", "All rights reserved", "Subscribe for 1 euro", "lakeside spa"):
         assert boilerplate not in content, boilerplate
     assert answer["next_start_char"] is None and answer["total_chars"] == len(content)

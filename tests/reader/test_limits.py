@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
+import anyio
 import pytest
 
 from brave_search_mcp.models.errors import (
@@ -19,7 +21,10 @@ from brave_search_mcp.models.errors import (
     UpstreamError,
     UpstreamTimeout,
 )
+from brave_search_mcp.reader import UrlReader
+from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
+from testkit.settings import make_settings
 from testkit.sites import FakeSite, Reply
 
 from .conftest import MakeReader, read
@@ -78,15 +83,46 @@ async def test_a_gzip_page_that_fits_is_read(make_reader: MakeReader, site: Fake
     assert "compressed words" in answer["content"]
 
 
+@pytest.fixture
+async def real_time_reader() -> AsyncIterator[Callable[..., UrlReader]]:
+    """Readers on the real clock: a site's stall is real time, so the read's one deadline must be too."""
+    state = await open_state("memory", cache_max_entries=10, clock=time.monotonic, sleep=anyio.sleep)
+
+    def make(**overrides: Any) -> UrlReader:
+        settings = make_settings(read_allowed_hosts=("127.0.0.1",), **overrides)
+        return UrlReader(settings, state, time.monotonic)
+
+    yield make
+    await state.aclose()
+
+
 @pytest.mark.anyio
-async def test_a_site_that_never_answers_times_out(make_reader: MakeReader, site: FakeSite) -> None:
+async def test_a_site_that_never_answers_times_out_once_within_the_read_timeout(
+    real_time_reader: Callable[..., UrlReader], site: FakeSite
+) -> None:
+    """One deadline per read, its tries included: a stalled site used to cost twice the timeout (issue 37)."""
     site.route("/hang", Reply(body=b"late", stall=30))
     started = time.monotonic()
     with pytest.raises(UpstreamTimeout) as caught:
-        await make_reader(read_timeout_seconds=0.2).read(site.url("/hang"))
+        await real_time_reader(read_timeout_seconds=0.3).read(site.url("/hang"))
     assert time.monotonic() - started < 3
+    assert site.count("/hang") == 1  # no second try: the first one used the read's whole time
     assert caught.value.retryable
-    assert "127.0.0.1 did not answer within 0.2 s" in caught.value.message
+    assert caught.value.message == "127.0.0.1 did not answer within 0.3 s (1 attempt)."
+    assert caught.value.details == {"timeout_seconds": 0.3, "attempts": 1}
+
+
+@pytest.mark.anyio
+async def test_a_retry_shares_the_read_timeout_and_the_error_counts_both_tries(
+    real_time_reader: Callable[..., UrlReader], site: FakeSite
+) -> None:
+    answers = iter([Reply(status=503), Reply(body=b"late", stall=30)])
+    site.route("/flaky", lambda seen: next(answers))
+    with pytest.raises(UpstreamTimeout) as caught:
+        await real_time_reader(read_timeout_seconds=1.0).read(site.url("/flaky"))
+    assert site.count("/flaky") == 2
+    assert caught.value.message == "127.0.0.1 did not answer within 1 s (2 attempts)."
+    assert caught.value.details["attempts"] == 2
 
 
 @pytest.mark.anyio

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from brave_search_mcp.models.errors import InvalidArgument, WarningCode
+from brave_search_mcp.models.errors import FetchBlocked, InvalidArgument, WarningCode
 from brave_search_mcp.reader import Document, render_read
 from brave_search_mcp.reader.document import open_fence
 from brave_search_mcp.reader.reading import cache_key
 from testkit.sites import FakeSite, Reply
+from testkit.sites.dns import ScriptedDNS
 from testkit.sites.pages import big_page, page
 
 from .conftest import MakeReader, read
@@ -218,3 +219,35 @@ async def test_a_zero_ttl_never_caches(make_reader: MakeReader, site: FakeSite) 
     await read(reader, site.url("/p"))
     await read(reader, site.url("/p"))
     assert site.count("/p") == 2
+
+
+@pytest.mark.anyio
+async def test_a_cached_page_is_refused_once_its_address_is_no_longer_allowed(
+    make_reader: MakeReader, site: FakeSite
+) -> None:
+    """The policy in force decides every read, a cache hit included (the cache is shared by every process)."""
+    site.page("/article", "<html><body><article><p>" + "Cached words. " * 40 + "</p></article></body></html>")
+    allowed = make_reader()  # opts 127.0.0.1 in
+    first, _ = await read(allowed, site.url("/article"))
+    assert not first["cached"]
+    again, _ = await read(allowed, site.url("/article"))
+    assert again["cached"] and site.count("/article") == 1
+    with pytest.raises(FetchBlocked) as caught:
+        await make_reader(read_allowed_hosts=()).read(site.url("/article"))
+    assert caught.value.details["reason"] == "address" and "loopback" in caught.value.message
+    assert site.count("/article") == 1
+
+
+@pytest.mark.anyio
+async def test_a_cached_redirect_is_refused_when_its_final_host_is_no_longer_allowed(
+    make_reader: MakeReader, site: FakeSite
+) -> None:
+    site.name = "docs.test"
+    site.redirect("/old", f"http://127.0.0.1:{site.port}/new")
+    site.page("/new", "<html><body><article><p>" + "Moved words of the page. " * 20 + "</p></article></body></html>")
+    dns = ScriptedDNS({"docs.test": ["127.0.0.1"]})
+    await read(make_reader(resolver=dns, read_allowed_hosts=("docs.test", "127.0.0.1")), site.url("/old"))
+    with pytest.raises(FetchBlocked) as caught:  # the name is still allowed, the address it led to is not
+        await make_reader(resolver=dns, read_allowed_hosts=("docs.test",)).read(site.url("/old"))
+    assert "127.0.0.1 is a loopback address" in caught.value.message
+    assert site.count("/old") == 1 and site.count("/new") == 1

@@ -232,3 +232,37 @@ async def test_the_pinned_backend_refuses_a_host_nothing_was_pinned_for() -> Non
     with pytest.raises(httpcore2.ConnectError):
         await backend.connect_unix_socket("/var/run/docker.sock")
     assert network.connects == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("url", ["not a url", "example.com/page", "http:///no-host", "//example.com/x"])
+async def test_a_url_that_is_not_an_absolute_url_is_an_invalid_argument(make_reader: MakeReader, url: str) -> None:
+    # Not a refusal by the safety rules: the agent wrote something that is not a web address, and can fix it.
+    network = RecordingNetwork()
+    with pytest.raises(InvalidArgument) as caught:
+        await make_reader(network=network).read(url)
+    assert caught.value.field == "url" and "https://" in caught.value.message
+    assert network.connects == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("host", ["localhost", "localhost.", "LOCALHOST.", "app.localhost", "app.localhost."])
+async def test_localhost_names_are_refused_as_loopback_without_asking_dns(make_reader: MakeReader, host: str) -> None:
+    dns = ScriptedDNS({})  # a resolver that knows no name: a refusal must not depend on what DNS answers
+    with pytest.raises(FetchBlocked) as caught:
+        await make_reader(resolver=dns, read_allowed_hosts=()).read(f"http://{host}:8080/admin")
+    assert caught.value.details["reason"] == "address" and "loopback" in caught.value.message
+    assert dns.calls == []
+
+
+@pytest.mark.anyio
+async def test_an_opted_in_localhost_is_read_with_or_without_its_trailing_dot(
+    make_reader: MakeReader, site: FakeSite
+) -> None:
+    site.page("/x", ARTICLE.format(TEXT))
+    dns = ScriptedDNS({"localhost": ["127.0.0.1"]})
+    reader = make_reader(resolver=dns, read_allowed_hosts=("localhost",))
+    for host in ("localhost", "localhost."):
+        answer, _ = await read(reader, f"http://{host}:{site.port}/x")
+        assert "main content" in answer["content"]
+    assert dns.calls == ["localhost", "localhost"]  # the dot is not sent to a resolver that only knows the name

@@ -60,8 +60,13 @@ def _option(spec: AnySpec, name: str, field: FieldInfo) -> str:
 def _add_field(parser: argparse.ArgumentParser, spec: AnySpec, name: str, field: FieldInfo) -> None:
     kind, detail = _kind(field)
     help_text = (field.description or "").replace("%", "%%") or None
+    if name == spec.cli.positional_list:
+        return  # filled by the positional field's values when there are several
     if name == spec.cli.positional:
-        nargs = "?" if spec.cli.optional_positional else None
+        nargs = "?" if spec.cli.optional_positional else "+" if spec.cli.positional_list else None
+        if spec.cli.positional_list:  # say what several values mean: the list field's own words
+            more = spec.input_model.model_fields[spec.cli.positional_list].description or ""
+            help_text = f"{help_text or ''} {more.replace('%', '%%')}".strip() or None
         default = field.default if kind == "choice" else None
         parser.add_argument(name, nargs=nargs, choices=detail if kind == "choice" else None, default=default,
                             help=help_text)  # fmt: skip
@@ -107,6 +112,8 @@ def tool_arguments(spec: AnySpec, ns: argparse.Namespace) -> dict[str, Any]:
             continue
         if name in COMMA_LISTS and isinstance(value, list):
             value = [part.strip() for item in value for part in str(item).split(",") if part.strip()]
+        if name == spec.cli.positional and spec.cli.positional_list and isinstance(value, list):
+            name, value = (name, value[0]) if len(value) == 1 else (spec.cli.positional_list, value)
         arguments[name] = value
     for option, (_, values) in PRESETS.get(spec.cli.command, {}).items():
         if getattr(ns, option.removeprefix("--").replace("-", "_"), False):

@@ -19,7 +19,7 @@ from brave_search_mcp.config import Settings
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.llm_context import LlmContextEnvelope
 from brave_search_mcp.models.local import LocalEnvelope
-from brave_search_mcp.models.read import ReadEnvelope
+from brave_search_mcp.models.read import ReadEnvelope, ReadPagesEnvelope
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.models.summary import SummaryEnvelope
 from brave_search_mcp.tools import help, status
@@ -108,8 +108,9 @@ class BraveSearch:
         """A cited AI answer from Brave Answers (``research=True`` for the long multi-search mode)."""
         return await self._run(answer.SPEC, {"question": question, **params}, progress)
 
-    async def read_url(self, url: str, **params: Any) -> ReadEnvelope:
-        """One part of a web page as markdown (``start_char``, ``max_chars``, ``format``, ``section``); no quota."""
+    async def read_url(self, url: str | None = None, **params: Any) -> ReadEnvelope | ReadPagesEnvelope:
+        """One part of a web page as markdown (``start_char``, ``max_chars``, ``format``, ``section``, ``links``), or
+        with ``urls=[...]`` up to five pages sharing ``max_chars`` (a ``ReadPagesEnvelope``); no quota."""
         return await self._run(read_url.SPEC, {"url": url, **params})
 
     async def help(self, topic: str = "all") -> dict[str, Any]:

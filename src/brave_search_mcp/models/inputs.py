@@ -146,6 +146,49 @@ class SummarizerArgs(StrictInput):
         return self
 
 
+# read_url's budget: 500 characters hold a heading and a paragraph or two, less cannot show a page usefully;
+# 50,000 (about 12,000 tokens) is a whole long documentation page, past which an agent should page or pick a
+# section. The default 8,000 matches brave_llm_context's budget.
+DEFAULT_MAX_CHARS = 8_000
+MIN_MAX_CHARS = 500
+MAX_MAX_CHARS = 50_000
+MAX_URLS = 5
+MAX_URL_CHARS = 4096
+
+
+class ReadArgs(StrictInput):
+    """Arguments of ``read_url``: exactly one of ``url`` or ``urls``; paging and sections are for one page."""
+
+    url: str | None = Field(None, min_length=1, max_length=MAX_URL_CHARS, description="The http(s) page to read.")
+    urls: list[str] | None = Field(  # each entry checked below: the schema stays short
+        None,
+        min_length=1,
+        max_length=MAX_URLS,
+        description="Or 1-5 pages at once sharing max_chars (evenly; unused share goes to the others).",
+    )
+    start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")
+    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000).")
+    format: Literal["markdown", "text"] = Field(
+        "markdown", description="markdown keeps headings, lists, tables and code; text drops the marks."
+    )
+    section: str | None = Field(
+        None, min_length=1, max_length=300, description="A heading's text: read only that section."
+    )
+    links: Literal["same_site", "all"] | None = Field(
+        None, description="Also list links: same_site (in the content) or all (nav, footer, other sites)."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReadArgs:
+        if any(not 1 <= len(url) <= MAX_URL_CHARS for url in self.urls or ()):
+            raise ValueError(f"each of urls must be 1-{MAX_URL_CHARS} characters")
+        if (self.url is None) == (self.urls is None):
+            raise ValueError("give exactly one of url or urls")
+        if self.urls is not None and (self.start_char or self.section is not None):
+            raise ValueError("start_char and section are for one page: read it with url")
+        return self
+
+
 class HelpArgs(StrictInput):
     """Arguments of ``brave_web_search_help``."""
 

@@ -167,8 +167,13 @@ async def resolve_checked(host: str, port: int, policy: AddressPolicy, resolver:
         if why is not None:
             raise _blocked(f"{host} is a {why}", "address", host)
         return (str(literal),)
+    name = host.lower().rstrip(".")
+    loopback_name = name == "localhost" or name.endswith(".localhost")
+    if loopback_name and not policy.name_allowed(host):
+        # RFC 6761: these names are loopback wherever they resolve, and some resolvers do not know "localhost."
+        raise _blocked(f"{host} is a loopback name", "address", host)
     try:
-        answers = await resolver(host, port)
+        answers = await resolver(name if loopback_name else host, port)
     except OSError as exc:
         raise _unresolved(host, exc) from None
     checked: list[str] = []
@@ -184,6 +189,18 @@ async def resolve_checked(host: str, port: int, policy: AddressPolicy, resolver:
     if not checked:
         raise _unresolved(host, None)
     return tuple(checked)
+
+
+def recheck(hops: Iterable[tuple[str, Sequence[str]]], policy: AddressPolicy) -> None:
+    """FETCH_BLOCKED unless every host a stored page came through, at the addresses it was read from, passes
+    ``policy``: a cached page is served only where the policy in force would let the reader fetch it again."""
+    for host, addresses in hops:
+        for text in addresses:
+            ip = parse_address(text)
+            why = judge(host, ip, policy) if ip is not None else "address that is not an IP address"
+            if why is not None:
+                verb = "is" if parse_address(host) is not None else "resolves to"
+                raise _blocked(f"{host} {verb} a {why}", "address", host)
 
 
 def _blocked(what: str, reason: str, host: str) -> errors.FetchBlocked:

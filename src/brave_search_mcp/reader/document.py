@@ -16,9 +16,10 @@ from typing import Any, Literal
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.reader.content import Kind
+from brave_search_mcp.reader.links import Link
 
 Format = Literal["markdown", "text"]
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the hosts and addresses a page was read from (re-checked on a hit), and its links
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
@@ -52,6 +53,9 @@ class Document:
     published: str | None = None
     truncated: bool = False  # the content was longer than the reader keeps (MAX_DOCUMENT_CHARS)
     notes: tuple[str, ...] = field(default=())  # what the reader could not do (PDF pages it could not read)
+    hops: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hosts on the way and the addresses each was read from
+    links: tuple[Link, ...] = ()  # an HTML page's links in page order (``links.page_links``)
+    content_links: tuple[Link, ...] = ()  # the links its main text kept, in the text's order
 
     def to_bytes(self) -> bytes:
         """Compact UTF-8 JSON for the shared cache (a version field lets a new layout ignore old entries)."""
@@ -67,6 +71,9 @@ class Document:
             if not isinstance(data, dict) or data.pop("v", None) != FORMAT_VERSION:
                 return None
             data["notes"] = tuple(data.get("notes") or ())
+            data["hops"] = tuple((str(host), tuple(map(str, addresses))) for host, addresses in data.get("hops") or ())
+            for name in ("links", "content_links"):
+                data[name] = tuple(Link(**link) for link in data.get(name) or ())
             return Document(**data)
         except (ValueError, TypeError):
             return None
@@ -115,7 +122,7 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", plain).strip().strip(":").casefold()
 
 
-def _fence_walk(markdown: str) -> Iterator[tuple[str, str | None, bool]]:
+def fence_walk(markdown: str) -> Iterator[tuple[str, str | None, bool]]:
     """Each line, the opening line of the fenced code block open after it (None outside one), and whether the line
     opened or closed that block (a fence-looking line of another kind inside a block is content)."""
     fence: str | None = None
@@ -136,7 +143,7 @@ def find_headings(markdown: str) -> list[Heading]:
     """Every ATX heading outside fenced code, with the offset of its line."""
     found: list[Heading] = []
     offset = 0
-    for line, opener, toggles in _fence_walk(markdown):
+    for line, opener, toggles in fence_walk(markdown):
         match = _HEADING.match(line) if opener is None and not toggles else None
         if match is not None:
             text = _LINK.sub(r"\1", match.group(2)).strip()
@@ -148,7 +155,7 @@ def find_headings(markdown: str) -> list[Heading]:
 
 def open_fence(markdown: str, end: int) -> str | None:
     """The opening line of the fenced code block still open at offset ``end``, or None."""
-    last = deque(_fence_walk(markdown[:end]), maxlen=1)  # the state after the last line is the answer
+    last = deque(fence_walk(markdown[:end]), maxlen=1)  # the state after the last line is the answer
     return last[0][1] if last else None
 
 
@@ -163,7 +170,7 @@ def markdown_to_text(markdown: str) -> str:
     Code inside fences is kept exactly; list markers stay (they carry structure a reader needs).
     """
     out: list[str] = []
-    for line, opener, toggles in _fence_walk(markdown):
+    for line, opener, toggles in fence_walk(markdown):
         if toggles:
             continue
         if opener is not None:

@@ -2,12 +2,17 @@
 plain text, markdown and JSON passed through cleaned.
 
 trafilatura is the field's reference for main-content extraction: it drops navigation, ads, cookie
-banners and footers and writes headings, lists, links, tables and code as markdown. Two of its habits
-are undone here: it drops blank lines inside code and the language of a code block, so each ``<pre>``
-is marked with a per-call random token before extraction (lines a tool would never write) and the
-markers are turned back into blank lines and a fence language afterwards. Both libraries are imported
-on first use, so starting the server does not pay for them. Every string leaves through
-``text.clean_layout`` / ``text.clean_text``; a body no parser can read is a PARSE_ERROR, never a traceback.
+banners and footers and writes headings, lists, tables and code as markdown. It runs in its fast mode
+(its readability/jusText comparison chose worse text on the article-extraction benchmark: docs/benchmarks.md),
+and again with that comparison and ``favor_recall`` when the fast pass finds little. Its habits that cost
+the model are undone, each measured on that benchmark: it drops blank lines inside code and the language of
+a code block (each ``<pre>`` is marked with a per-call random token before extraction, lines a tool would
+never write, turned back into blank lines and a fence language afterwards); it writes each link's URL
+inside the prose (the link text stays, the URLs go to the page's links, shown on request); it escapes
+``_ * [ ] < ~`` with backslashes (``read\\_url`` is not the name a model should copy) and marks underlined
+text with ``<u>``. Both libraries are imported on first use, so starting the server does not pay for them.
+Every string leaves through ``text.clean_layout`` / ``text.clean_text``; a body no parser can read is a
+PARSE_ERROR, never a traceback.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.reader.content import Kind, decode_text
-from brave_search_mcp.reader.document import Document
+from brave_search_mcp.reader.document import Document, fence_walk
+from brave_search_mcp.reader.links import Link, LinkList, link_base, page_links, resolved
 from brave_search_mcp.render.text import clean_layout, clean_text
 
 MAX_DOCUMENT_CHARS = 2_000_000  # what the reader keeps of one page (a 5 MB page rarely has half that in text)
@@ -35,19 +41,26 @@ _PRUNE = (
 )
 _HEADING_LINE = re.compile(r"^#{1,6} ")
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
+LITTLE = 500  # characters: a fast pass that finds less than this is tried again with every fallback
+# trafilatura's markdown link (or image): text with its escapes, then the target, which may hold one level of parens
+_MD_LINK = re.compile(r"!?\[((?:\\.|[^\\\]])*)\]\((<[^>\n]*>|(?:[^()\s]|\([^()\s]*\))*)(?:\s+\"[^\"\n]*\")?\)")
+_CODE_SPAN = re.compile(r"(?<!\\)(`+)(?!`).+?(?<!`)\1(?!`)")
+_ESCAPED = re.compile(r"(\\+)([*_`~\[\]<])")  # trafilatura's inline escapes: 2k+1 backslashes stand for k
+_UNDERLINE = re.compile(r"</?u>")
 
 
 def extract(*, url: str, final_url: str, kind: Kind, content_type: str, body: bytes, charset: str | None) -> Document:
     """Read ``body`` as ``kind``; blocking CPU work, so callers run it in a worker thread."""
     meta: dict[str, str | None] = {}
     notes: list[str] = []
+    links: tuple[tuple[Link, ...], tuple[Link, ...]] = ((), ())
     if kind == "pdf":
         markdown = _pdf(body, meta, notes)
     else:
         text = decode_text(body, charset, kind)
         if kind == "html":
             try:
-                markdown = _html(text, final_url, meta)
+                markdown, links = _html(text, final_url, meta)
             except Exception as exc:  # lxml/trafilatura on hostile markup: a readable failure, never a traceback
                 raise errors.ParseError(
                     f"The page's HTML could not be read ({type(exc).__name__}).", details={"content_type": content_type}
@@ -73,30 +86,32 @@ def extract(*, url: str, final_url: str, kind: Kind, content_type: str, body: by
         published=clean_text(meta.get("published"), limit=40) or None,
         truncated=truncated,
         notes=tuple(notes),
+        links=links[0],
+        content_links=links[1],
     )
 
 
 # ------------------------------------------------------------------------------------------ HTML
 
 
-def _html(text: str, url: str, meta: dict[str, str | None]) -> str:
-    """The page's main content as markdown, with its title, site name and date when it states them."""
+def _html(text: str, url: str, meta: dict[str, str | None]) -> tuple[str, tuple[tuple[Link, ...], tuple[Link, ...]]]:
+    """The page's main content as markdown, with its title, site name and date when it states them; the page's
+    links and the main text's links."""
     import trafilatura
 
     tree = trafilatura.load_html(text)
     if tree is None:
         # Not a full document (a fragment, or not HTML at all): read whatever text it has.
-        return clean_layout(trafilatura.html2txt(text) or "", limit=MAX_DOCUMENT_CHARS)
+        return clean_layout(trafilatura.html2txt(text) or "", limit=MAX_DOCUMENT_CHARS), ((), ())
     token = "bsm" + secrets.token_hex(6)
     _mark_code(tree, token)
     found = trafilatura.extract_metadata(tree, default_url=url, extensive=False)
     meta["title"] = found.title
     meta["site"] = found.sitename if found.sitename and found.sitename != found.hostname else None
     meta["published"] = found.date
-    options: dict[str, Any] = {
-        "url": url,
+    options: dict[str, Any] = {  # no url: trafilatura would resolve relative links against the site's root
         "output_format": "markdown",
-        "include_links": True,
+        "include_links": True,  # taken out of the prose below: they say which links are in the content
         "include_formatting": True,
         "include_tables": True,
         "include_images": False,
@@ -104,10 +119,54 @@ def _html(text: str, url: str, meta: dict[str, str | None]) -> str:
         "deduplicate": False,
         "prune_xpath": _PRUNE,
     }
-    markdown = trafilatura.extract(tree, **options) or trafilatura.extract(tree, favor_recall=True, **options)
+    markdown = trafilatura.extract(tree, fast=True, **options) or ""
+    if len(markdown) < LITTLE:  # little found: readability and jusText as fallbacks, and favor_recall
+        fuller = trafilatura.extract(tree, favor_recall=True, **options) or ""
+        markdown = fuller if len(fuller) > len(markdown) else markdown
     if not markdown:
         markdown = trafilatura.html2txt(tree) or ""
-    return _restore_code(markdown, token)
+    in_text = LinkList(url)
+    prose = settle(_restore_code(markdown, token), link_base(tree, url), in_text)
+    return prose, (page_links(tree, url), tuple(in_text.links))
+
+
+def settle(markdown: str, base: str, links: LinkList) -> str:
+    """trafilatura's markdown as the model should read it; the links it kept in the prose go to ``links``.
+
+    Outside code (fences and spans, verbatim): ``[text](url)`` becomes ``text``, the inline backslash escapes
+    are undone and ``<u>`` tags dropped. Block-start escapes (``\\#``, ``\\-``, ``1\\.``) stay: they keep a line
+    of prose from reading as a heading or a list.
+    """
+
+    def unlink(match: re.Match[str]) -> str:
+        text = _ESCAPED.sub(_unescape, match.group(1))
+        links.add(text, resolved(match.group(2).strip("<>"), base))
+        return match.group(1)
+
+    def prose(part: str) -> str:
+        part = _MD_LINK.sub(unlink, part)
+        part = _ESCAPED.sub(_unescape, part)
+        return _UNDERLINE.sub("", part)
+
+    lines: list[str] = []
+    for line, opener, toggles in fence_walk(markdown):
+        if opener is not None or toggles or ("[" not in line and "\\" not in line and "<u>" not in line):
+            lines.append(line)
+            continue
+        pieces: list[str] = []
+        last = 0
+        for span in _CODE_SPAN.finditer(line):
+            pieces += [prose(line[last : span.start()]), span.group(0)]
+            last = span.end()
+        pieces.append(prose(line[last:]))
+        lines.append("".join(pieces))
+    return "\n".join(lines)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    """One of trafilatura's escapes undone: 2k+1 backslashes before the character stand for k (an even run is text)."""
+    run = len(match.group(1))
+    return match.group(0) if run % 2 == 0 else "\\" * (run // 2) + match.group(2)
 
 
 def _mark_code(tree: Any, token: str) -> None:

@@ -39,6 +39,8 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = f"brave-search-mcp/{__version__} (read_url; +https://github.com/brave-search-mcp/brave-search-mcp)"
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/*;q=0.8,application/json;q=0.8,*/*;q=0.5"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+Hops = tuple[tuple[str, tuple[str, ...]], ...]  # (host, the checked addresses it was reached at), hop by hop
+_ABSOLUTE = "give the whole address, e.g. https://example.com/page."
 _HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")  # IDN hosts arrive as punycode
 
 
@@ -53,7 +55,7 @@ class RawPage:
     kind: Kind
     body: bytes
     no_store: bool
-    redirects: int
+    hops: Hops  # each host on the way (redirects included) and the addresses it was read from
 
 
 @dataclass(frozen=True)
@@ -88,14 +90,16 @@ def parse_target(url: str, *, hop: int) -> httpx2.URL:
         target = httpx2.URL(url)
     except (httpx2.InvalidURL, TypeError, ValueError):
         if hop == 0:
-            raise errors.InvalidArgument("url is not a valid URL.", field="url") from None
+            raise errors.InvalidArgument(f"url is not a valid URL; {_ABSOLUTE}", field="url") from None
         raise _blocked("The site redirected to an invalid URL.", "redirect") from None
     scheme = target.scheme.lower()
+    if hop == 0 and (not scheme or (scheme in _DEFAULT_PORTS and not target.raw_host)):  # a typo, not a refusal
+        raise errors.InvalidArgument(f"url {_safe(url, 80)!r} is not an absolute URL; {_ABSOLUTE}", field="url")
     if scheme not in _DEFAULT_PORTS:
         where = "url" if hop == 0 else "redirect"
         raise _blocked(f"Refused to read a {scheme or 'scheme-less'} URL: only http and https are read.", where)
     if not target.raw_host:
-        raise _blocked("Refused to read a URL without a host.", "url")
+        raise _blocked("The site redirected to a URL without a host.", "redirect")
     host = target.raw_host.decode("ascii", "replace")
     if parse_address(host) is None and _HOST_NAME.fullmatch(host) is None:
         if hop == 0:
@@ -107,7 +111,8 @@ def parse_target(url: str, *, hop: int) -> httpx2.URL:
 
 
 async def fetch_page(url: str, setup: FetchSetup, *, deadline: float | None = None) -> RawPage:
-    """GET ``url`` under every safety rule; the typed errors name the site and the rule."""
+    """GET ``url`` under every safety rule; the typed errors name the site and the rule (a TIMEOUT's
+    ``details.host`` names the host that did not answer)."""
     timeout = setup.timeout
     if deadline is not None:
         timeout = max(0.001, min(timeout, deadline - setup.clock()))
@@ -127,8 +132,10 @@ async def fetch_page(url: str, setup: FetchSetup, *, deadline: float | None = No
         async with client:
             with anyio.fail_after(timeout):
                 return await _follow(url, first, client, backend, setup, deadline, where)
-    except TimeoutError:
-        raise timeout_error(where[-1], round(timeout, 3)) from None
+    except (TimeoutError, errors.UpstreamTimeout):
+        late = timeout_error(where[-1], round(timeout, 3))
+        late.details["host"] = where[-1]
+        raise late from None
 
 
 async def _follow(
@@ -141,12 +148,15 @@ async def _follow(
     where: list[str],
 ) -> RawPage:
     """Hop by hop: check, pin, wait for the host's slot, send; follow a redirect only while hops remain."""
+    hops: list[tuple[str, tuple[str, ...]]] = []
     for hop in range(MAX_REDIRECTS + 1):
         host = target.raw_host.decode("ascii")
         port = target.port or _DEFAULT_PORTS[target.scheme.lower()]
         if hop:
             where.append(target.host)
-        backend.pin(host, port, await resolve_checked(host, port, setup.policy, setup.resolver))
+        addresses = await resolve_checked(host, port, setup.policy, setup.resolver)
+        hops.append((host, addresses))
+        backend.pin(host, port, addresses)
         await setup.limiter(host.lower()).acquire(deadline=deadline)
         with typed_transport_errors(target.host, setup.timeout, _safe):
             response = await client.send(client.build_request("GET", target), stream=True)
@@ -163,13 +173,13 @@ async def _follow(
                         break
                     target = parse_target(str(target.join(location.strip())), hop=hop + 1)
                     continue
-                return await _page(url, target, response, setup, hop)
+                return await _page(url, target, response, setup, tuple(hops))
             finally:
                 await response.aclose()
     raise _blocked(f"Refused to follow more than {MAX_REDIRECTS} redirects (from {where[0]}).", "too_many_redirects")
 
 
-async def _page(url: str, target: httpx2.URL, response: httpx2.Response, setup: FetchSetup, hops: int) -> RawPage:
+async def _page(url: str, target: httpx2.URL, response: httpx2.Response, setup: FetchSetup, hops: Hops) -> RawPage:
     """A final answer: its status mapped, its type judged before the body is read, the body read capped."""
     site = target.host
     status = response.status_code

@@ -4,11 +4,17 @@ Answers are cached as ``Document`` bytes in the state backend's cache (shared by
 under the URL asked for and under the final URL after redirects, for ``BRAVE_SEARCH_READ_CACHE_TTL_SECONDS``;
 a page that says ``Cache-Control: no-store`` is read but never stored. Paging through a long page and
 picking sections therefore cost no new request while the entry lives. Identical concurrent reads make
-one request (the cache's single flight).
+one request (the cache's single flight). The address policy in force decides every read, a hit included: a
+cached page keeps the hosts and addresses it was read from, and they are judged again before it is served
+(the cache is shared by processes whose ``BRAVE_SEARCH_READ_ALLOWED_HOSTS`` may differ).
+
+One read has one deadline, ``BRAVE_SEARCH_READ_TIMEOUT_SECONDS`` (or the call's, when sooner): a retry
+shares it, so a stalled site costs the timeout once, and a TIMEOUT says how many tries it made.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import ssl
@@ -24,7 +30,7 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.limiter import Limiter
-from brave_search_mcp.reader.addresses import AddressPolicy, Resolver, system_resolver
+from brave_search_mcp.reader.addresses import AddressPolicy, Resolver, recheck, system_resolver
 from brave_search_mcp.reader.document import Document
 from brave_search_mcp.reader.extract import extract
 from brave_search_mcp.reader.fetch import (
@@ -39,12 +45,12 @@ from brave_search_mcp.state.base import Fetch, StateBackend
 from brave_search_mcp.upstream.retry import RetryPolicy
 from brave_search_mcp.upstream.retrying import Retrier
 
-CACHE_PREFIX = "read:v1:"
+CACHE_PREFIX = "read:v2:"
 READ_RETRIES = 1  # a web page gets one more try: a site is not an API with a quota to protect, nor one to hammer
 
 
 class _NotStored(Exception):
-    """Carries a document out of the cache's fetch without the cache keeping it (``no-store`` pages)."""
+    """Ends the cache's fetch without the cache keeping the page (``no-store``); the read keeps what it fetched."""
 
     def __init__(self, document: Document) -> None:
         super().__init__("no-store")
@@ -53,10 +59,19 @@ class _NotStored(Exception):
 
 @dataclass(frozen=True)
 class ReadResult:
-    """A read document and whether it came from the shared cache (no request was made)."""
+    """A read document, whether it came from the shared cache (no request was made), and the tries it took."""
 
     document: Document
     cached: bool
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class _Fetched:
+    """A page just fetched, and whether it said ``Cache-Control: no-store`` (read, never stored)."""
+
+    result: ReadResult
+    no_store: bool
 
 
 @dataclass
@@ -80,11 +95,14 @@ class UrlReader:
         policy = RetryPolicy(retries=min(self.settings.retries, READ_RETRIES))
         self._retrier = Retrier(policy, clock=self.clock, sleep=self.sleep)
 
+    def _policy(self) -> AddressPolicy:
+        return AddressPolicy.from_entries(self.settings.read_allowed_hosts)
+
     def _setup(self) -> FetchSetup:
         if self._context is None:  # built on first use (loading the trust store costs a few milliseconds)
             self._context = self.ssl_context if self.ssl_context is not None else httpx2.create_ssl_context()
         return FetchSetup(
-            policy=AddressPolicy.from_entries(self.settings.read_allowed_hosts),
+            policy=self._policy(),
             max_bytes=self.settings.read_max_bytes,
             timeout=self.settings.read_timeout_seconds,
             limiter=self._limiter,
@@ -97,40 +115,60 @@ class UrlReader:
     def _limiter(self, host: str) -> Limiter:
         return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST)
 
+    def check(self, url: str) -> None:
+        """INVALID_ARGUMENT now for a ``url`` that is not an absolute URL (before several reads start)."""
+        parse_target(url.strip(), hop=0)
+
     async def read(self, url: str, *, deadline: float | None = None) -> ReadResult:
         """The document at ``url`` from the cache or the network; typed errors (FETCH_BLOCKED, NOT_FOUND, …)."""
         target = parse_target(url.strip(), hop=0)  # INVALID_ARGUMENT / FETCH_BLOCKED before any cache look-up
         ttl = self.settings.read_cache_ttl_seconds
         if ttl <= 0:
-            return ReadResult((await self._fetch(str(target), deadline))[0], cached=False)
+            return (await self._fetch(str(target), deadline)).result
+        fetched: list[_Fetched] = []
 
         async def fetch() -> bytes:
-            document, no_store = await self._fetch(str(target), deadline)
-            if no_store:
-                raise _NotStored(document)
-            return document.to_bytes()
+            fresh = await self._fetch(str(target), deadline)
+            fetched.append(fresh)
+            if fresh.no_store:
+                raise _NotStored(fresh.result.document)
+            return fresh.result.document.to_bytes()
 
         try:
             raw, hit = await self.backend.cache.get_or_fetch(cache_key(str(target)), fetch, ttl)
-        except _NotStored as passed:
-            return ReadResult(passed.document, cached=False)
+        except _NotStored:
+            return fetched[0].result
         document = Document.from_bytes(raw)
         if document is None:  # a damaged or older entry: read afresh (it is replaced when it expires)
-            return ReadResult((await self._fetch(str(target), deadline))[0], cached=False)
+            return (await self._fetch(str(target), deadline)).result
+        recheck(document.hops, self._policy())  # the policy in force decides, whoever fetched the page
         if not hit and cache_key(document.final_url) != cache_key(str(target)):
             await self.backend.cache.get_or_fetch(cache_key(document.final_url), _constant(raw), ttl)
-        return ReadResult(document, cached=hit)
+        return ReadResult(document, cached=hit, attempts=fetched[0].result.attempts if fetched else 0)
 
-    async def _fetch(self, url: str, deadline: float | None) -> tuple[Document, bool]:
-        """The page fetched (one more try after a 5xx, a timeout or a dropped connection) and extracted, and
-        whether it said ``no-store``; the same retry rule as every upstream, and each try waits for the host."""
+    async def _fetch(self, url: str, deadline: float | None) -> _Fetched:
+        """The page fetched (one more try after a 5xx, a timeout or a dropped connection) and extracted; the same
+        retry rule as every upstream, each try waiting for the host, all of them within the read's one deadline."""
         setup = self._setup()
+        started = self.clock()
+        allowed = setup.timeout if deadline is None else max(0.0, min(setup.timeout, deadline - started))
+        deadline = started + allowed
+        tries = 0
 
         async def attempt() -> RawPage:
+            nonlocal tries
+            tries += 1
             return await fetch_page(url, setup, deadline=deadline)
 
-        page = await self._retrier.run(attempt, deadline=deadline)
-        return await self._extract(page, deadline), page.no_store
+        try:
+            page = await self._retrier.run(attempt, deadline=deadline)
+        except errors.UpstreamTimeout as exc:
+            raise _timed_out(exc, allowed, tries) from None
+        except (errors.UpstreamStatusError, errors.NetworkError) as exc:  # requests went out: say how many
+            exc.details.setdefault("attempts", tries)
+            raise
+        document = dataclasses.replace(await self._extract(page, deadline), hops=page.hops)
+        return _Fetched(ReadResult(document, cached=False, attempts=tries), page.no_store)
 
     async def _extract(self, page: RawPage, deadline: float | None) -> Document:
         """Extraction is CPU work (trafilatura, pypdf): a worker thread, abandoned if the deadline passes first."""
@@ -153,6 +191,19 @@ class UrlReader:
             ) from None
         assert isinstance(document, Document)
         return document
+
+
+def _timed_out(exc: errors.UpstreamTimeout, allowed: float, tries: int) -> errors.UpstreamTimeout:
+    """The read's TIMEOUT: the host that did not answer, the read's whole time, and how many tries it made."""
+    host = exc.details.get("host")
+    if host is None:  # not the fetch's own timeout (none other is raised today): pass it on, counted
+        exc.details.setdefault("attempts", tries)
+        return exc
+    seconds = round(allowed, 2)
+    return errors.UpstreamTimeout(
+        f"{host} did not answer within {seconds:g} s ({tries} attempt{'s' if tries != 1 else ''}).",
+        details={"timeout_seconds": seconds, "attempts": tries},
+    )
 
 
 def _constant(value: bytes) -> Fetch:

@@ -1,59 +1,66 @@
-"""One part of a read page for the model: the arguments, the character budget, paging, and the text it reads.
+"""One part of a read page for the model: the character budget, paging, the page's links, and the text it reads.
 
-``max_chars`` bounds the content of one part (the outline included); a few header lines and the
-"next part" line come on top. A part ends at a paragraph, line or word boundary when one lies in its
-second half, so a word is never split. A code block cut by the part boundary is closed at the end of
-the part and reopened (with its language) at the start of the next one, so each part is valid markdown.
+``max_chars`` bounds the content of one part (the outline included); a few header lines, the links asked
+for and the "next part" line come on top. A part ends at a paragraph, line or word boundary when one lies
+in its second half, so a word is never split. A code block cut by the part boundary is closed at the end
+of the part and reopened (with its language) at the start of the next one, so each part is valid markdown.
+Several pages read at once share one budget (``split_budget``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.errors import WarningCode
-from brave_search_mcp.models.inputs import StrictInput
+from brave_search_mcp.models.inputs import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS, ReadArgs
 from brave_search_mcp.reader.document import Document, Format, Heading, heading_entries, open_fence
+from brave_search_mcp.reader.links import LinkScope, capped, links_for
 from brave_search_mcp.render.text import clean_text, one_line
 
-# 500 characters hold a heading and a paragraph or two: less cannot show a page usefully. 50,000 (about
-# 12,000 tokens) is a whole long documentation page; past that an agent should page or pick a section
-# rather than spend a turn's context on one page. The default 8,000 matches brave_llm_context's budget.
-DEFAULT_MAX_CHARS = 8_000
-MIN_MAX_CHARS = 500
-MAX_MAX_CHARS = 50_000
+__all__ = ["DEFAULT_MAX_CHARS", "MAX_MAX_CHARS", "MIN_MAX_CHARS", "ReadArgs", "render_read", "split_budget"]
 OUTLINE_SHARE = 4  # the outline takes at most a quarter of a part's budget...
 OUTLINE_MAX_CHARS = 2_000  # ...and never more than this
 _LABELS = {"html": "web page", "pdf": "PDF", "text": "plain text", "markdown": "markdown", "json": "JSON"}
 
 
-class ReadArgs(StrictInput):
-    """Arguments of ``read_url`` (strict like every tool's input: unknown fields and wrong types are refused)."""
-
-    url: str = Field(min_length=1, max_length=4096, description="The http(s) page to read.")
-    start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")
-    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000).")
-    format: Literal["markdown", "text"] = Field(
-        "markdown", description="markdown keeps headings, lists, links and code; text drops the marks."
-    )
-    section: str | None = Field(
-        None, min_length=1, max_length=300, description="A heading's text: read only that section."
-    )
-
-
-def effective_max_chars(value: int, warnings: list[dict[str, str]]) -> int:
-    """``max_chars`` inside 500-50,000, with an OUTPUT_LIMIT_CLAMPED warning when it was moved."""
-    clamped = min(max(value, MIN_MAX_CHARS), MAX_MAX_CHARS)
+def effective_max_chars(value: int, warnings: list[dict[str, str]], pages: int = 1) -> int:
+    """``max_chars`` inside 500 (per page) to 50,000, with an OUTPUT_LIMIT_CLAMPED warning when it was moved."""
+    low = MIN_MAX_CHARS * pages
+    clamped = min(max(value, low), MAX_MAX_CHARS)
     if clamped != value:
         warnings.append(
             {
                 "code": WarningCode.OUTPUT_LIMIT_CLAMPED.value,
-                "message": f"max_chars {value} is outside {MIN_MAX_CHARS}-{MAX_MAX_CHARS}; {clamped} was used.",
+                "message": f"max_chars {value} is outside {low}-{MAX_MAX_CHARS}; {clamped} was used.",
             }
         )
     return clamped
+
+
+def split_budget(needs: list[int | None], total: int) -> list[int]:
+    """Each page's share of one budget: even shares, and what a page needs less than its share goes to the others
+    (a failed page, ``None``, needs nothing). Shares never add up to more than ``total``."""
+    shares = [0] * len(needs)
+    waiting = [index for index, need in enumerate(needs) if need is not None]
+    left = total
+    while waiting:
+        share = left // len(waiting)
+        small = [index for index in waiting if (needs[index] or 0) <= share]
+        if not small:
+            for index in waiting:
+                shares[index] = share
+            break
+        for index in small:
+            shares[index] = needs[index] or 0
+            left -= shares[index]
+        waiting = [index for index in waiting if index not in small]
+    return shares
+
+
+def body_length(document: Document, format: Format) -> int:
+    """How many characters the whole page has in ``format``: what it needs of a shared budget to be read at once."""
+    return len(document.rendered(document.markdown, format))
 
 
 def render_read(
@@ -63,13 +70,17 @@ def render_read(
     max_chars: int = DEFAULT_MAX_CHARS,
     format: Format = "markdown",
     section: str | None = None,
+    links: LinkScope | None = None,
+    share: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """One part of ``document`` as ``(structured answer, text for the model)``; pure, so paging is cheap.
 
-    Raises INVALID_ARGUMENT for a ``section`` no heading matches or a ``start_char`` past the end.
+    ``share``: ``max_chars`` is this page's share of a several-page read (not clamped; the next-part hint
+    names the page's URL). Raises INVALID_ARGUMENT for a ``section`` no heading matches or a ``start_char``
+    past the end.
     """
     warnings: list[dict[str, str]] = []
-    budget = effective_max_chars(max_chars, warnings)
+    budget = max(max_chars, 1) if share else effective_max_chars(max_chars, warnings)
     headings = document.headings()
     chosen: Heading | None = None
     markdown = document.markdown
@@ -115,7 +126,23 @@ def render_read(
         "content": part,
         "warnings": warnings,
     }
-    return structured, _text(document, structured, outline, part, warnings)
+    link_lines: list[str] = []
+    if links is not None:
+        shown = links_for(document.links, document.content_links, links, document.final_url)
+        link_lines, left_out = capped(shown, markdown=format == "markdown")
+        structured["links"] = [{"text": link.text, "url": link.url} for link in shown[: len(link_lines)]]
+        structured["links_total"] = len(shown)
+        link_lines.insert(0, _links_title(links, len(shown), left_out, document.kind))
+    return structured, _text(document, structured, outline, part, warnings, link_lines, share)
+
+
+def _links_title(scope: LinkScope, total: int, left_out: int, kind: str) -> str:
+    """The line above the links: which ones, how many, and how many the caps left out."""
+    if kind != "html":
+        return "Links: none (only web pages list their links)."
+    which = "in the content, on this site" if scope == "same_site" else "all, navigation and footer included"
+    more = f"; {left_out} more not shown" if left_out else ""
+    return f"Links ({which}): {total}{more}."
 
 
 def _cut_point(body: str, start: int, room: int) -> int:
@@ -161,8 +188,16 @@ def _incomplete(document: Document) -> str:
     return "; ".join(what)[:300] + "."
 
 
-def _text(document: Document, answer: dict[str, Any], outline: str, part: str, warnings: list[dict[str, str]]) -> str:
-    """The compact rendering the model reads: header lines, outline, the part, how to get the next part."""
+def _text(
+    document: Document,
+    answer: dict[str, Any],
+    outline: str,
+    part: str,
+    warnings: list[dict[str, str]],
+    link_lines: list[str],
+    share: bool,
+) -> str:
+    """The compact rendering the model reads: header lines, outline, the part, its links, how to get the next part."""
     title = clean_text(document.title or "", limit=200) or "(untitled)"
     lines = [f"# {title}" if answer["format"] == "markdown" else title, f"URL: {one_line(document.final_url)}"]
     if document.final_url != document.url:
@@ -177,10 +212,13 @@ def _text(document: Document, answer: dict[str, Any], outline: str, part: str, w
     if start > 0 or answer["next_start_char"] is not None:
         lines.append(f"Part: characters {start}-{end} of {total}")
     out = "\n".join(lines) + "\n\n" + outline + part
+    if link_lines:
+        out = out.rstrip("\n") + "\n\n" + "\n".join(link_lines)
     if answer["next_start_char"] is not None:
         scope = f" and section {answer['section']!r}" if answer["section"] else ""
+        which = f"url {one_line(document.url)!r}" if share else "the same url"
         out += (
-            f"\n\n[{total - end} more characters. For the next part call read_url with the same url{scope}, "
+            f"\n\n[{total - end} more characters. For the next part call read_url with {which}{scope}, "
             f"format {answer['format']!r} and start_char={end}.]"
         )
     for warning in warnings:

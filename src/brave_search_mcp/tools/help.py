@@ -80,6 +80,18 @@ EXAMPLES: list[dict[str, Any]] = [
         "arguments": {"query": "how does HTTP/3 differ from HTTP/2", "inline_references": True},
     },
     {
+        "tool": "read_url",
+        "why": "two results at once, sharing max_chars",
+        "arguments": {
+            "urls": ["https://docs.python.org/3/library/asyncio-task.html", "https://peps.python.org/pep-0654/"]
+        },
+    },
+    {
+        "tool": "read_url",
+        "why": "a docs page and its in-site links, to walk the docs",
+        "arguments": {"url": "https://docs.python.org/3/library/asyncio.html", "links": "same_site"},
+    },
+    {
         "tool": "brave_web_search_status",
         "why": "check key, limits and reachability",
         "arguments": {"probe_connectivity": True},

@@ -99,6 +99,7 @@ class CliShape:
     command: str
     help: str
     positional: str | None = None  # the field given without an option ("query", "url"); None: options only
+    positional_list: str | None = None  # the list field several positional values fill instead ("urls")
     optional_positional: bool = False  # e.g. summarize: a query, or --key instead
     options: Mapping[str, str] = field(default_factory=dict)  # field -> option when not --field-name
     hidden: tuple[str, ...] = ()  # fields not offered on the command line (debug switches)
