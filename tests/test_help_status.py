@@ -98,7 +98,7 @@ async def _status(fake: FakeBrave, settings: Settings, arguments: dict[str, Any]
 async def test_status_ok_reports_settings_limits_cache_and_never_the_key(fake: FakeBrave) -> None:
     report, text = await _status(fake, make_settings(), {"verbose": True, "include_limits": True})
     assert report["status"] == "ok"
-    assert report["key"] == {"configured": True, "source": "BRAVE_SEARCH_API_KEY"}
+    assert report["key"] == {"configured": True, "source": "BRAVE_SEARCH_API_KEY", "file": None}
     assert report["rate_limit"]["per_second"] is not None
     assert report["rate_limit"]["remaining_month"] is not None
     assert report["cache"]["misses"] == 1
@@ -146,5 +146,5 @@ async def test_status_unconfigured_sends_nothing(fake: FakeBrave) -> None:
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
         outcome = await tool_boundary(settings, client).call("brave_web_search_status", {"probe_connectivity": True})
     assert outcome.structured["status"] == "unconfigured"
-    assert outcome.structured["key"] == {"configured": False, "source": None}
+    assert outcome.structured["key"] == {"configured": False, "source": None, "file": None}
     assert fake.requests == []

@@ -20,6 +20,7 @@ import anyio
 from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import ConfigError, Settings
+from brave_search_mcp.config_sources import key_origin, missing_key_advice
 from brave_search_mcp.faces.commands import add_tool_commands, command_spec, skill_modes, tool_arguments
 from brave_search_mcp.logs import PACKAGE_LOGGER, configure_logging
 from brave_search_mcp.models.errors import ErrorCode, InvalidArgument
@@ -28,10 +29,13 @@ from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
-MISSING_KEY_LINE = (
-    "brave-search-mcp: no Brave API key configured - set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or "
-    "BRAVE_API_KEY_FILE=/path/to/key-file); get a key at https://api-dashboard.search.brave.com"
-)
+
+def missing_key_line(settings: Settings) -> str:
+    """The one line a CLI call without a key prints: how to set one, the default key file named."""
+    return (
+        f"brave-search-mcp: no Brave API key configured - {missing_key_advice(settings.key_file_default)}; "
+        "get a key at https://api-dashboard.search.brave.com"
+    )
 
 
 EXAMPLES = """examples:
@@ -99,12 +103,12 @@ async def run_tool(
     return outcome
 
 
-def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
+def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO, settings: Settings) -> int:
     if as_json:
         out.write(json.dumps(outcome.structured, ensure_ascii=False, indent=2) + "\n")
     if outcome.is_error:
         code = outcome.structured.get("error", {}).get("code")
-        err.write((MISSING_KEY_LINE if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
+        err.write((missing_key_line(settings) if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
         return EXIT_ERROR
     if not as_json:
         out.write(outcome.text + "\n")
@@ -149,7 +153,9 @@ def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
 def startup_line(settings: Settings, port: int | None = None) -> str:
     """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
-    key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
+    key = f"key from {key_origin(settings.api_key_source, settings.api_key_file)}"
+    if not settings.has_key:
+        key = "no key: set BRAVE_API_KEY (or see --help)"
     if "brave" not in settings.providers:
         key = "no Brave key needed"
     if tuple(settings.providers) != ("brave",):
@@ -262,7 +268,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         spec = command_spec(all_tools(), command)
         assert spec is not None  # argparse allowed only the registry's commands
         outcome = anyio.run(run_tool, settings, spec.name, tool_arguments(spec, ns), err)
-        return _print_outcome(outcome, ns.json, out, err)
+        return _print_outcome(outcome, ns.json, out, err, settings)
     except KeyboardInterrupt:
         err.write("brave-search-mcp: interrupted\n")
         return 130

@@ -15,6 +15,7 @@ import anyio
 from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, SEARCH_ENDPOINTS
+from brave_search_mcp.config_sources import key_origin, missing_key_advice
 from brave_search_mcp.models.envelopes import API_VERSION
 from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
 from brave_search_mcp.models.inputs import StatusArgs
@@ -107,7 +108,7 @@ async def build_status(
         "status": "ok",
         "server_version": __version__,
         "uptime_seconds": round(ports.clock() - ports.started_at, 1),
-        "key": {"configured": settings.has_key, "source": settings.api_key_source},
+        "key": {"configured": settings.has_key, "source": settings.api_key_source, "file": settings.api_key_file},
         "settings": {
             "base_url": settings.base_url,
             "rate_limit_per_second": rate,
@@ -144,7 +145,7 @@ async def build_status(
     if not settings.has_key:
         report["status"] = "unconfigured"
         if uses_brave:
-            reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+            reasons.append(f"no API key: {missing_key_advice(settings.key_file_default)}")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
     if args.probe_connectivity:
@@ -255,7 +256,7 @@ def render_status_text(report: dict[str, Any]) -> str:
     providers = settings.get("providers", ["brave"])
     if "brave" in providers:
         lines += [
-            f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
+            f"key: {'configured from ' + key_origin(key['source'], key['file']) if key['configured'] else 'not set'}",
             f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
             f"timeout {settings['timeout_seconds']:g} s",
             f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
