@@ -1,8 +1,8 @@
 """Where settings come from besides ``BRAVE_SEARCH_*``: the API key's files and variables, and the variables of
 Brave's official server, so a user moving from it keeps their setup.
 
-Everything here works on the environment mapping ``config.Settings.from_env`` hands in: this module never reads
-``os.environ`` itself. The key is never echoed; only where it came from is.
+Everything here works on the environment mapping ``config.Settings.from_env`` hands in: this module never looks
+at the process environment itself. The key is never echoed; only where it came from is.
 """
 
 from __future__ import annotations
