@@ -149,3 +149,44 @@ def test_serving_leaves_what_start_up_built_out_of_full_collections(monkeypatch:
         gc.set_threshold(*threshold)
     assert seen and seen[0][0] > 10_000
     assert seen[0][1] == cli.GC_YOUNG_THRESHOLD > threshold[0]  # young objects of a call mostly die unwalked
+
+
+def test_brave_official_server_variables_serve_http_on_their_port(fake_server: FakeBraveServer) -> None:
+    """Issue 37 item 8: BRAVE_MCP_TRANSPORT=http BRAVE_MCP_PORT=N serves HTTP on N, key from --brave-api-key."""
+    port = free_port()
+    env = {k: v for k, v in _env(fake_server.base_url).items() if k != "BRAVE_SEARCH_API_KEY"}
+    env.update(BRAVE_MCP_TRANSPORT="http", BRAVE_MCP_PORT=str(port), BRAVE_MCP_ENABLED_TOOLS="brave_news_search")
+    command = [sys.executable, "-m", "brave_search_mcp", "--brave-api-key", VALID_KEY]
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            assert _healthz(port, time.monotonic() + 15)["status"] == "ok"
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=5)
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=5)
+    first = json.loads(stderr.splitlines()[0])
+    assert f"http://127.0.0.1:{port}/mcp" in first["msg"] and "key from --brave-api-key" in first["msg"]
+    assert first["msg"].endswith("tools: brave_web_search")  # their news tool is our web search
+
+
+def test_ours_win_over_the_official_servers_variables_with_a_warning(fake_server: FakeBraveServer) -> None:
+    ours, theirs = free_port(), free_port()
+    env = _env(fake_server.base_url, BRAVE_SEARCH_TRANSPORT="http", BRAVE_SEARCH_PORT=str(ours))
+    env.update(BRAVE_MCP_TRANSPORT="stdio", BRAVE_MCP_PORT=str(theirs))
+    with subprocess.Popen([sys.executable, "-m", "brave_search_mcp"], env=env, stderr=subprocess.PIPE, text=True) as p:
+        try:
+            assert _healthz(ours, time.monotonic() + 15)["status"] == "ok"
+            p.send_signal(signal.SIGTERM)
+            _, stderr = p.communicate(timeout=5)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate(timeout=5)
+    warnings = [record for record in map(json.loads, stderr.splitlines()) if record["level"] == "warning"]
+    assert {w["msg"] for w in warnings} >= {
+        "BRAVE_MCP_TRANSPORT is ignored: BRAVE_SEARCH_TRANSPORT is set too (ours wins when both are set)",
+        "BRAVE_MCP_PORT is ignored: BRAVE_SEARCH_PORT is set too (ours wins when both are set)",
+    }

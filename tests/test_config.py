@@ -241,3 +241,58 @@ def test_the_config_folder_follows_the_platform_rule_of_the_state_folder(tmp_pat
     assert default_key_path({"LOCALAPPDATA": "C:/L"}, platform="win32", home=tmp_path) == Path(
         "C:/L/brave-search-mcp/api-key"
     )
+
+
+def test_brave_official_servers_variables_are_honoured_when_ours_are_not_set() -> None:
+    """Issue 37 item 8: a user moving from @brave/brave-search-mcp-server keeps their variables."""
+    s = Settings.from_env(
+        {"BRAVE_MCP_TRANSPORT": "HTTP", "BRAVE_MCP_PORT": "8094", "BRAVE_MCP_HOST": "127.0.0.2",
+         "BRAVE_MCP_LOG_LEVEL": "notice", "BRAVE_MCP_ALLOWED_HOSTS": "mcp.example"}
+    )  # fmt: skip
+    assert (s.transport, s.http_port, s.http_host, s.log_level, s.allowed_hosts) == (
+        "http",
+        8094,
+        "127.0.0.2",
+        "INFO",
+        ("mcp.example",),
+    )
+    assert s.notes == ()
+    enabled = Settings.from_env({"BRAVE_MCP_ENABLED_TOOLS": "brave_news_search brave_image_search brave_answers"})
+    assert enabled.enabled_tools == ("brave_web_search", "brave_answer")
+    assert [t.name for t in enabled_tools(enabled)] == ["brave_web_search", "brave_answer"]
+
+
+def test_disabling_some_of_the_official_tools_one_of_ours_serves_keeps_ours_with_a_note() -> None:
+    s = Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": "brave_news_search,brave_summarizer"})
+    assert s.disabled_tools == ("brave_summarizer",)
+    assert s.notes == (
+        "BRAVE_MCP_DISABLED_TOOLS: brave_news_search stays available: our brave_web_search also serves "
+        "brave_web_search, brave_image_search, brave_video_search (list them all to disable it)",
+    )
+    every_search = "brave_web_search brave_news_search brave_image_search brave_video_search"
+    assert Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": every_search}).disabled_tools == ("brave_web_search",)
+
+
+def test_ours_win_over_theirs_and_over_the_key_flag_with_a_note() -> None:
+    s = Settings.from_env({"BRAVE_SEARCH_PORT": "9000", "BRAVE_MCP_PORT": "8094"})
+    assert s.http_port == 9000
+    assert s.notes == ("BRAVE_MCP_PORT is ignored: BRAVE_SEARCH_PORT is set too (ours wins when both are set)",)
+    flagged = Settings.from_env({"BRAVE_MCP_PORT": "8094"}, flags={"http_port": 9001})
+    assert flagged.http_port == 9001 and "its command-line option" in flagged.notes[0]
+    keyed = Settings.from_env({"BRAVE_API_KEY": "env-key"}, flags={"brave_api_key": "flag-key"})
+    assert keyed.api_key is not None and keyed.api_key.get_secret_value() == "env-key"
+    assert keyed.notes == (
+        "--brave-api-key is ignored: the key from BRAVE_API_KEY is used (it wins when both are set)",
+    )
+    only_flag = Settings.from_env({}, flags={"brave_api_key": "flag-key"})
+    assert (only_flag.api_key_source, only_flag.api_key and only_flag.api_key.get_secret_value()) == (
+        "--brave-api-key",
+        "flag-key",
+    )
+
+
+def test_a_bad_official_value_names_the_variable_the_user_set() -> None:
+    with pytest.raises(ConfigError, match=r"BRAVE_MCP_PORT \(read as BRAVE_SEARCH_PORT\)"):
+        Settings.from_env({"BRAVE_MCP_PORT": "eighty"})
+    with pytest.raises(ConfigError, match=r"--brave-api-key.*white space"):
+        Settings.from_env({}, flags={"brave_api_key": "two words"})

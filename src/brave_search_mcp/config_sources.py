@@ -167,7 +167,10 @@ def _translate(name: str, raw: str, notes: list[str]) -> str | None:
         missing = [theirs for theirs in covering if theirs not in names]
         if missing and any(theirs in names for theirs in covering):
             listed = ", ".join(theirs for theirs in covering if theirs in names)
-            notes.append(f"BRAVE_MCP_DISABLED_TOOLS: {listed} stay available: {ours} serves them and {missing[0]} too")
+            notes.append(
+                f"BRAVE_MCP_DISABLED_TOOLS: {listed} stays available: our {ours} also serves {', '.join(missing)} "
+                "(list them all to disable it)"
+            )
         else:
             kept.append(ours)
     return " ".join(kept) or None

@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
         target.add_argument(
             "--ui", action="store_true", default=None, help="serve MCP Apps widgets to hosts that show them"
         )
+        target.add_argument(
+            "--brave-api-key",
+            metavar="KEY",
+            help="as Brave's official server takes it (visible in ps: prefer a key file)",
+        )
 
     add_tool_commands(sub, all_tools())
     skill = sub.add_parser(
@@ -211,9 +216,16 @@ def _serve_http(settings: Settings, err: TextIO) -> int:
 GC_YOUNG_THRESHOLD = 10_000  # allocations between two young-generation collections while serving (700 by default)
 
 
+def _warn_about_settings(settings: Settings) -> None:
+    """Settings given twice (ours and Brave's official server's): which one was ignored, on stderr."""
+    for note in settings.notes:
+        logging.getLogger(PACKAGE_LOGGER).warning(note, extra={"event": "settings"})
+
+
 def serve(settings: Settings, err: TextIO) -> int:
     """Run the MCP server on its transport until its client goes away or a signal stops it."""
     configure_logging(settings)
+    _warn_about_settings(settings)
     if settings.transport == "http":
         return _serve_http(settings, err)
     from brave_search_mcp.faces.mcp_server import build_server  # the MCP SDK is only imported when serving
@@ -252,7 +264,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     command = ns.command or "serve"
     try:
         # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
-        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port", "ui")}
+        names = ("transport", "http_host", "http_port", "ui", "brave_api_key")
+        flags = {name: getattr(ns, name, None) for name in names}
         defaults = {} if command == "serve" else {"log_level": "WARNING"}
         settings = Settings.from_env(defaults=defaults, flags=flags)
         enabled_tools(settings)
@@ -262,6 +275,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     if command == "serve":
         return serve(settings, err)
     configure_logging(settings, err)
+    _warn_about_settings(settings)
     try:
         if command == "skill":
             return _skill(settings, ns, out)
