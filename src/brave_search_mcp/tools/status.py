@@ -95,9 +95,23 @@ async def build_status(
     tools: Sequence[ToolSpec[Any, Any]] = (),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The structured status report (see the brave_web_search_status contract)."""
+    """The structured status report (see the brave_web_search_status contract).
+
+    The probes run first, so everything after them reports what they saw: the limits Brave's headers stated,
+    the rate learned from them; a pause their own requests caused (a spent second) does not make it "paused".
+    """
     settings = ports.settings
     client = ports.client
+    uses_brave = "brave" in settings.providers
+    probes: list[dict[str, Any]] | None = None
+    before: dict[str, Any] | None = None
+    probed_at = ports.clock()
+    if args.probe_connectivity:
+        before = await client.admission()
+        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
+        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
+        if settings.has_key and uses_brave:
+            probes = await probe_endpoints(ports, deadline, progress) + probes
     enabled_tools = [spec.name for spec in tools]
     rate, burst = client.throttle_rate
     cache = client.cache_stats()
@@ -141,18 +155,13 @@ async def build_status(
             **figures.model_dump(mode="json"),
             "seen_seconds_ago": round(client.clock() - last.observed_at, 1),
         }
-    uses_brave = "brave" in settings.providers
     if not settings.has_key:
         report["status"] = "unconfigured"
         if uses_brave:
             reasons.append(f"no API key: {missing_key_advice(settings.key_file_default)}")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
-    if args.probe_connectivity:
-        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
-        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
-        if settings.has_key and uses_brave:
-            probes = await probe_endpoints(ports, deadline, progress) + probes
+    if probes is not None:
         report["probe"] = probes
         failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
@@ -168,7 +177,8 @@ async def build_status(
     paused = [name for name, state in report["providers"].items() if state.get("state") == "open"]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
-    holds = pauses(throttle) if uses_brave else []  # Brave's holds stop no SearXNG search
+    held = throttle if before is None else without_new_pauses(throttle, before, ports.clock() - probed_at)
+    holds = pauses(held) if uses_brave else []  # Brave's holds stop no SearXNG search
     if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
         reasons[:0] = holds
         report["status"] = "paused"
@@ -186,6 +196,22 @@ async def build_status(
     if args.include_limits:
         report["limits"] = {"search_types": search_type_rules(), **parameter_limits(settings)}
     return report
+
+
+def without_new_pauses(throttle: dict[str, Any], before: dict[str, Any], elapsed: float) -> dict[str, Any]:
+    """The figures without the pauses that began in the last ``elapsed`` seconds, since ``before`` was taken: what
+    the probes' own requests caused (a spent per-second window, a 429 they drew) holds back the next request a
+    moment but pauses nothing for the user. A pause older than that, still running, stays."""
+    kept = _unpaused(throttle, before, elapsed)
+    if isinstance(throttle.get("answers"), dict):
+        kept["answers"] = _unpaused(throttle["answers"], before.get("answers") or {}, elapsed)
+    return kept
+
+
+def _unpaused(figures: dict[str, Any], before: dict[str, Any], elapsed: float) -> dict[str, Any]:
+    if "paused_for_seconds" in figures and before.get("paused_for_seconds", 0.0) <= elapsed:
+        return {key: value for key, value in figures.items() if key not in ("paused_for_seconds", "paused_until")}
+    return dict(figures)
 
 
 def pauses(throttle: dict[str, Any]) -> list[str]:
