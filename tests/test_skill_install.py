@@ -18,6 +18,7 @@ from brave_search_mcp.faces.skill_install import (
     install_skill,
     render_skill_text,
     skill_source,
+    uninstall_skill,
 )
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
@@ -183,3 +184,35 @@ def test_the_stored_key_file_is_found_by_the_cli_and_the_skill_with_nothing_expo
         missing = run("brave-search-mcp search 'hello world'")
         assert missing.returncode == 1
         assert f"or store it in {key_file}" in missing.stderr
+
+
+def test_uninstall_skill_removes_only_this_skill(tmp_path: Path) -> None:
+    claude, codex = install_skill(home=tmp_path)
+    foreign = tmp_path / ".agents" / "skills" / "other"
+    foreign.mkdir()
+    (foreign / "SKILL.md").write_text("---\nname: other\n---\n", encoding="utf-8")
+    assert uninstall_skill(home=tmp_path) == [claude, codex]
+    assert not claude.exists() and not codex.exists() and foreign.exists()
+    assert uninstall_skill(home=tmp_path) == []  # twice: nothing left, no error
+    look_alike = tmp_path / ".claude" / "skills" / "brave-search"
+    look_alike.mkdir(parents=True)
+    (look_alike / "SKILL.md").write_text("---\nname: someone-elses\n---\n", encoding="utf-8")
+    assert uninstall_skill(home=tmp_path) == [] and look_alike.exists()
+
+
+def test_uninstall_without_client_programs_removes_the_skill_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brave_search_mcp.faces.uninstall import Clients, run_uninstall, runs_this_program
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    install_skill(home=tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_uninstall([], out, err, Clients(codex=None, claude=None)) == 0, err.getvalue()
+    said = out.getvalue()
+    assert "Codex: not installed (no codex on PATH); nothing to remove." in said
+    assert f"Removed the brave-search skill from {tmp_path}/.claude/skills/brave-search." in said
+    assert said.rstrip().endswith("(or: pipx uninstall brave-search-mcp).")
+    assert runs_this_program("/home/u/.local/bin/brave-search-mcp", [])
+    assert runs_this_program("/usr/bin/uvx", ["--from", "brave-search-mcp==0.1.0", "brave-search-mcp"])
+    assert not runs_this_program("npx", ["-y", "@brave/brave-search-mcp-server"])

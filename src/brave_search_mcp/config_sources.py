@@ -93,7 +93,7 @@ def _explicit_key(env: Mapping[str, str]) -> FoundKey:
             problem = key_problem(value)
             if problem:
                 raise ConfigError(f"{name}: the key cannot be used: {problem}")
-            return FoundKey(value, name)  # type: ignore[arg-type]
+            return FoundKey(value, name)
     return FoundKey()
 
 

@@ -344,8 +344,11 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "disable_throttle": args.disable_throttle,
     }
     if not debug and any(controls.values()):
-        names = ", ".join(name for name, on in controls.items() if on)
-        out.warn(WarningCode.DEBUG_OPTION_IGNORED, f"{names} only apply with debug: true; ignored.")
+        given = [name for name, on in controls.items() if on]
+        verb, pronoun = ("applies", "it was") if len(given) == 1 else ("apply", "they were")
+        out.warn(
+            WarningCode.DEBUG_OPTION_IGNORED, f"{', '.join(given)} only {verb} with debug: true; {pronoun} ignored."
+        )
 
     return PreparedSearch(
         search_type=rules.search_type,

@@ -21,10 +21,11 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import ConfigError, Settings
 from brave_search_mcp.config_sources import key_origin, missing_key_advice
-from brave_search_mcp.faces.commands import add_tool_commands, command_spec, skill_modes, tool_arguments
+from brave_search_mcp.faces.commands import add_tool_commands, cli_output, command_spec, skill_modes, tool_arguments
 from brave_search_mcp.logs import PACKAGE_LOGGER, configure_logging
 from brave_search_mcp.models.errors import ErrorCode, InvalidArgument
 from brave_search_mcp.tools.boundary import ToolOutcome, error_outcome
+from brave_search_mcp.tools.help import EXAMPLES as HELP_EXAMPLES
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -38,18 +39,29 @@ def missing_key_line(settings: Settings) -> str:
     )
 
 
-EXAMPLES = """examples:
-  brave-search-mcp                                   serve MCP on stdio (register it with your agent)
-  brave-search-mcp --transport http --port 8080      serve MCP over HTTP for many agents
-  brave-search-mcp search "rust async traits" --count 5
-  brave-search-mcp search "eu ai act" --type news --freshness pw --json
-  brave-search-mcp context "tokio select cancellation" --max-chars 4000
-  brave-search-mcp local coffee --location "berlin germany"
-  brave-search-mcp answer "what changed in python 3.13?"
-  brave-search-mcp status --probe                     key, limits, and one request per search endpoint
-  brave-search-mcp skill install                      the agent skill for Claude Code and Codex
+EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("brave-search-mcp", "serve MCP on stdio (register it with your agent)"),
+    ("brave-search-mcp --transport http --port 8080", "serve MCP over HTTP for many agents"),
+    ('brave-search-mcp search "rust async traits" --count 5', "five results, web first"),
+    ('brave-search-mcp search "eu ai act" --type news --freshness pw --json', "this week's news, as JSON"),
+    ('brave-search-mcp context "tokio select cancellation" --max-chars 4000', "grounding passages"),
+    ('brave-search-mcp local coffee --location "berlin germany"', "places"),
+    ('brave-search-mcp answer "what changed in python 3.13?"', "a cited AI answer"),
+    ("brave-search-mcp status --probe", "key, limits, and one request per search endpoint"),
+    ("brave-search-mcp skill install", "the agent skill for Claude Code and Codex"),
+    ("brave-search-mcp uninstall", "remove the registrations and the skill (the key file stays)"),
+)
 
-key: BRAVE_API_KEY (or BRAVE_SEARCH_API_KEY, or BRAVE_API_KEY_FILE); all settings: see the README."""
+
+def _epilog() -> str:
+    """The examples (each command's own are in its --help), then where the key and the settings come from."""
+    width = max(len(command) for command, _ in EXAMPLES)
+    lines = [f"  {command:<{width}}  # {why}" for command, why in EXAMPLES]
+    return "\n".join(
+        ["examples:", *lines, "", "each command's --help has its own examples (search --help, read --help, ...).",
+         "key: BRAVE_API_KEY_FILE, BRAVE_SEARCH_API_KEY or BRAVE_API_KEY, else the key file the register script",
+         "writes (~/.config/brave-search-mcp/api-key); all settings: see the README."]
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="brave-search-mcp",
         description="Brave Search MCP server and command line. With no command, serves MCP on stdio.",
-        epilog=EXAMPLES,
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -74,10 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         target.add_argument(
             "--brave-api-key",
             metavar="KEY",
-            help="as Brave's official server takes it (visible in ps: prefer a key file)",
+            help="the API key, as Brave's official server takes it (ps shows it: prefer a key file)",
         )
 
-    add_tool_commands(sub, all_tools())
+    add_tool_commands(sub, all_tools(), HELP_EXAMPLES)
     skill = sub.add_parser(
         "skill",
         help="agent-skill entry: JSON in, JSON {ok: ...} out; 'skill install' installs the skill",
@@ -86,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     skill.add_argument("mode", choices=[*skill_modes(all_tools()), "install"], metavar="MODE|install",
                        help=f"one of {', '.join(skill_modes(all_tools()))}; or install")  # fmt: skip
     skill.add_argument("--params-json", required=True, help="tool arguments as a JSON object")
+    sub.add_parser(
+        "uninstall",
+        help="remove the Codex and Claude Code registrations and the skill ('uninstall --help')",
+        add_help=False,
+    )  # run before this parser (see main), like `skill install`: listed here for --help
     return parser
 
 
@@ -108,15 +125,19 @@ async def run_tool(
     return outcome
 
 
-def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO, settings: Settings) -> int:
-    if as_json:
+def _print_outcome(outcome: ToolOutcome, ns: argparse.Namespace, out: TextIO, err: TextIO, settings: Settings) -> int:
+    """The envelope (--json) or the text, in the command line's words (``--start-char 3857``, not MCP's)."""
+    spec = command_spec(all_tools(), ns.command)
+    assert spec is not None
+    if ns.json:
         out.write(json.dumps(outcome.structured, ensure_ascii=False, indent=2) + "\n")
+    text = cli_output(outcome.text, spec, all_tools(), error=outcome.is_error)
     if outcome.is_error:
         code = outcome.structured.get("error", {}).get("code")
-        err.write((missing_key_line(settings) if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
+        err.write((missing_key_line(settings) if code == ErrorCode.MISSING_API_KEY else text) + "\n")
         return EXIT_ERROR
-    if not as_json:
-        out.write(outcome.text + "\n")
+    if not ns.json:
+        out.write(text + "\n")
     return EXIT_OK
 
 
@@ -146,6 +167,14 @@ def _is_skill_install(argv: Sequence[str] | None) -> bool:
     """Whether the command line is ``skill install ...``."""
     args = list(sys.argv[1:] if argv is None else argv)
     return args[:2] == ["skill", "install"]
+
+
+def _uninstall(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
+    """Remove the registrations and the skill (see uninstall.py); like ``skill install``, it needs no settings."""
+    from brave_search_mcp.faces.uninstall import run_uninstall
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_uninstall(args[1:], out, err)
 
 
 def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
@@ -260,6 +289,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out, err = out or sys.stdout, err or sys.stderr
     if _is_skill_install(argv):  # `skill install` needs no settings or key: dispatched before them
         return _skill_install(argv, out, err)
+    if list(sys.argv[1:] if argv is None else argv)[:1] == ["uninstall"]:
+        return _uninstall(argv, out, err)
     ns = build_parser().parse_args(argv)
     command = ns.command or "serve"
     try:
@@ -282,7 +313,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         spec = command_spec(all_tools(), command)
         assert spec is not None  # argparse allowed only the registry's commands
         outcome = anyio.run(run_tool, settings, spec.name, tool_arguments(spec, ns), err)
-        return _print_outcome(outcome, ns.json, out, err, settings)
+        return _print_outcome(outcome, ns, out, err, settings)
     except KeyboardInterrupt:
         err.write("brave-search-mcp: interrupted\n")
         return 130

@@ -325,8 +325,14 @@ PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
 }
 
 
-def advice_for(code: ErrorCode, provider: str = "brave") -> str:
-    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own)."""
+def advice_for(code: ErrorCode, provider: str = "brave", tool: str | None = None) -> str:
+    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own);
+    a rejected argument points at the help topic that lists the arguments of the ``tool`` called."""
+    if code is ErrorCode.INVALID_ARGUMENT and tool:
+        return (
+            f'Fix the named argument and call again; brave_web_search_help with topic "params" lists the arguments '
+            f"of {tool} and their valid values."
+        )
     return PROVIDER_ADVICE.get(provider, {}).get(code, ERROR_ADVICE[code])
 
 

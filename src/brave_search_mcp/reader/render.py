@@ -178,10 +178,10 @@ def _text(document: Document, answer: dict[str, Any], outline: str, part: str, w
         lines.append(f"Part: characters {start}-{end} of {total}")
     out = "\n".join(lines) + "\n\n" + outline + part
     if answer["next_start_char"] is not None:
-        scope = f" and section {answer['section']!r}" if answer["section"] else ""
+        scope = f", section={answer['section']!r}" if answer["section"] else ""
         out += (
-            f"\n\n[{total - end} more characters. For the next part call read_url with the same url{scope}, "
-            f"format {answer['format']!r} and start_char={end}.]"
+            f"\n\n[{total - end} more characters. For the next part call read_url with the same url and "
+            f"format={answer['format']!r}{scope}, start_char={end}.]"
         )
     for warning in warnings:
         out += f"\n! {warning['code']}: {warning['message']}"

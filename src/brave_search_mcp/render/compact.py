@@ -328,7 +328,7 @@ def render_error_text(envelope: ErrorEnvelope) -> str:
     """One readable paragraph: code, message, what to do."""
     error = envelope.error
     try:
-        advice = advice_for(ErrorCode(error.code), envelope.meta.provider)
+        advice = advice_for(ErrorCode(error.code), envelope.meta.provider, envelope.meta.tool)
     except ValueError:
         advice = ""
     message = _text(error.message, 600) or "no message"
