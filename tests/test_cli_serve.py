@@ -190,3 +190,46 @@ def test_ours_win_over_the_official_servers_variables_with_a_warning(fake_server
         "BRAVE_MCP_TRANSPORT is ignored: BRAVE_SEARCH_TRANSPORT is set too (ours wins when both are set)",
         "BRAVE_MCP_PORT is ignored: BRAVE_SEARCH_PORT is set too (ours wins when both are set)",
     }
+
+
+def test_on_a_terminal_the_stop_line_is_words_like_the_start_line(fake_server: FakeBraveServer) -> None:
+    """Issue 37 item 10: started by hand, the start line was text and Ctrl-C's line a raw JSON record."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    env = {k: v for k, v in _env(fake_server.base_url).items() if k != "BRAVE_SEARCH_LOG_FORMAT"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "brave_search_mcp"], env=env, stdin=terminal, stdout=subprocess.PIPE, stderr=terminal
+    ) as proc:
+        os.close(terminal)
+        seen = b""
+        try:
+            # a request typed at the terminal, answered on stdout: the server is serving (its Ctrl-C handler is on)
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+            os.write(
+                controller, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode()
+            )
+            os.write(controller, b"\n")
+            assert proc.stdout is not None
+            assert json.loads(proc.stdout.readline())["id"] == 1
+            while select.select([controller], [], [], 0.2)[0]:
+                seen += os.read(controller, 4096)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=10) == 130
+            while select.select([controller], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(controller, 4096)
+                except OSError:  # the terminal's other end closed with the process
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(controller)
+    lines = [line.strip() for line in seen.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith('{"jsonrpc"')]  # the terminal's echo of the request
+    assert lines[0].startswith("brave-search-mcp ") and "· stdio ·" in lines[0]
+    assert any("SIGINT received" in line for line in lines), lines
+    assert [line for line in lines if line.startswith("{")] == []

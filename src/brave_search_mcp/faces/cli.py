@@ -298,6 +298,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         names = ("transport", "http_host", "http_port", "ui", "brave_api_key")
         flags = {name: getattr(ns, name, None) for name in names}
         defaults = {} if command == "serve" else {"log_level": "WARNING"}
+        if err.isatty():  # a person reads stderr: the start line is words, so is every line after it (Ctrl-C's)
+            defaults["log_format"] = "text"
         settings = Settings.from_env(defaults=defaults, flags=flags)
         enabled_tools(settings)
     except ConfigError as exc:
