@@ -281,8 +281,9 @@ def render_status_text(report: dict[str, Any]) -> str:
     lines = [f"status: {report['status']} (server {report['server_version']}, up {report['uptime_seconds']} s)"]
     providers = settings.get("providers", ["brave"])
     if "brave" in providers:
+        origin = key_origin(key["source"], key["file"])
         lines += [
-            f"key: {'configured from ' + key_origin(key['source'], key['file']) if key['configured'] else 'not set'}",
+            f"key: {'configured from ' + origin if key['configured'] else 'not configured'}",
             f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; "
             f"timeout {settings['timeout_seconds']:g} s",
             f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
