@@ -179,3 +179,16 @@ async def test_a_pause_that_outlasts_the_probe_is_still_reported(fake: FakeBrave
         assert (await service.call("brave_web_search", {"query": "hello"})).is_error
         outcome = await service.call("brave_web_search_status", {"probe_connectivity": True})
     assert outcome.structured["status"] == "paused"
+
+
+async def test_a_rejected_argument_points_at_the_help_topic_that_lists_that_tools_arguments(fake: FakeBrave) -> None:
+    """Issue 37 item 4: read_url's errors pointed at help that did not say it covered read_url."""
+    settings = make_settings()
+    clock = FakeClock()
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        rejected = await service.call("read_url", {"url": "https://example.com/", "start_char": -1})
+        topic = await service.call("brave_web_search_help", {"topic": "params"})
+    assert rejected.is_error
+    assert 'brave_web_search_help with topic "params" lists the arguments of read_url' in rejected.text
+    assert "start_char" in {entry["name"] for entry in topic.structured["parameters"]["read_url"]}
