@@ -35,7 +35,9 @@ Options:
                         until you configure one)
   --no-key            same as --key-mode none
   --key-file PATH     where file mode keeps the key
-                      (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key)
+                      (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key,
+                      on macOS ~/Library/Application Support/brave-search-mcp/api-key:
+                      where every brave-search-mcp command looks for it)
   --env NAME=VALUE    pass a BRAVE_SEARCH_* server setting through (repeatable), e.g.
                       --env BRAVE_SEARCH_MAX_LINES=80. BRAVE_SEARCH_API_KEY is refused.
   --backup-dir DIR    where backups go

@@ -24,7 +24,9 @@ Options:
                       (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/backups)
   --remove-key        also delete the stored key file
   --key-file PATH     the key file --remove-key deletes
-                      (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key)
+                      (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key,
+                      on macOS ~/Library/Application Support/brave-search-mcp/api-key:
+                      where every brave-search-mcp command looks for it)
   -h, --help          show this help
 
 Exit status: 0 done (also when nothing was registered), 1 a step failed, 2 bad usage.

@@ -55,11 +55,12 @@ def server_env(base_url: str, *, for_tests: bool = True, **extra: str) -> dict[s
 
 def user_dirs(home: Path) -> dict[str, str]:
     """A user of their own under ``home``: the default SQLite state (state and cache directories) lands there,
-    never in the developer's home."""
+    never in the developer's home, and the default key file is looked for there (none unless a test writes it)."""
     return {
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
     }
 
 

@@ -30,8 +30,9 @@ NETWORK_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """In-process code (and the subprocesses that inherit its environment) that opens the default SQLite state
-    writes it under a temporary state and cache home, not $HOME."""
-    names = ("XDG_CACHE_HOME", "XDG_STATE_HOME")
+    writes it under a temporary state and cache home, not $HOME; the default key file is looked for under a
+    temporary config home, so a developer's own stored key never changes what a test sees."""
+    names = ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
     saved = {name: os.environ.get(name) for name in names}
     for name in names:
         os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brave_search_mcp.brave.results import parse_answer
+from brave_search_mcp.brave.results import parse_answer, pick_sections
 from brave_search_mcp.models.envelopes import Result, Section, WarningItem
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
@@ -150,12 +150,16 @@ def envelope_for(
     return envelope
 
 
+MAX_PICKED = 10_000
+
+
 def parsed_envelope(search_type: SearchType, data: dict[str, Any], **kwargs: Any) -> SearchEnvelope:
     parsed = parse_answer(search_type, data)
+    sections, picked = pick_sections(parsed, limit=MAX_PICKED)  # everything, as a large max_results would show
     return envelope_for(
-        parsed.sections,
+        sections,
         search_type=search_type,
-        warnings=parsed.warnings,
+        warnings=[*parsed.warnings, *picked],
         summarizer_key=parsed.summarizer_key,
         **kwargs,
     )

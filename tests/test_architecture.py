@@ -14,6 +14,7 @@ RANKS = {
     "_version": 0,
     "clock": 0,
     "config": 0,
+    "config_sources": 0,  # what config.py reads besides BRAVE_SEARCH_*: key files, the official server's variables
     "logs": 0,
     "models": 0,
     "render": 1,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.faces.cli import MISSING_KEY_LINE, main
+from brave_search_mcp.config import Settings
+from brave_search_mcp.faces.cli import main, missing_key_line
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import user_dirs
@@ -71,7 +72,8 @@ def test_missing_key_is_one_line_and_exit_1(upstream: FakeBraveServer, monkeypat
     monkeypatch.delenv("BRAVE_SEARCH_API_KEY")
     code, out, err = run("search", "hello world")
     assert code == 1
-    assert err == MISSING_KEY_LINE + "\n"
+    assert err == missing_key_line(Settings.from_env()) + "\n"
+    assert "brave-search-mcp/api-key" in err  # where the registration script stores it
     assert out == ""
     assert upstream.fake.requests == []
 

@@ -149,3 +149,87 @@ def test_serving_leaves_what_start_up_built_out_of_full_collections(monkeypatch:
         gc.set_threshold(*threshold)
     assert seen and seen[0][0] > 10_000
     assert seen[0][1] == cli.GC_YOUNG_THRESHOLD > threshold[0]  # young objects of a call mostly die unwalked
+
+
+def test_brave_official_server_variables_serve_http_on_their_port(fake_server: FakeBraveServer) -> None:
+    """Issue 37 item 8: BRAVE_MCP_TRANSPORT=http BRAVE_MCP_PORT=N serves HTTP on N, key from --brave-api-key."""
+    port = free_port()
+    env = {k: v for k, v in _env(fake_server.base_url).items() if k != "BRAVE_SEARCH_API_KEY"}
+    env.update(BRAVE_MCP_TRANSPORT="http", BRAVE_MCP_PORT=str(port), BRAVE_MCP_ENABLED_TOOLS="brave_news_search")
+    command = [sys.executable, "-m", "brave_search_mcp", "--brave-api-key", VALID_KEY]
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            assert _healthz(port, time.monotonic() + 15)["status"] == "ok"
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=5)
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=5)
+    first = json.loads(stderr.splitlines()[0])
+    assert f"http://127.0.0.1:{port}/mcp" in first["msg"] and "key from --brave-api-key" in first["msg"]
+    assert first["msg"].endswith("tools: brave_web_search")  # their news tool is our web search
+
+
+def test_ours_win_over_the_official_servers_variables_with_a_warning(fake_server: FakeBraveServer) -> None:
+    ours, theirs = free_port(), free_port()
+    env = _env(fake_server.base_url, BRAVE_SEARCH_TRANSPORT="http", BRAVE_SEARCH_PORT=str(ours))
+    env.update(BRAVE_MCP_TRANSPORT="stdio", BRAVE_MCP_PORT=str(theirs))
+    with subprocess.Popen([sys.executable, "-m", "brave_search_mcp"], env=env, stderr=subprocess.PIPE, text=True) as p:
+        try:
+            assert _healthz(ours, time.monotonic() + 15)["status"] == "ok"
+            p.send_signal(signal.SIGTERM)
+            _, stderr = p.communicate(timeout=5)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate(timeout=5)
+    warnings = [record for record in map(json.loads, stderr.splitlines()) if record["level"] == "warning"]
+    assert {w["msg"] for w in warnings} >= {
+        "BRAVE_MCP_TRANSPORT is ignored: BRAVE_SEARCH_TRANSPORT is set too (ours wins when both are set)",
+        "BRAVE_MCP_PORT is ignored: BRAVE_SEARCH_PORT is set too (ours wins when both are set)",
+    }
+
+
+def test_on_a_terminal_the_stop_line_is_words_like_the_start_line(fake_server: FakeBraveServer) -> None:
+    """Issue 37 item 10: started by hand, the start line was text and Ctrl-C's line a raw JSON record."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    env = {k: v for k, v in _env(fake_server.base_url).items() if k != "BRAVE_SEARCH_LOG_FORMAT"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "brave_search_mcp"], env=env, stdin=terminal, stdout=subprocess.PIPE, stderr=terminal
+    ) as proc:
+        os.close(terminal)
+        seen = b""
+        try:
+            # a request typed at the terminal, answered on stdout: the server is serving (its Ctrl-C handler is on)
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+            os.write(
+                controller, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode()
+            )
+            os.write(controller, b"\n")
+            assert proc.stdout is not None
+            assert json.loads(proc.stdout.readline())["id"] == 1
+            while select.select([controller], [], [], 0.2)[0]:
+                seen += os.read(controller, 4096)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=10) == 130
+            while select.select([controller], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(controller, 4096)
+                except OSError:  # the terminal's other end closed with the process
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(controller)
+    lines = [line.strip() for line in seen.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith('{"jsonrpc"')]  # the terminal's echo of the request
+    assert lines[0].startswith("brave-search-mcp ") and "· stdio ·" in lines[0]
+    assert any("SIGINT received" in line for line in lines), lines
+    assert [line for line in lines if line.startswith("{")] == []

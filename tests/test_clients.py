@@ -231,3 +231,45 @@ def test_register_twice_uninstall_and_restore_give_back_the_exact_configs(sandbo
     backups = sorted(sandbox.backup_dir.iterdir())
     assert len(backups) >= 6
     assert all(mode(path) == 0o600 for path in backups)
+
+
+# ------------------------------------------------------------------------------------------ uninstall (issue 37)
+
+
+def test_one_command_removes_both_registrations_and_the_skill_and_keeps_the_key(sandbox: Sandbox) -> None:
+    """`brave-search-mcp uninstall` (shipped in the wheel) undoes register + skill install: afterwards
+    `claude mcp list` no longer lists the server (it used to show it '✘ Failed to connect' once the program was
+    gone) and Codex has no entry; a server of the same name that runs something else is left alone."""
+    register = ("--client", "all", "--no-sync", "--install", "checkout")
+    sandbox.script("register-mcp.sh", *register, extra_env={"BRAVE_API_KEY": FAKE_KEY})
+    assert sandbox.run(SERVER, "skill", "install").returncode == 0
+    skills = [sandbox.home / ".claude/skills/brave-search", sandbox.home / ".agents/skills/brave-search"]
+    assert all((folder / "SKILL.md").is_file() for folder in skills)
+
+    done = sandbox.run(SERVER, "uninstall")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Codex: removed 'brave-search' ({SERVER})." in done.stdout
+    assert f"Claude Code: removed 'brave-search' from the user scope ({SERVER})." in done.stdout
+    assert f"Kept the stored API key {sandbox.key_file}" in done.stdout
+    listed = sandbox.run("claude", "mcp", "list")
+    assert "brave-search" not in listed.stdout, listed.stdout
+    assert sandbox.run("codex", "mcp", "get", "--json", "brave-search").returncode != 0
+    assert "brave-search" not in sandbox.codex_config.read_text(encoding="utf-8")
+    assert not any(folder.exists() for folder in skills)
+    assert sandbox.key_file.read_text(encoding="utf-8") == FAKE_KEY + "\n"
+
+    again = sandbox.run(SERVER, "uninstall", "--purge")  # nothing left to remove: still exit 0; the key goes
+    assert again.returncode == 0, again.stderr
+    assert "Codex: no server named 'brave-search'." in again.stdout
+    assert f"Deleted the stored API key {sandbox.key_file}." in again.stdout
+    assert not sandbox.key_file.exists()
+
+
+def test_uninstall_leaves_a_server_of_the_same_name_that_runs_something_else(sandbox: Sandbox) -> None:
+    official = {"type": "stdio", "command": "npx", "args": ["-y", "@brave/brave-search-mcp-server"], "env": {}}
+    added = sandbox.run("claude", "mcp", "add-json", "brave-search", json.dumps(official), "-s", "user")
+    assert added.returncode == 0, added.stderr
+    done = sandbox.run(SERVER, "uninstall")
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code: 'brave-search' runs npx, not brave-search-mcp; left alone." in done.stdout
+    assert sandbox.claude_servers()["brave-search"]["command"] == "npx"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings
+from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings, default_key_path
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 TOOL_NAMES = tuple(tool.name for tool in all_tools())
@@ -181,3 +181,118 @@ def test_surrounding_whitespace_and_a_trailing_newline_in_a_key_file_are_strippe
     key_file.write_text("  BSAgood-key-123\r\n\n", encoding="utf-8")
     settings = Settings.from_env({"BRAVE_API_KEY_FILE": str(key_file)})
     assert settings.api_key is not None and settings.api_key.get_secret_value() == "BSAgood-key-123"
+
+
+def _store_default_key(home: Path, key: str = "stored-key") -> Path:
+    """What scripts/register-mcp.sh leaves behind: the key alone in ~/.config/brave-search-mcp/api-key, 0600."""
+    key_file = home / ".config" / "brave-search-mcp" / "api-key"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text(key + "\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    return key_file
+
+
+def test_the_default_key_file_is_found_last_with_nothing_exported(tmp_path: Path) -> None:
+    """Issue 37: the key the register script stored is found with nothing exported; every explicit setting wins."""
+    key_file = _store_default_key(tmp_path)
+    s = Settings.from_env({"HOME": str(tmp_path)})
+    assert s.api_key is not None and s.api_key.get_secret_value() == "stored-key"
+    assert (s.api_key_source, s.api_key_file, s.key_file_default) == ("default_key_file", str(key_file), str(key_file))
+    for name, value in (("BRAVE_API_KEY", "env-key"), ("BRAVE_SEARCH_API_KEY", "env-key")):
+        s = Settings.from_env({"HOME": str(tmp_path), name: value})
+        assert (s.api_key and s.api_key.get_secret_value(), s.api_key_source, s.api_key_file) == (value, name, None)
+    other = tmp_path / "other"
+    other.write_text("file-key\n", encoding="utf-8")
+    s = Settings.from_env({"HOME": str(tmp_path), "BRAVE_API_KEY_FILE": str(other)})
+    assert (s.api_key and s.api_key.get_secret_value(), s.api_key_source) == ("file-key", "BRAVE_API_KEY_FILE")
+
+
+def test_the_default_key_file_follows_xdg_config_home_and_a_bare_mapping_has_none(tmp_path: Path) -> None:
+    _store_default_key(tmp_path / "home")  # ignored: XDG_CONFIG_HOME moves the config folder
+    config = tmp_path / "xdg"
+    (config / "brave-search-mcp").mkdir(parents=True)
+    (config / "brave-search-mcp" / "api-key").write_text("xdg-key\n", encoding="utf-8")
+    s = Settings.from_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(config)})
+    assert s.api_key is not None and s.api_key.get_secret_value() == "xdg-key"
+    assert Settings.from_env({}).key_file_default is None  # a mapping naming no home: exactly what it says
+    assert Settings.from_env({"HOME": str(tmp_path / "nobody")}).api_key is None  # no file: no key, no error
+
+
+def test_a_broken_default_key_file_is_a_configuration_error_naming_the_file(tmp_path: Path) -> None:
+    key_file = _store_default_key(tmp_path, "two words")
+    with pytest.raises(ConfigError, match=f"the default key file {key_file} must hold the key alone"):
+        Settings.from_env({"HOME": str(tmp_path)})
+    key_file.write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError, match="empty file"):
+        Settings.from_env({"HOME": str(tmp_path)})
+
+
+def test_the_config_folder_follows_the_platform_rule_of_the_state_folder(tmp_path: Path) -> None:
+    assert default_key_path({}, platform="linux", home=tmp_path) == tmp_path / ".config/brave-search-mcp/api-key"
+    assert default_key_path({"XDG_CONFIG_HOME": "relative"}, platform="linux", home=tmp_path) == (
+        tmp_path / ".config/brave-search-mcp/api-key"
+    )
+    assert default_key_path({"XDG_CONFIG_HOME": "/etc/xdg"}, platform="linux", home=tmp_path) == Path(
+        "/etc/xdg/brave-search-mcp/api-key"
+    )
+    assert default_key_path({}, platform="darwin", home=tmp_path) == (
+        tmp_path / "Library/Application Support/brave-search-mcp/api-key"
+    )
+    assert default_key_path({"LOCALAPPDATA": "C:/L"}, platform="win32", home=tmp_path) == Path(
+        "C:/L/brave-search-mcp/api-key"
+    )
+
+
+def test_brave_official_servers_variables_are_honoured_when_ours_are_not_set() -> None:
+    """Issue 37 item 8: a user moving from @brave/brave-search-mcp-server keeps their variables."""
+    s = Settings.from_env(
+        {"BRAVE_MCP_TRANSPORT": "HTTP", "BRAVE_MCP_PORT": "8094", "BRAVE_MCP_HOST": "127.0.0.2",
+         "BRAVE_MCP_LOG_LEVEL": "notice", "BRAVE_MCP_ALLOWED_HOSTS": "mcp.example"}
+    )  # fmt: skip
+    assert (s.transport, s.http_port, s.http_host, s.log_level, s.allowed_hosts) == (
+        "http",
+        8094,
+        "127.0.0.2",
+        "INFO",
+        ("mcp.example",),
+    )
+    assert s.notes == ()
+    enabled = Settings.from_env({"BRAVE_MCP_ENABLED_TOOLS": "brave_news_search brave_image_search brave_answers"})
+    assert enabled.enabled_tools == ("brave_web_search", "brave_answer")
+    assert [t.name for t in enabled_tools(enabled)] == ["brave_web_search", "brave_answer"]
+
+
+def test_disabling_some_of_the_official_tools_one_of_ours_serves_keeps_ours_with_a_note() -> None:
+    s = Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": "brave_news_search,brave_summarizer"})
+    assert s.disabled_tools == ("brave_summarizer",)
+    assert s.notes == (
+        "BRAVE_MCP_DISABLED_TOOLS: brave_news_search stays available: our brave_web_search also serves "
+        "brave_web_search, brave_image_search, brave_video_search (list them all to disable it)",
+    )
+    every_search = "brave_web_search brave_news_search brave_image_search brave_video_search"
+    assert Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": every_search}).disabled_tools == ("brave_web_search",)
+
+
+def test_ours_win_over_theirs_and_over_the_key_flag_with_a_note() -> None:
+    s = Settings.from_env({"BRAVE_SEARCH_PORT": "9000", "BRAVE_MCP_PORT": "8094"})
+    assert s.http_port == 9000
+    assert s.notes == ("BRAVE_MCP_PORT is ignored: BRAVE_SEARCH_PORT is set too (ours wins when both are set)",)
+    flagged = Settings.from_env({"BRAVE_MCP_PORT": "8094"}, flags={"http_port": 9001})
+    assert flagged.http_port == 9001 and "its command-line option" in flagged.notes[0]
+    keyed = Settings.from_env({"BRAVE_API_KEY": "env-key"}, flags={"brave_api_key": "flag-key"})
+    assert keyed.api_key is not None and keyed.api_key.get_secret_value() == "env-key"
+    assert keyed.notes == (
+        "--brave-api-key is ignored: the key from BRAVE_API_KEY is used (it wins when both are set)",
+    )
+    only_flag = Settings.from_env({}, flags={"brave_api_key": "flag-key"})
+    assert (only_flag.api_key_source, only_flag.api_key and only_flag.api_key.get_secret_value()) == (
+        "--brave-api-key",
+        "flag-key",
+    )
+
+
+def test_a_bad_official_value_names_the_variable_the_user_set() -> None:
+    with pytest.raises(ConfigError, match=r"BRAVE_MCP_PORT \(read as BRAVE_SEARCH_PORT\)"):
+        Settings.from_env({"BRAVE_MCP_PORT": "eighty"})
+    with pytest.raises(ConfigError, match=r"--brave-api-key.*white space"):
+        Settings.from_env({}, flags={"brave_api_key": "two words"})

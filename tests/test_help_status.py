@@ -98,7 +98,7 @@ async def _status(fake: FakeBrave, settings: Settings, arguments: dict[str, Any]
 async def test_status_ok_reports_settings_limits_cache_and_never_the_key(fake: FakeBrave) -> None:
     report, text = await _status(fake, make_settings(), {"verbose": True, "include_limits": True})
     assert report["status"] == "ok"
-    assert report["key"] == {"configured": True, "source": "BRAVE_SEARCH_API_KEY"}
+    assert report["key"] == {"configured": True, "source": "BRAVE_SEARCH_API_KEY", "file": None}
     assert report["rate_limit"]["per_second"] is not None
     assert report["rate_limit"]["remaining_month"] is not None
     assert report["cache"]["misses"] == 1
@@ -146,5 +146,49 @@ async def test_status_unconfigured_sends_nothing(fake: FakeBrave) -> None:
     async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
         outcome = await tool_boundary(settings, client).call("brave_web_search_status", {"probe_connectivity": True})
     assert outcome.structured["status"] == "unconfigured"
-    assert outcome.structured["key"] == {"configured": False, "source": None}
+    assert outcome.structured["key"] == {"configured": False, "source": None, "file": None}
     assert fake.requests == []
+
+
+async def test_a_probe_in_a_fresh_process_reports_what_it_saw() -> None:
+    """Issue 37 item 5: no 'not seen yet', 'not learned yet' or 'paused' under four ok probes; rate_limit in the
+    report agrees with the plan the throttle confirmed."""
+    clock = FakeClock()
+    fake = FakeBrave(rate_per_second=1, clock=clock)  # a 1/s plan: the probes' last request spends its second
+    settings = make_settings(rate_limit=None, burst=None)
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        outcome = await service.call("brave_web_search_status", {"probe_connectivity": True})
+    report, text = outcome.structured, outcome.text
+    assert [p["ok"] for p in report["probe"]] == [True] * 4
+    assert (report["status"], report["reasons"]) == ("ok", [])
+    assert report["rate_limit"]["per_second"] == 1 and report["throttle"]["plan_per_second"] == 1
+    assert report["settings"]["rate_limit_per_second"] == 1
+    assert "brave limits: 1/s" in text or "brave limits: 1.0/s" in text
+    for contradiction in ("not seen yet", "not learned yet", "paused"):
+        assert contradiction not in text
+
+
+async def test_a_pause_that_outlasts_the_probe_is_still_reported(fake: FakeBrave) -> None:
+    """Only the probes' own pause is left out: one Brave demanded before them, still running, keeps 'paused'."""
+    fake.inject("429", retry_after=20, reset=20)
+    clock = FakeClock()
+    settings = make_settings(retries=0, call_deadline_seconds=10)  # the pause outlasts every probe's budget
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        assert (await service.call("brave_web_search", {"query": "hello"})).is_error
+        outcome = await service.call("brave_web_search_status", {"probe_connectivity": True})
+    assert outcome.structured["status"] == "paused"
+
+
+async def test_a_rejected_argument_points_at_the_help_topic_that_lists_that_tools_arguments(fake: FakeBrave) -> None:
+    """Issue 37 item 4: read_url's errors pointed at help that did not say it covered read_url."""
+    settings = make_settings()
+    clock = FakeClock()
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        service = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        rejected = await service.call("read_url", {"url": "https://example.com/", "start_char": -1})
+        topic = await service.call("brave_web_search_help", {"topic": "params"})
+    assert rejected.is_error
+    assert 'brave_web_search_help with topic "params" lists the arguments of read_url' in rejected.text
+    assert "start_char" in {entry["name"] for entry in topic.structured["parameters"]["read_url"]}

@@ -63,6 +63,7 @@ def test_the_wheel_ships_the_code_and_the_skill_but_no_tests(wheel: Path) -> Non
     assert "brave_search_mcp/skill/SKILL.md" in names
     assert "brave_search_mcp/skill/references/parameters.md" in names
     assert "brave_search_mcp/faces/cli.py" in names
+    assert "brave_search_mcp/faces/uninstall.py" in names  # the one command that undoes the install
     assert "brave_search_mcp/py.typed" in names
     assert not [n for n in names if n.split("/")[0] in {"tests", "testkit", "bench", "docs", "scripts", "skills"}]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -208,7 +209,8 @@ def test_install_register_check_and_use_the_skill_from_a_bare_directory(tmp_path
         skill_md = (home / ".claude" / "skills" / "brave-search" / "SKILL.md").read_text(encoding="utf-8")
         commands = _skill_commands(skill_md, "brave-search-mcp skill")
         assert len(commands) >= 2, skill_md
-        key_env = {"BRAVE_API_KEY": VALID_KEY, "BRAVE_SEARCH_BASE_URL": upstream.base_url}
+        # nothing exported: the key is found in the file the register script stored (issue 37 item 1)
+        key_env = {"BRAVE_SEARCH_BASE_URL": upstream.base_url}
         for line in commands:
             out = subprocess.run(
                 ["bash", "-c", line],
@@ -222,3 +224,10 @@ def test_install_register_check_and_use_the_skill_from_a_bare_directory(tmp_path
             body = json.loads(out.stdout)
             assert body["ok"] is True, (line, body)
             assert out.returncode == 0, shlex.quote(line)
+
+        # One command undoes registration and skill; the key file stays (issue 37 item 3).
+        removed = run("brave-search-mcp", "uninstall")
+        assert "Codex: removed 'brave-search'" in removed.stdout and "Claude Code: removed" in removed.stdout
+        assert "brave-search" not in run("claude", "mcp", "list").stdout
+        assert not (home / ".claude" / "skills" / "brave-search").exists()
+        assert (home / ".config" / "brave-search-mcp" / "api-key").is_file()

@@ -33,10 +33,10 @@ async def test_web_search_returns_the_envelope_model(fake: FakeBrave) -> None:
 
 async def test_mutating_a_result_does_not_change_the_next_cached_answer(fake: FakeBrave) -> None:
     async with BraveSearch(settings=make_settings(), transport=fake.mock_transport()) as brave:
-        first = await brave.web_search("shared page")
+        first = await brave.web_search("shared page", result_filter=["web", "news"])
         first.sections[0].results.clear()
         first.sections[1].results[0].title = "changed"
-        again = await brave.web_search("shared page")
+        again = await brave.web_search("shared page", result_filter=["web", "news"])
     assert again.meta.cached is True
     assert again.sections[0].results
     assert again.sections[1].results[0].title != "changed"

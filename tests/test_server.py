@@ -264,6 +264,35 @@ async def test_summary_true_returns_a_key_without_dropping_web_results(mcp: Clie
     assert all(name != "result_filter" or "summarizer" not in value for name, value in sent)
 
 
+async def test_max_results_bounds_what_is_shown_and_only_real_duplicates_are_reported(mcp: Client) -> None:
+    """Issue 37 item 2: max_results 3 used to show 12 results (news, videos, discussions, faq added) with a
+    DEDUPLICATED warning blaming the infobox and an FAQ entry for linking web results' pages."""
+    env = (await mcp.call_tool("brave_web_search", {"query": "hello world", "max_results": 3})).structured_content
+    assert env is not None
+    assert [(s["key"], len(s["results"])) for s in env["sections"]] == [("web", 3)]
+    assert env["meta"]["returned"] == 3 and env["warnings"] == []
+    named = {"query": "hello world", "max_results": 2, "result_filter": ["web", "news", "faq", "infobox"]}
+    env = (await mcp.call_tool("brave_web_search", named)).structured_content
+    assert env is not None
+    assert [(s["key"], len(s["results"])) for s in env["sections"]] == [
+        ("web", 2), ("news", 2), ("faq", 2), ("infobox", 1)
+    ]  # fmt: skip
+    assert "DEDUPLICATED" not in [w["code"] for w in env["warnings"]]
+
+
+async def test_a_summary_with_result_filter_keeps_the_key_and_the_named_sections(mcp: Client, fake: FakeBrave) -> None:
+    """Issue 37 item 7: the filter used to be sent without "summarizer", so Brave sent no key and the warning
+    blamed Brave. A filter naming it would drop the web results (Brave #272): the whole answer is asked for."""
+    arguments = {"query": "what is mcp", "summary": True, "result_filter": ["web", "news"], "max_results": 3}
+    env = (await mcp.call_tool("brave_web_search", arguments)).structured_content
+    assert env is not None
+    assert env["summarizer_key"]
+    assert [s["key"] for s in env["sections"]] == ["web", "news"]
+    assert "SUMMARY_NOT_AVAILABLE" not in [w["code"] for w in env["warnings"]]
+    sent = fake.requests[-1].params
+    assert ("summary", "1") in sent and "result_filter" not in dict(sent)
+
+
 async def test_summarizer_by_query_then_by_key(mcp: Client) -> None:
     by_query = await mcp.call_tool("brave_summarizer", {"query": "what is mcp", "inline_references": True})
     assert not by_query.is_error, _text(by_query)

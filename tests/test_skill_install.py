@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,10 @@ from brave_search_mcp.faces.skill_install import (
     install_skill,
     render_skill_text,
     skill_source,
+    uninstall_skill,
 )
+from testkit.brave.brave import VALID_KEY
+from testkit.brave.http_server import FakeBraveServer
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "skills" / "brave-search"
@@ -134,3 +140,79 @@ def test_the_skill_describes_every_tool_and_every_command_mode() -> None:
     missing_tools = [spec.name for spec in all_tools() if f"`{spec.name}`" not in text]
     missing_modes = [mode for mode in skill_modes(all_tools()) if f"`{mode}`" not in text]
     assert (missing_tools, missing_modes) == ([], [])
+
+
+def test_the_stored_key_file_is_found_by_the_cli_and_the_skill_with_nothing_exported(tmp_path: Path) -> None:
+    """Issue 37 item 1: after the register script stored the key, the installed skill's commands, the CLI and
+    status find it with no key variable exported, and status names the file (never the key)."""
+    home = tmp_path / "home"
+    key_file = home / ".config" / "brave-search-mcp" / "api-key"  # where scripts/register-mcp.sh writes it
+    key_file.parent.mkdir(parents=True, mode=0o700)
+    key_file.write_text(VALID_KEY + "\n", encoding="utf-8")
+    key_file.chmod(0o600)
+    with FakeBraveServer(rate_per_second=1000) as upstream:
+        # a user's shell: a home, a PATH with the program on it; no BRAVE_* key setting, no XDG_* variable
+        env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8",
+               "BRAVE_SEARCH_BASE_URL": upstream.base_url}  # fmt: skip
+
+        def run(line: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["bash", "-c", line], env=env, cwd=tmp_path, capture_output=True, text=True,
+                                  timeout=60, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+
+        assert run("brave-search-mcp skill install").returncode == 0
+        skill_md = (home / ".claude" / "skills" / "brave-search" / "SKILL.md").read_text(encoding="utf-8")
+        commands = [
+            line.strip()
+            for block in re.findall(r"```sh\n(.*?)```", skill_md, flags=re.S)
+            for line in block.splitlines()
+            if line.strip().startswith("brave-search-mcp skill ")
+        ]
+        assert len(commands) >= 4, skill_md
+        for line in commands:
+            done = run(line)
+            assert json.loads(done.stdout)["ok"] is True, (line, done.stdout[:300], done.stderr[-300:])
+        searched = run("brave-search-mcp search 'hello world' --count 3")
+        assert searched.returncode == 0, searched.stderr
+        status = run("brave-search-mcp status --json")
+        key = json.loads(status.stdout)["key"]
+        assert key == {"configured": True, "source": "default_key_file", "file": str(key_file)}
+        assert f"key: configured from the key file {key_file}" in run("brave-search-mcp status").stdout
+        assert VALID_KEY not in status.stdout + status.stderr
+        assert upstream.fake.requests, "the searches reached Brave with the stored key"
+
+        key_file.unlink()  # and without it: the one-line advice names where to store the key
+        missing = run("brave-search-mcp search 'hello world'")
+        assert missing.returncode == 1
+        assert f"or store it in {key_file}" in missing.stderr
+
+
+def test_uninstall_skill_removes_only_this_skill(tmp_path: Path) -> None:
+    claude, codex = install_skill(home=tmp_path)
+    foreign = tmp_path / ".agents" / "skills" / "other"
+    foreign.mkdir()
+    (foreign / "SKILL.md").write_text("---\nname: other\n---\n", encoding="utf-8")
+    assert uninstall_skill(home=tmp_path) == [claude, codex]
+    assert not claude.exists() and not codex.exists() and foreign.exists()
+    assert uninstall_skill(home=tmp_path) == []  # twice: nothing left, no error
+    look_alike = tmp_path / ".claude" / "skills" / "brave-search"
+    look_alike.mkdir(parents=True)
+    (look_alike / "SKILL.md").write_text("---\nname: someone-elses\n---\n", encoding="utf-8")
+    assert uninstall_skill(home=tmp_path) == [] and look_alike.exists()
+
+
+def test_uninstall_without_client_programs_removes_the_skill_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brave_search_mcp.faces.uninstall import Clients, run_uninstall, runs_this_program
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    install_skill(home=tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_uninstall([], out, err, Clients(codex=None, claude=None)) == 0, err.getvalue()
+    said = out.getvalue()
+    assert "Codex: not installed (no codex on PATH); nothing to remove." in said
+    assert f"Removed the brave-search skill from {tmp_path}/.claude/skills/brave-search." in said
+    assert said.rstrip().endswith("(or: pipx uninstall brave-search-mcp).")
+    assert runs_this_program("/home/u/.local/bin/brave-search-mcp", [])
+    assert runs_this_program("/usr/bin/uvx", ["--from", "brave-search-mcp==0.1.0", "brave-search-mcp"])
+    assert not runs_this_program("npx", ["-y", "@brave/brave-search-mcp-server"])

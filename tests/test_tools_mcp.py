@@ -189,7 +189,7 @@ async def test_status_unconfigured_sends_nothing(fake: FakeBrave, mode: str) -> 
     async with connect(fake, mode, make_settings(api_key=None, api_key_source=None)) as (mcp, _):
         report = structured(await mcp.call_tool("brave_web_search_status", {"probe_connectivity": True}))
     assert report["status"] == "unconfigured"
-    assert report["key"] == {"configured": False, "source": None}
+    assert report["key"] == {"configured": False, "source": None, "file": None}
     assert fake.requests == []
 
 

@@ -4,7 +4,8 @@
 alias, so ``Settings(timeout_seconds=-1)`` and ``BRAVE_SEARCH_TIMEOUT_SECONDS=-1`` fail alike with a
 ``ConfigError`` naming the variable. No other module reads ``os.environ``. The API key is held as a
 ``SecretStr`` and only its *source* is ever reported; the key file (what the registration scripts
-write) wins over a key in the environment, so a stale key in a shell cannot beat the registered one.
+write) wins over a key in the environment, so a stale key in a shell cannot beat the registered one, and
+the default key file (where ``scripts/register-mcp.sh`` stores it) is found with nothing exported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from brave_search_mcp.config_sources import OFFICIAL_VARIABLES, KeySource, lookup_key, official_settings
+from brave_search_mcp.config_sources import ConfigError as ConfigError  # re-exported: every face catches it here
+from brave_search_mcp.config_sources import key_problem as key_problem
+
 DEFAULT_BASE_URL = "https://api.search.brave.com"
 
 # Per-call output clamps (DESIGN.md): the defaults below must lie inside them.
@@ -32,14 +37,8 @@ DEBUG_PAYLOAD_CAP_BYTES = 64 * 1024
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 _HOST_NAME = re.compile(rf"(?:\*\.)?{_LABEL}(?:\.{_LABEL})*\.?")
 
-KeySource = Literal["BRAVE_API_KEY_FILE", "BRAVE_SEARCH_API_KEY", "BRAVE_API_KEY"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 LogFormat = Literal["json", "text"]
-_KEY_VARIABLES: tuple[KeySource, ...] = ("BRAVE_API_KEY_FILE", "BRAVE_SEARCH_API_KEY", "BRAVE_API_KEY")
-
-
-class ConfigError(ValueError):
-    """A setting is invalid; the message names the environment variable."""
 
 
 def _names(value: Any) -> Any:
@@ -55,6 +54,9 @@ class Settings(BaseModel):
 
     api_key: SecretStr | None = None
     api_key_source: KeySource | None = None
+    api_key_file: str | None = None  # the file the key was read from (either key file)
+    key_file_default: str | None = None  # where the default key file is looked for (XDG_CONFIG_HOME / HOME)
+    notes: tuple[str, ...] = ()  # what start-up should warn about: values given twice, the official server's ignored
     base_url: str = Field(DEFAULT_BASE_URL, alias="BRAVE_SEARCH_BASE_URL", min_length=9)
     timeout_seconds: float = Field(15.0, alias="BRAVE_SEARCH_TIMEOUT_SECONDS", ge=0.01, le=300.0)
     call_deadline_seconds: float = Field(60.0, alias="BRAVE_SEARCH_DEADLINE_SECONDS", ge=0.01, le=3600.0)
@@ -251,22 +253,37 @@ class Settings(BaseModel):
         """
         env = os.environ if env is None else env
         values: dict[str, Any] = dict(defaults or {})
+        flags = dict(flags or {})
+        key_flag = flags.pop("brave_api_key", None)
+        given = {cls.variable_of(name): "its command-line option" for name, v in flags.items() if v is not None}
+        official = official_settings(env, given)  # Brave's official server's variables, where ours are not set
         for name, info in cls.model_fields.items():
-            alias = info.alias
-            raw = env.get(alias) if alias else None
-            if raw is not None and raw.strip():
+            alias = info.alias or ""
+            raw = env.get(alias) if (env.get(alias) or "").strip() else official.values.get(alias)
+            if alias and raw is not None and raw.strip():
                 values.pop(name, None)
-                values[alias] = raw.strip()  # type: ignore[index]
-        for name, value in (flags or {}).items():
+                values[alias] = raw.strip()
+        for name, value in flags.items():
             if value is not None:
                 values.pop(cls.variable_of(name), None)
                 values[name] = value
         values.setdefault("state_default_path", str(default_state_path(env)))
         values.setdefault("cache_default_path", str(default_cache_path(env)))
-        key, source = _lookup_key(env)
-        if key is not None:
-            values["api_key"], values["api_key_source"] = SecretStr(key), source
-        return cls(**values)
+        default_key = _default_key_file(env, explicit=env is not os.environ)
+        values.setdefault("key_file_default", str(default_key) if default_key is not None else None)
+        found = lookup_key(env, flag=key_flag, default_file=default_key)
+        if found.value is not None:
+            values["api_key"], values["api_key_source"] = SecretStr(found.value), found.source
+            values["api_key_file"] = str(found.file) if found.file is not None else None
+        values["notes"] = (*official.notes, *found.notes)
+        try:
+            return cls(**values)
+        except ConfigError as exc:  # name the variable the user set, not the one it was read as
+            message = str(exc)
+            for theirs, ours in OFFICIAL_VARIABLES.items():
+                if ours in official.values:
+                    message = message.replace(f"{ours}:", f"{theirs} (read as {ours}):")
+            raise ConfigError(message) from None
 
     @classmethod
     def variable_of(cls, name: str) -> str:
@@ -292,45 +309,13 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts) or "invalid settings"
 
 
-def key_problem(key: str) -> str | None:
-    """Why ``key`` cannot be sent in an HTTP header, or None; the key itself is never part of the answer."""
-    if not key:
-        return "it is empty"
-    if not key.isascii():
-        return "it has non-ASCII characters (a zero-width space or smart quote pasted with it?)"
-    if any(ch.isspace() for ch in key):
-        return "it has white space inside it"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
-        return "it has control characters"
-    return None
-
-
-def _lookup_key(env: Mapping[str, str]) -> tuple[str | None, KeySource | None]:
-    """Key order: the file named by BRAVE_API_KEY_FILE, then BRAVE_SEARCH_API_KEY, then BRAVE_API_KEY."""
-    path = (env.get("BRAVE_API_KEY_FILE") or "").strip()
-    if path:
-        try:
-            value = Path(path).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(f"BRAVE_API_KEY_FILE names a file that cannot be read ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise ConfigError("BRAVE_API_KEY_FILE names a file that is not UTF-8 text") from None
-        if not value:
-            raise ConfigError("BRAVE_API_KEY_FILE names an empty file")
-        if any(ch.isspace() for ch in value):
-            raise ConfigError("BRAVE_API_KEY_FILE must hold the key alone on one line")
-        problem = key_problem(value)
-        if problem:
-            raise ConfigError(f"BRAVE_API_KEY_FILE: the key in that file cannot be used: {problem}")
-        return value, "BRAVE_API_KEY_FILE"
-    for name in ("BRAVE_SEARCH_API_KEY", "BRAVE_API_KEY"):
-        value = (env.get(name) or "").strip()
-        if value:
-            problem = key_problem(value)
-            if problem:
-                raise ConfigError(f"{name}: the key cannot be used: {problem}")
-            return value, name
-    return None, None
+def _default_key_file(env: Mapping[str, str], *, explicit: bool) -> Path | None:
+    """Where the default key file is looked for; None for a mapping that names no home (tests and embedders that
+    pass their own environment get exactly what they pass)."""
+    if explicit and not any(env.get(name) for name in ("HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA")):
+        return None
+    home = Path(env["HOME"]) if env.get("HOME") else None
+    return default_key_path(env, home=home)
 
 
 APP_DIR = "brave-search-mcp"
@@ -338,6 +323,7 @@ APP_DIR = "brave-search-mcp"
 # directory, which no cleaner wipes. Cached answers and pages are cache: the user's cache directory, safe to wipe.
 STATE_FILE = "state.sqlite3"
 CACHE_FILE = "cache.sqlite3"
+KEY_FILE = "api-key"  # in the config directory: what scripts/register-mcp.sh writes (mode 0600)
 
 
 @dataclass(frozen=True)
@@ -382,6 +368,27 @@ def user_state_dir(
     if platform == "darwin":
         return base_home / "Library" / "Application Support" / APP_DIR
     return _xdg(env, "XDG_STATE_HOME", base_home / ".local" / "state") / APP_DIR
+
+
+def user_config_dir(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """This app's config directory by platformdirs' rule: XDG_CONFIG_HOME or ~/.config; ~/Library/Application
+    Support; %LOCALAPPDATA%/brave-search-mcp. ``environ`` None: this process's environment."""
+    env = os.environ if environ is None else environ
+    base_home = home if home is not None else Path.home()
+    if platform.startswith("win"):
+        return _local_app_data(env, base_home) / APP_DIR
+    if platform == "darwin":
+        return base_home / "Library" / "Application Support" / APP_DIR
+    return _xdg(env, "XDG_CONFIG_HOME", base_home / ".config") / APP_DIR
+
+
+def default_key_path(
+    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
+) -> Path:
+    """The key file the registration script writes and every face reads when no key is set explicitly."""
+    return user_config_dir(environ, platform=platform, home=home) / KEY_FILE
 
 
 def _local_app_data(environ: Mapping[str, str], home: Path) -> Path:

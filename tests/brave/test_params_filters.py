@@ -46,12 +46,19 @@ def test_empty_result_filter_means_all_sections() -> None:
     assert prepared.warnings == ()
 
 
-def test_summarizer_is_never_sent_in_result_filter() -> None:
-    prepared = prep(result_filter=["web", "summarizer"], summary=True)
-    assert values(prepared, "result_filter") == ["web"]
-    assert values(prepared, "summary") == ["1"]
-    assert prepared.summary is True
-    assert prepared.warnings == ()
+def test_with_a_summary_no_result_filter_is_sent_and_the_named_sections_are_picked() -> None:
+    """Issue 37 item 7: a filter hides Brave's summarizer key unless it names "summarizer", and naming it drops the
+    web results (Brave #272); so with a summary the whole answer is asked for and the named sections are shown."""
+    for named in (["web", "summarizer"], ["web"]):
+        prepared = prep(result_filter=[*named, "news"], summary=True)
+        assert values(prepared, "result_filter") == []
+        assert values(prepared, "summary") == ["1"]
+        assert (prepared.summary, prepared.sections) == (True, ("web", "news"))
+        assert prepared.warnings == ()
+    plain = prep(result_filter=["web", "news"])
+    assert values(plain, "result_filter") == ["web,news"]
+    assert plain.sections == ("web", "news")
+    assert prep().sections is None
 
 
 def test_summarizer_filter_alone_becomes_summary() -> None:

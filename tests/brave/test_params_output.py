@@ -45,6 +45,9 @@ def test_debug_controls_without_debug_are_ignored_with_one_warning() -> None:
     assert prepared.throttle is True
     assert prepared.include_raw_payload is False
     assert prepared.include_request_url is False
+    assert prepared.warnings[0].message.endswith("only apply with debug: true; they were ignored.")
+    alone = prep(disable_cache=True).warnings[0].message
+    assert alone == "disable_cache only applies with debug: true; it was ignored."
 
 
 def test_debug_enables_its_controls() -> None:
@@ -124,8 +127,9 @@ def test_full_web_request_param_order_is_stable() -> None:
         "units",
         "spellcheck",
         "extra_snippets",
-        "result_filter",
         "goggles",
         "text_decorations",
         "summary",
-    ]
+    ]  # no result_filter with a summary (see test_params_filters); without one it goes before goggles:
+    names = [name for name, _ in prep(result_filter=["web"], extra_snippets=True, goggles=[INLINE]).params]
+    assert names[names.index("extra_snippets") :] == ["extra_snippets", "result_filter", "goggles", "text_decorations"]

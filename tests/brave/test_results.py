@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.brave.results import parse_answer
+from brave_search_mcp.brave.results import ParsedAnswer, parse_answer, pick_sections
+from brave_search_mcp.models.envelopes import Result, Section
 from brave_search_mcp.models.errors import ParseError, WarningCode
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.render.text import dedup_key as normalize_url
@@ -118,25 +119,66 @@ def test_rating_without_best_or_reviews() -> None:
     assert result.rating == "4 (1 review)"
 
 
-def test_duplicates_across_sections_are_dropped_with_one_warning() -> None:
+def test_duplicates_across_page_sections_are_dropped_and_counted_per_section() -> None:
     data = full_web_answer()
     data["videos"]["results"].append({"title": "again", "url": "https://www.site2.example/page#t=1"})
     parsed = parse_answer("web", data)
-    urls = [r.url for s in parsed.sections for r in s.results]
+    urls = [r.url for s in parsed.sections for r in s.results if s.key in ("web", "news", "videos", "discussions")]
     assert len(urls) == len({normalize_url(u) for u in urls})
-    dedup = [w for w in parsed.warnings if w.code == WarningCode.DEDUPLICATED]
-    assert [w.message for w in dedup] == ["Dropped 2 duplicate results (same URL in an earlier section)."]
+    assert parsed.duplicates == {"news": 1, "videos": 1}
+    assert [w for w in parsed.warnings if w.code == WarningCode.DEDUPLICATED] == []  # the pick says what it hid
+
+
+def test_an_faq_or_infobox_about_a_web_results_page_is_not_a_duplicate() -> None:
+    """Issue 37: Brave's infobox is usually the first web result's page, and FAQ entries come from result pages;
+    they say something else about the page, so they stay and no DEDUPLICATED warning blames them."""
+    page = web_item(1)
+    data = {
+        "web": {"results": [page]},
+        "faq": {"results": [{"question": "Q?", "answer": "A.", "title": "T", "url": page["url"]}]},
+        "infobox": {"results": [{"title": "Thing", "url": page["url"], "long_desc": "About it."}]},
+    }
+    parsed = parse_answer("web", data)
+    assert [s.key for s in parsed.sections] == ["web", "faq", "infobox"]
+    assert parsed.duplicates == {}
 
 
 def test_duplicate_within_one_section_is_dropped() -> None:
     parsed = parse_answer("web", {"web": {"results": [web_item(1), web_item(1)]}})
     assert len(parsed.sections[0].results) == 1
-    assert [w.message for w in parsed.warnings] == ["Dropped 1 duplicate result (same URL in an earlier section)."]
+    assert parsed.duplicates == {"web": 1}
 
 
 def test_no_duplicate_warning_when_nothing_was_dropped() -> None:
     parsed = parse_answer("web", {"web": {"results": [web_item(1), web_item(2)]}})
-    assert parsed.warnings == []
+    assert (parsed.warnings, parsed.duplicates) == ([], {})
+
+
+def _answer(**sizes: int) -> ParsedAnswer:
+    sections = [
+        Section(key=key, label=key, results=[Result(title=f"{key} {n}", url=f"https://{key}.example/{n}")
+                                             for n in range(size)])
+        for key, size in sizes.items()
+    ]  # fmt: skip
+    return ParsedAnswer(sections=sections, duplicates={"news": 2})
+
+
+def test_max_results_bounds_the_total_web_first_the_rest_as_room_allows() -> None:
+    """Issue 37 item 2: max_results 3 shows 3 results, not 12; a short web section lets the others fill in."""
+    shown, warnings = pick_sections(_answer(web=10, news=3, videos=3), limit=3)
+    assert [(s.key, len(s.results), s.section_limit_reached) for s in shown] == [("web", 3, True)]
+    assert warnings == []  # news' repeats were never going to be shown
+    shown, warnings = pick_sections(_answer(web=2, news=3, videos=3), limit=4)
+    assert [(s.key, len(s.results)) for s in shown] == [("web", 2), ("news", 2)]
+    assert [w.message for w in warnings] == ["Dropped 2 duplicate results (same URL in an earlier section)."]
+
+
+def test_sections_named_in_result_filter_get_max_results_each() -> None:
+    shown, warnings = pick_sections(_answer(web=10, news=3, videos=3, faq=1), limit=2, named=("web", "videos"))
+    assert [(s.key, len(s.results)) for s in shown] == [("web", 2), ("videos", 2)]
+    assert warnings == []
+    shown, _ = pick_sections(_answer(web=1), limit=5, named=("news",))
+    assert shown == []  # nothing of what was named: the use case answers NO_RESULTS
 
 
 def test_altered_query_is_reported() -> None:

@@ -84,7 +84,7 @@ PLAN_NEEDED: dict[Endpoint, str] = {
 BRAVE_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 MISSING_KEY_MESSAGE = (
     "No Brave Search API key is configured: set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, "
-    "or BRAVE_API_KEY_FILE naming a file that holds the key)."
+    "or BRAVE_API_KEY_FILE naming a file that holds the key), or store it in ~/.config/brave-search-mcp/api-key."
 )
 
 

@@ -72,6 +72,7 @@ class PreparedSearch:
     max_bytes: int  # effective, clamped
     text_decorations: bool  # render Brave's highlights as **bold**
     summary: bool  # a summarizer key was asked for
+    sections: tuple[str, ...] | None  # the web sections result_filter names (each up to `requested`); None: web first
     debug: bool
     include_raw_payload: bool
     include_request_url: bool
@@ -167,8 +168,12 @@ def _prepare_freshness(value: str, out: Collector) -> None:
     )
 
 
-def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> bool:
-    """Send the valid entries (never "summarizer"); return whether summary=1 is implied by the filter."""
+def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> tuple[tuple[str, ...] | None, bool]:
+    """The sections to show (None: web first, the rest as room allows) and whether "summarizer" asked for a summary.
+
+    The filter is sent, but never with a summary: Brave gives the summarizer key only to a filter naming
+    "summarizer", and a filter naming it drops the web results (Brave issue #272). So with a summary no filter
+    goes, and the sections named are picked from the whole answer (``results.pick_sections``)."""
     entries = _dedupe(v.strip().lower() for v in values)
     valid = [e for e in entries if e in RESULT_FILTERS]
     invalid = [e for e in entries if e not in RESULT_FILTERS]
@@ -184,18 +189,16 @@ def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> 
             WarningCode.INVALID_RESULT_FILTER,
             f"result_filter entries {', '.join(shown(v) for v in invalid[:5])} are unknown; they were dropped.",
         )
-    implied = False
-    if "summarizer" in valid:
-        valid.remove("summarizer")
-        if not summary:
-            implied = True
-            out.warn(
-                WarningCode.VALUE_NORMALIZED,
-                'result_filter "summarizer" was sent as summary=1 (a summarizer filter would hide web results).',
-            )
-    if valid:
+    asked = "summarizer" in valid and not summary
+    if asked:
+        out.warn(
+            WarningCode.VALUE_NORMALIZED,
+            'result_filter "summarizer" was sent as summary=1 (a summarizer filter would hide web results).',
+        )
+    valid = [entry for entry in valid if entry != "summarizer"]
+    if valid and not (summary or asked):
         out.send("result_filter", ",".join(valid))
-    return implied
+    return tuple(entry for entry in valid if entry != "query") or None, asked
 
 
 def _prepare_goggles(values: list[str], out: Collector) -> None:
@@ -301,6 +304,8 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "goggles": lambda: _prepare_goggles(list(args.goggles or []), out),
     }
     text_decorations = False
+    asked_summary = False
+    sections: tuple[str, ...] | None = None
     for name in WEB_FIELDS:
         if name in ("max_results", "offset") or not _given(args, name):
             continue
@@ -315,13 +320,14 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         if name == "text_decorations":
             text_decorations = bool(args.text_decorations)
         elif name == "result_filter":
-            if args.result_filter:  # an empty list means "all sections", as if not given
-                summary = _prepare_result_filter(list(args.result_filter), summary, out) or summary
+            if args.result_filter:  # an empty list means no filter, as if not given
+                sections, asked_summary = _prepare_result_filter(list(args.result_filter), summary, out)
         elif name != "summary":
             handlers[name]()
     if "text_decorations" in rules.supported:
         # Brave's default is true; we strip the tags anyway, so asking for none saves bytes.
         out.send("text_decorations", bool_text(text_decorations))
+    summary = summary or asked_summary
     if summary and rules.search_type == "web":
         out.send("summary", "1")
     else:
@@ -338,8 +344,11 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "disable_throttle": args.disable_throttle,
     }
     if not debug and any(controls.values()):
-        names = ", ".join(name for name, on in controls.items() if on)
-        out.warn(WarningCode.DEBUG_OPTION_IGNORED, f"{names} only apply with debug: true; ignored.")
+        given = [name for name, on in controls.items() if on]
+        verb, pronoun = ("applies", "it was") if len(given) == 1 else ("apply", "they were")
+        out.warn(
+            WarningCode.DEBUG_OPTION_IGNORED, f"{', '.join(given)} only {verb} with debug: true; {pronoun} ignored."
+        )
 
     return PreparedSearch(
         search_type=rules.search_type,
@@ -352,6 +361,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         max_bytes=max_bytes,
         text_decorations=text_decorations,
         summary=summary,
+        sections=sections,
         debug=debug,
         include_raw_payload=debug and args.include_raw_payload,
         include_request_url=debug and args.include_request_url,

@@ -27,6 +27,9 @@ MAX_ATTRIBUTES = 8
 
 # Web answer sections in the order they are shown.
 WEB_SECTIONS: tuple[str, ...] = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
+# Sections that list pages: a page twice in them is a duplicate. An FAQ entry, an infobox or a place says something
+# else about a page a web result may also link (Brave's infobox is usually the first web result's page).
+PAGE_SECTIONS: frozenset[str] = frozenset({"web", "news", "videos", "discussions", "images"})
 SECTION_LABELS: Mapping[str, str] = MappingProxyType(
     {
         "web": "Web results",
@@ -47,6 +50,7 @@ class ParsedAnswer:
 
     sections: list[Section]
     warnings: list[WarningItem] = field(default_factory=list)
+    duplicates: dict[str, int] = field(default_factory=dict)  # per section: results dropped as repeats of a page
     altered_query: str | None = None
     more_available: bool | None = None
     summarizer_key: str | None = None
@@ -281,7 +285,7 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
 
     sources = [(key, data.get(key)) for key in WEB_SECTIONS] if search_type == "web" else [(search_type, data)]
     seen: set[str] = set()
-    duplicates = 0
+    duplicates: dict[str, int] = {}
     sections: list[Section] = []
     for key, container in sources:
         build = _BUILDERS[key]
@@ -292,16 +296,17 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
             result = build(item, text_decorations)
             if result is None:
                 continue
-            identity = dedup_key((result.image_url or result.url) if key == "images" else result.url)
-            if identity in seen:
-                duplicates += 1
-                continue
-            seen.add(identity)
+            if key in PAGE_SECTIONS:
+                identity = dedup_key((result.image_url or result.url) if key == "images" else result.url)
+                if identity in seen:
+                    duplicates[key] = duplicates.get(key, 0) + 1
+                    continue
+                seen.add(identity)
             results.append(result)
         if results:
             sections.append(Section(key=key, label=SECTION_LABELS[key], results=results))
 
-    parsed = ParsedAnswer(sections=sections)
+    parsed = ParsedAnswer(sections=sections, duplicates=duplicates)
     query = _map(data.get("query"))
     altered = query.get("altered")
     original = query.get("original")
@@ -316,14 +321,6 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
                     "set spellcheck: false to search the exact text.",
                 )
             )
-    if duplicates:
-        parsed.warnings.append(
-            WarningItem(
-                code=WarningCode.DEDUPLICATED.value,
-                message=f"Dropped {duplicates} duplicate result{'' if duplicates == 1 else 's'} "
-                "(same URL in an earlier section).",
-            )
-        )
     more = query.get("more_results_available")
     if isinstance(more, bool):
         parsed.more_available = more
@@ -331,3 +328,29 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
     if isinstance(summarizer_key, str) and summarizer_key.strip() and not has_invisible(summarizer_key):
         parsed.summarizer_key = summarizer_key
     return parsed
+
+
+def pick_sections(
+    parsed: ParsedAnswer, *, limit: int, named: tuple[str, ...] | None = None
+) -> tuple[list[Section], list[WarningItem]]:
+    """What a search shows of its answer: the sections ``named`` (result_filter), each up to ``limit`` results;
+    or, named none, ``limit`` results in all, web first and the other sections only as they fit. A DEDUPLICATED
+    warning counts the repeats dropped from the sections it reached (a hidden section's repeats hid nothing)."""
+    picked: list[Section] = []
+    dropped = sum(parsed.duplicates.get(key, 0) for key in named) if named is not None else 0
+    room = limit
+    for section in parsed.sections:
+        if named is not None and section.key not in named:
+            continue
+        if named is None:
+            if room <= 0:
+                break
+            dropped += parsed.duplicates.get(section.key, 0)
+        keep = section.results[: limit if named is not None else room]
+        room -= len(keep)
+        cut = len(keep) < len(section.results)
+        picked.append(section.model_copy(update={"results": keep, "section_limit_reached": True}) if cut else section)
+    if not dropped:
+        return picked, []
+    message = f"Dropped {dropped} duplicate result{'' if dropped == 1 else 's'} (same URL in an earlier section)."
+    return picked, [WarningItem(code=WarningCode.DEDUPLICATED.value, message=message)]

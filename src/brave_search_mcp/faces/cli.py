@@ -20,32 +20,48 @@ import anyio
 from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import ConfigError, Settings
-from brave_search_mcp.faces.commands import add_tool_commands, command_spec, skill_modes, tool_arguments
+from brave_search_mcp.config_sources import key_origin, missing_key_advice
+from brave_search_mcp.faces.commands import add_tool_commands, cli_output, command_spec, skill_modes, tool_arguments
 from brave_search_mcp.logs import PACKAGE_LOGGER, configure_logging
 from brave_search_mcp.models.errors import ErrorCode, InvalidArgument
 from brave_search_mcp.tools.boundary import ToolOutcome, error_outcome
+from brave_search_mcp.tools.help import EXAMPLES as HELP_EXAMPLES
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
-MISSING_KEY_LINE = (
-    "brave-search-mcp: no Brave API key configured - set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or "
-    "BRAVE_API_KEY_FILE=/path/to/key-file); get a key at https://api-dashboard.search.brave.com"
+
+def missing_key_line(settings: Settings) -> str:
+    """The one line a CLI call without a key prints: how to set one, the default key file named."""
+    return (
+        f"brave-search-mcp: no Brave API key configured - {missing_key_advice(settings.key_file_default)}; "
+        "get a key at https://api-dashboard.search.brave.com"
+    )
+
+
+EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("brave-search-mcp", "serve MCP on stdio (register it with your agent)"),
+    ("brave-search-mcp --transport http --port 8080", "serve MCP over HTTP for many agents"),
+    ('brave-search-mcp search "rust async traits" --count 5', "five results, web first"),
+    ('brave-search-mcp search "eu ai act" --type news --freshness pw --json', "this week's news, as JSON"),
+    ('brave-search-mcp context "tokio select cancellation" --max-chars 4000', "grounding passages"),
+    ('brave-search-mcp local coffee --location "berlin germany"', "places"),
+    ('brave-search-mcp answer "what changed in python 3.13?"', "a cited AI answer"),
+    ("brave-search-mcp status --probe", "key, limits, and one request per search endpoint"),
+    ("brave-search-mcp skill install", "the agent skill for Claude Code and Codex"),
+    ("brave-search-mcp uninstall", "remove the registrations and the skill (the key file stays)"),
 )
 
 
-EXAMPLES = """examples:
-  brave-search-mcp                                   serve MCP on stdio (register it with your agent)
-  brave-search-mcp --transport http --port 8080      serve MCP over HTTP for many agents
-  brave-search-mcp search "rust async traits" --count 5
-  brave-search-mcp search "eu ai act" --type news --freshness pw --json
-  brave-search-mcp context "tokio select cancellation" --max-chars 4000
-  brave-search-mcp local coffee --location "berlin germany"
-  brave-search-mcp answer "what changed in python 3.13?"
-  brave-search-mcp status --probe                     key, limits, and one request per search endpoint
-  brave-search-mcp skill install                      the agent skill for Claude Code and Codex
-
-key: BRAVE_API_KEY (or BRAVE_SEARCH_API_KEY, or BRAVE_API_KEY_FILE); all settings: see the README."""
+def _epilog() -> str:
+    """The examples (each command's own are in its --help), then where the key and the settings come from."""
+    width = max(len(command) for command, _ in EXAMPLES)
+    lines = [f"  {command:<{width}}  # {why}" for command, why in EXAMPLES]
+    return "\n".join(
+        ["examples:", *lines, "", "each command's --help has its own examples (search --help, read --help, ...).",
+         "key: BRAVE_API_KEY_FILE, BRAVE_SEARCH_API_KEY or BRAVE_API_KEY, else the key file the register script",
+         "writes (~/.config/brave-search-mcp/api-key); all settings: see the README."]
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="brave-search-mcp",
         description="Brave Search MCP server and command line. With no command, serves MCP on stdio.",
-        epilog=EXAMPLES,
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -67,8 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
         target.add_argument(
             "--ui", action="store_true", default=None, help="serve MCP Apps widgets to hosts that show them"
         )
+        target.add_argument(
+            "--brave-api-key",
+            metavar="KEY",
+            help="the API key, as Brave's official server takes it (ps shows it: prefer a key file)",
+        )
 
-    add_tool_commands(sub, all_tools())
+    add_tool_commands(sub, all_tools(), HELP_EXAMPLES)
     skill = sub.add_parser(
         "skill",
         help="agent-skill entry: JSON in, JSON {ok: ...} out; 'skill install' installs the skill",
@@ -77,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     skill.add_argument("mode", choices=[*skill_modes(all_tools()), "install"], metavar="MODE|install",
                        help=f"one of {', '.join(skill_modes(all_tools()))}; or install")  # fmt: skip
     skill.add_argument("--params-json", required=True, help="tool arguments as a JSON object")
+    sub.add_parser(
+        "uninstall",
+        help="remove the Codex and Claude Code registrations and the skill ('uninstall --help')",
+        add_help=False,
+    )  # run before this parser (see main), like `skill install`: listed here for --help
     return parser
 
 
@@ -99,15 +125,19 @@ async def run_tool(
     return outcome
 
 
-def _print_outcome(outcome: ToolOutcome, as_json: bool, out: TextIO, err: TextIO) -> int:
-    if as_json:
+def _print_outcome(outcome: ToolOutcome, ns: argparse.Namespace, out: TextIO, err: TextIO, settings: Settings) -> int:
+    """The envelope (--json) or the text, in the command line's words (``--start-char 3857``, not MCP's)."""
+    spec = command_spec(all_tools(), ns.command)
+    assert spec is not None
+    if ns.json:
         out.write(json.dumps(outcome.structured, ensure_ascii=False, indent=2) + "\n")
+    text = cli_output(outcome.text, spec, all_tools(), error=outcome.is_error)
     if outcome.is_error:
         code = outcome.structured.get("error", {}).get("code")
-        err.write((MISSING_KEY_LINE if code == ErrorCode.MISSING_API_KEY else outcome.text) + "\n")
+        err.write((missing_key_line(settings) if code == ErrorCode.MISSING_API_KEY else text) + "\n")
         return EXIT_ERROR
-    if not as_json:
-        out.write(outcome.text + "\n")
+    if not ns.json:
+        out.write(text + "\n")
     return EXIT_OK
 
 
@@ -139,6 +169,14 @@ def _is_skill_install(argv: Sequence[str] | None) -> bool:
     return args[:2] == ["skill", "install"]
 
 
+def _uninstall(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
+    """Remove the registrations and the skill (see uninstall.py); like ``skill install``, it needs no settings."""
+    from brave_search_mcp.faces.uninstall import run_uninstall
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_uninstall(args[1:], out, err)
+
+
 def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     """Install the packaged skill for Claude Code and Codex (see skill_install.py)."""
     from brave_search_mcp.faces.skill_install import run_install_command
@@ -149,7 +187,9 @@ def _skill_install(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
 def startup_line(settings: Settings, port: int | None = None) -> str:
     """The one line a person starting the server by hand reads: who, what, which key source, which tools."""
-    key = f"key from {settings.api_key_source}" if settings.has_key else "no key: set BRAVE_API_KEY (or see --help)"
+    key = f"key from {key_origin(settings.api_key_source, settings.api_key_file)}"
+    if not settings.has_key:
+        key = "no key: set BRAVE_API_KEY (or see --help)"
     if "brave" not in settings.providers:
         key = "no Brave key needed"
     if tuple(settings.providers) != ("brave",):
@@ -205,9 +245,16 @@ def _serve_http(settings: Settings, err: TextIO) -> int:
 GC_YOUNG_THRESHOLD = 10_000  # allocations between two young-generation collections while serving (700 by default)
 
 
+def _warn_about_settings(settings: Settings) -> None:
+    """Settings given twice (ours and Brave's official server's): which one was ignored, on stderr."""
+    for note in settings.notes:
+        logging.getLogger(PACKAGE_LOGGER).warning(note, extra={"event": "settings"})
+
+
 def serve(settings: Settings, err: TextIO) -> int:
     """Run the MCP server on its transport until its client goes away or a signal stops it."""
     configure_logging(settings)
+    _warn_about_settings(settings)
     if settings.transport == "http":
         return _serve_http(settings, err)
     from brave_search_mcp.faces.mcp_server import build_server  # the MCP SDK is only imported when serving
@@ -242,12 +289,17 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out, err = out or sys.stdout, err or sys.stderr
     if _is_skill_install(argv):  # `skill install` needs no settings or key: dispatched before them
         return _skill_install(argv, out, err)
+    if list(sys.argv[1:] if argv is None else argv)[:1] == ["uninstall"]:
+        return _uninstall(argv, out, err)
     ns = build_parser().parse_args(argv)
     command = ns.command or "serve"
     try:
         # Commands other than serve log only warnings unless BRAVE_SEARCH_LOG_LEVEL says otherwise.
-        flags = {name: getattr(ns, name, None) for name in ("transport", "http_host", "http_port", "ui")}
+        names = ("transport", "http_host", "http_port", "ui", "brave_api_key")
+        flags = {name: getattr(ns, name, None) for name in names}
         defaults = {} if command == "serve" else {"log_level": "WARNING"}
+        if err.isatty():  # a person reads stderr: the start line is words, so is every line after it (Ctrl-C's)
+            defaults["log_format"] = "text"
         settings = Settings.from_env(defaults=defaults, flags=flags)
         enabled_tools(settings)
     except ConfigError as exc:
@@ -256,13 +308,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     if command == "serve":
         return serve(settings, err)
     configure_logging(settings, err)
+    _warn_about_settings(settings)
     try:
         if command == "skill":
             return _skill(settings, ns, out)
         spec = command_spec(all_tools(), command)
         assert spec is not None  # argparse allowed only the registry's commands
         outcome = anyio.run(run_tool, settings, spec.name, tool_arguments(spec, ns), err)
-        return _print_outcome(outcome, ns.json, out, err)
+        return _print_outcome(outcome, ns, out, err, settings)
     except KeyboardInterrupt:
         err.write("brave-search-mcp: interrupted\n")
         return 130

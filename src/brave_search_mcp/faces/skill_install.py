@@ -129,6 +129,28 @@ def install_skill(
     return installed
 
 
+def uninstall_skill(*, home: Path, targets: Sequence[str] = tuple(TARGETS)) -> list[Path]:
+    """Remove the skill ``install_skill`` wrote (a folder whose SKILL.md names this skill; a symlink is unlinked,
+    its target kept) from each client's skills folder; the paths removed."""
+    removed: list[Path] = []
+    for target in targets:
+        dest = home.joinpath(*TARGETS[target], SKILL_NAME)
+        if dest.is_symlink():
+            dest.unlink()
+        elif (dest / "SKILL.md").is_file() and _is_this_skill(dest / "SKILL.md"):
+            shutil.rmtree(dest)
+        else:
+            continue
+        removed.append(dest)
+    return removed
+
+
+def _is_this_skill(skill_md: Path) -> bool:
+    """Whether a SKILL.md is this project's (its front matter names the skill)."""
+    head = skill_md.read_text(encoding="utf-8", errors="replace")[:200]
+    return head.startswith("---") and f"\nname: {SKILL_NAME}\n" in head
+
+
 def default_command(argv0: str, which: str | None) -> str:
     """The bare name when it is on PATH (survives upgrades), else the absolute path this process runs from."""
     if which is not None:

@@ -265,8 +265,8 @@ class InternalError(BraveSearchError, code=ErrorCode.INTERNAL_ERROR, retryable=T
 ERROR_ADVICE: dict[ErrorCode, str] = {
     ErrorCode.INVALID_ARGUMENT: "Fix the named argument and call again; brave_web_search_help lists valid values.",
     ErrorCode.MISSING_API_KEY: (
-        "Ask the user to set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or BRAVE_API_KEY_FILE) "
-        "for the server; retrying will not help until then."
+        "Ask the user to set BRAVE_SEARCH_API_KEY (or BRAVE_API_KEY, or BRAVE_API_KEY_FILE) for the server, or "
+        "to store the key in ~/.config/brave-search-mcp/api-key; retrying will not help until then."
     ),
     ErrorCode.AUTH_FAILED: "The API key is invalid or has no subscription; ask the user to check it. Do not retry.",
     ErrorCode.NOT_IN_PLAN: "The user's Brave plan does not include this; use another tool or option. Do not retry.",
@@ -325,8 +325,14 @@ PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
 }
 
 
-def advice_for(code: ErrorCode, provider: str = "brave") -> str:
-    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own)."""
+def advice_for(code: ErrorCode, provider: str = "brave", tool: str | None = None) -> str:
+    """What an agent should do about ``code`` when ``provider`` failed (Brave's wording unless it has its own);
+    a rejected argument points at the help topic that lists the arguments of the ``tool`` called."""
+    if code is ErrorCode.INVALID_ARGUMENT and tool:
+        return (
+            f'Fix the named argument and call again; brave_web_search_help with topic "params" lists the arguments '
+            f"of {tool} and their valid values."
+        )
     return PROVIDER_ADVICE.get(provider, {}).get(code, ERROR_ADVICE[code])
 
 

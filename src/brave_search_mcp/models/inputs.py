@@ -92,9 +92,10 @@ class WebSearchArgs(QueryInput):
     query: str = Field(description='Search text; Brave operators work (site:, "phrase", -term). Max 400 chars.')
     search_type: SearchType = Field("web", description="Which Brave index to search.")
     result_filter: list[str] | None = Field(
-        None, description='Web only: sections to return, e.g. ["web","news"]. Default: all.'
+        None,
+        description='Web only: sections to show, max_results each, e.g. ["web","news"]. Default: web, others if room.',
     )
-    max_results: int | None = max_results_field("Results wanted (default 10; max web 20, news/videos 50, images 200).")
+    max_results: int | None = max_results_field("Results shown (default 10; max web 20, news/videos 50, images 200).")
     offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
     country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
     search_language: str | None = Field(

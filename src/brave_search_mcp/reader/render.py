@@ -215,11 +215,11 @@ def _text(
     if link_lines:
         out = out.rstrip("\n") + "\n\n" + "\n".join(link_lines)
     if answer["next_start_char"] is not None:
-        scope = f" and section {answer['section']!r}" if answer["section"] else ""
-        which = f"url {one_line(document.url)!r}" if share else "the same url"
+        scope = f", section={answer['section']!r}" if answer["section"] else ""
+        which = f"url={one_line(document.url)!r}" if share else "the same url"
         out += (
-            f"\n\n[{total - end} more characters. For the next part call read_url with {which}{scope}, "
-            f"format {answer['format']!r} and start_char={end}.]"
+            f"\n\n[{total - end} more characters. For the next part call read_url with {which} and "
+            f"format={answer['format']!r}{scope}, start_char={end}.]"
         )
     for warning in warnings:
         out += f"\n! {warning['code']}: {warning['message']}"

@@ -328,7 +328,7 @@ def render_error_text(envelope: ErrorEnvelope) -> str:
     """One readable paragraph: code, message, what to do."""
     error = envelope.error
     try:
-        advice = advice_for(ErrorCode(error.code), envelope.meta.provider)
+        advice = advice_for(ErrorCode(error.code), envelope.meta.provider, envelope.meta.tool)
     except ValueError:
         advice = ""
     advice = _text(error.details.get("what_to_do"), 200) or advice  # this error's own advice wins over the code's

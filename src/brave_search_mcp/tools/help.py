@@ -80,6 +80,31 @@ EXAMPLES: list[dict[str, Any]] = [
         "arguments": {"query": "how does HTTP/3 differ from HTTP/2", "inline_references": True},
     },
     {
+        "tool": "brave_llm_context",
+        "why": "grounding passages to cite, within 4000 characters",
+        "arguments": {"query": "tokio select cancellation safety", "max_chars": 4000},
+    },
+    {
+        "tool": "brave_local_search",
+        "why": "places near a location",
+        "arguments": {"query": "coffee", "location": "berlin germany", "max_results": 5},
+    },
+    {
+        "tool": "brave_answer",
+        "why": "a cited AI answer (Brave's Answers plan)",
+        "arguments": {"question": "what changed in python 3.13?"},
+    },
+    {
+        "tool": "read_url",
+        "why": "read a result's page, 4000 characters at a time",
+        "arguments": {"url": "https://docs.python.org/3/whatsnew/3.13.html", "max_chars": 4000},
+    },
+    {
+        "tool": "read_url",
+        "why": "the next part of that page, as plain text",
+        "arguments": {"url": "https://docs.python.org/3/whatsnew/3.13.html", "start_char": 4000, "format": "text"},
+    },
+    {
         "tool": "read_url",
         "why": "two results at once, sharing max_chars",
         "arguments": {

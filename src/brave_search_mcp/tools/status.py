@@ -15,6 +15,7 @@ import anyio
 from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, SEARCH_ENDPOINTS
+from brave_search_mcp.config_sources import key_origin, missing_key_advice
 from brave_search_mcp.models.envelopes import API_VERSION
 from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
 from brave_search_mcp.models.inputs import StatusArgs
@@ -94,10 +95,23 @@ async def build_status(
     tools: Sequence[ToolSpec[Any, Any]] = (),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The structured status report (see the brave_web_search_status contract)."""
+    """The structured status report (see the brave_web_search_status contract).
+
+    The probes run first, so everything after them reports what they saw: the limits Brave's headers stated,
+    the rate learned from them; a pause their own requests caused (a spent second) does not make it "paused".
+    """
     settings = ports.settings
     client = ports.client
     uses_brave = "brave" in settings.providers  # SearXNG alone: none of Brave's settings, limits or counters
+    probes: list[dict[str, Any]] | None = None
+    before: dict[str, Any] | None = None
+    probed_at = ports.clock()
+    if args.probe_connectivity:
+        before = await client.admission()
+        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
+        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
+        if settings.has_key and uses_brave:
+            probes = await probe_endpoints(ports, deadline, progress) + probes
     last = client.last_rate_limit
     reasons: list[str] = []
     report: dict[str, Any] = {
@@ -105,7 +119,7 @@ async def build_status(
         "status": "ok",
         "server_version": __version__,
         "uptime_seconds": round(ports.clock() - ports.started_at, 1),
-        "key": {"configured": settings.has_key, "source": settings.api_key_source},
+        "key": {"configured": settings.has_key, "source": settings.api_key_source, "file": settings.api_key_file},
         "settings": _settings(ports, [spec.name for spec in tools]),
         "meta": {"trace_id": trace_id, "provider": settings.providers[0]},
     }
@@ -122,14 +136,10 @@ async def build_status(
     if not settings.has_key:
         report["status"] = "unconfigured"
         if uses_brave:
-            reasons.append("no API key: set BRAVE_SEARCH_API_KEY, BRAVE_API_KEY or BRAVE_API_KEY_FILE")
+            reasons.append(f"no API key: {missing_key_advice(settings.key_file_default)}")
         else:
             report["status"] = "ok"  # SearXNG alone needs no Brave key
-    if args.probe_connectivity:
-        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
-        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
-        if settings.has_key and uses_brave:
-            probes = await probe_endpoints(ports, deadline, progress) + probes
+    if probes is not None:
         report["probe"] = probes
         failed = [p.get("search_type") or p["provider"] for p in probes if not p["ok"]]
         if failed:
@@ -152,7 +162,8 @@ async def build_status(
     ]
     if paused:
         reasons.append(f"provider paused by its circuit breaker: {', '.join(paused)}")
-    holds = pauses(throttle) if uses_brave else []  # Brave's holds stop no SearXNG search
+    held = throttle if before is None else without_new_pauses(throttle, before, ports.clock() - probed_at)
+    holds = pauses(held) if uses_brave else []  # Brave's holds stop no SearXNG search
     if holds and report["status"] != "unconfigured":  # fresh queries fail fast or wait until then; cache serves
         reasons[:0] = holds
         report["status"] = "paused"
@@ -208,6 +219,22 @@ def _settings(ports: Ports, enabled_tools: list[str]) -> dict[str, Any]:
 
 def _counted(c: EndpointCounters) -> dict[str, Any]:
     return {"requests": c.requests, "errors": c.errors, "cache_hits": c.cache_hits, "by_code": dict(c.by_code)}
+
+
+def without_new_pauses(throttle: dict[str, Any], before: dict[str, Any], elapsed: float) -> dict[str, Any]:
+    """The figures without the pauses that began in the last ``elapsed`` seconds, since ``before`` was taken: what
+    the probes' own requests caused (a spent per-second window, a 429 they drew) holds back the next request a
+    moment but pauses nothing for the user. A pause older than that, still running, stays."""
+    kept = _unpaused(throttle, before, elapsed)
+    if isinstance(throttle.get("answers"), dict):
+        kept["answers"] = _unpaused(throttle["answers"], before.get("answers") or {}, elapsed)
+    return kept
+
+
+def _unpaused(figures: dict[str, Any], before: dict[str, Any], elapsed: float) -> dict[str, Any]:
+    if "paused_for_seconds" in figures and before.get("paused_for_seconds", 0.0) <= elapsed:
+        return {key: value for key, value in figures.items() if key not in ("paused_for_seconds", "paused_until")}
+    return dict(figures)
 
 
 def pauses(throttle: dict[str, Any]) -> list[str]:
@@ -312,8 +339,9 @@ def render_status_text(report: dict[str, Any]) -> str:
     providers = settings.get("providers", ["brave"])
     if "brave" in providers:
         cache = report["cache"]
+        origin = key_origin(key["source"], key["file"])
         lines += [
-            f"key: {'configured from ' + str(key['source']) if key['configured'] else 'not configured'}",
+            f"key: {'configured from ' + origin if key['configured'] else 'not configured'}",
             _rate_line(settings, throttle),
             f"cache: {cache['entries']}/{cache['max_entries']} entries, ttl {cache['ttl_seconds']:g} s, "
             f"{cache['hits']} hits, {cache['misses']} misses",

@@ -103,6 +103,7 @@ class CliShape:
     optional_positional: bool = False  # e.g. summarize: a query, or --key instead
     options: Mapping[str, str] = field(default_factory=dict)  # field -> option when not --field-name
     hidden: tuple[str, ...] = ()  # fields not offered on the command line (debug switches)
+    comma_lists: tuple[str, ...] = ()  # list fields also written comma-separated ("web,news"); any list takes JSON
     aliases: tuple[str, ...] = ()  # older names of the command (the skill's "web" for search)
 
 

@@ -56,7 +56,7 @@ class LlmContextArgs(QueryInput):
     context_threshold_mode: ThresholdMode | None = Field(None, description="Relevance cut-off (default balanced).")
     country: str | None = Field(None, description="2-letter result country, e.g. US, or ALL.")
     search_language: str | None = Field(None, validation_alias=AliasChoices("search_language", "search_lang"))
-    enable_local: bool | None = Field(None, description="Force (true) or skip (false) local recall; default auto.")
+    enable_local: bool | None = Field(None, description="Force or skip local recall; default: Brave decides.")
     latitude: float | None = Field(None, ge=-90, le=90, description="Searcher position (with longitude).")
     longitude: float | None = Field(None, ge=-180, le=180)
     city: str | None = None

@@ -40,6 +40,7 @@ class FitKey:
     max_bytes: int
     has_more: bool
     warnings: tuple[tuple[str, str], ...]
+    sections: tuple[str, ...] | None  # the sections result_filter named (one body may serve several: a summary)
 
 
 class _Memo(Generic[K, V]):

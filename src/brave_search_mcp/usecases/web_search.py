@@ -16,7 +16,7 @@ from brave_search_mcp._version import __version__
 from brave_search_mcp.brave.client import BraveResponse
 from brave_search_mcp.brave.facts import SEARCH_ENDPOINTS
 from brave_search_mcp.brave.params import PreparedSearch, prepare_search
-from brave_search_mcp.brave.results import ParsedAnswer, parse_answer
+from brave_search_mcp.brave.results import ParsedAnswer, parse_answer, pick_sections
 from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import BraveSearchError, NoResults, WarningCode
@@ -116,7 +116,9 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     parse_key = ParseKey(served.body_id, prepared.search_type, prepared.text_decorations)
     warnings.extend(served.warnings)
     warnings.extend(parsed.warnings)
-    returned = sum(len(section.results) for section in parsed.sections)
+    sections, picked = pick_sections(parsed, limit=prepared.requested, named=prepared.sections)
+    warnings.extend(picked)
+    returned = sum(len(section.results) for section in sections)
     if returned == 0:
         label = "web" if prepared.search_type == "web" else prepared.search_type
         error = NoResults(
@@ -154,12 +156,13 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         prepared.max_bytes,
         has_more,
         tuple((w.code, w.message) for w in warnings),
+        prepared.sections,
     )
 
     def fit() -> tuple[SearchEnvelope, str]:
         # fit_to_limits writes the summary line of what it keeps: none is needed before
         page = SearchEnvelope(
-            summary="", sections=parsed.sections, summarizer_key=parsed.summarizer_key, meta=meta, warnings=warnings
+            summary="", sections=sections, summarizer_key=parsed.summarizer_key, meta=meta, warnings=warnings
         )
         return fit_to_limits(page, prepared.max_lines, prepared.max_bytes)
 
@@ -239,7 +242,11 @@ SPEC = ToolSpec(
         "results (title, URL, snippet, age); structuredContent holds the v1 envelope. Valid values: "
         "brave_web_search_help."
     ),
-    help="Web, news, image or video results, numbered across sections; pass offset for the next page.",
+    help=(
+        "Web, news, image or video results, numbered across sections; pass offset for the next page. max_results "
+        "bounds what is shown: web results first, other sections (news, videos, discussions, faq, infobox) only "
+        "as room is left, or the sections result_filter names, max_results each."
+    ),
     guide="current web, news, image or video results (cite result URLs)",
     input_model=WebSearchArgs,
     run=run,
@@ -252,9 +259,9 @@ SPEC = ToolSpec(
             "max_results": "--count",
             "search_language": "--search-lang",
             "ui_language": "--ui-lang",
-            "spellcheck": "--no-spellcheck",
         },
         hidden=("debug", "include_raw_payload", "include_request_url", "disable_cache", "disable_throttle"),
+        comma_lists=("result_filter",),
         aliases=("web",),
     ),
     library="web_search",
