@@ -68,7 +68,7 @@ async def test_three_urls_one_refused_give_two_pages_and_a_fetch_blocked_section
     text = outcome.text
     assert text.startswith("Read 2 of 3 pages within max_chars 3000 (shared); 1 failed.")
     assert "--- page 2 of 3 ---\nURL: " + internal.url("/secret") + "\nFETCH_BLOCKED: Refused to read" in text
-    assert f"call read_url with url '{site.url('/b')}', format 'markdown' and start_char={third['end_char']}" in text
+    assert f"call read_url with url='{site.url('/b')}' and format='markdown', start_char={third['end_char']}" in text
     follow = await _read(tools, url=site.url("/b"), start_char=third["next_start_char"])
     assert not follow.is_error and follow.structured["start_char"] == third["end_char"]
     assert follow.structured["meta"]["cached"] is True  # paging on costs no request

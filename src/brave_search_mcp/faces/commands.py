@@ -148,7 +148,7 @@ def _add_field(parser: argparse.ArgumentParser, spec: AnySpec, specs: Sequence[A
     if name == spec.cli.positional:
         nargs = "?" if spec.cli.optional_positional else "+" if spec.cli.positional_list else None
         if spec.cli.positional_list:  # say what several values mean: the list field's own words
-            more = spec.input_model.model_fields[spec.cli.positional_list].description or ""
+            more = cli_text(spec.input_model.model_fields[spec.cli.positional_list].description or "", spec, specs)
             help_text = f"{help_text or ''} {more.replace('%', '%%')}".strip() or None
         default = field.default if kind == "choice" else None
         parser.add_argument(name, nargs=nargs, choices=detail if kind == "choice" else None, default=default,
@@ -180,8 +180,11 @@ def example_command(spec: AnySpec, arguments: Mapping[str, Any]) -> str | None:
     positional = spec.cli.positional
     if positional is not None and positional in arguments:
         words.append(shlex.quote(str(arguments[positional])))
+    several = spec.cli.positional_list
+    if several is not None and several in arguments:  # several values of the positional: each a word of its own
+        words += [shlex.quote(str(value)) for value in arguments[several]]
     for name, value in arguments.items():
-        if name == positional:
+        if name in (positional, several):
             continue
         if name not in fields or name in spec.cli.hidden:
             return None

@@ -106,7 +106,7 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "tool": "read_url",
-        "why": "two results at once, sharing max_chars",
+        "why": "two results at once, sharing one character budget",
         "arguments": {
             "urls": ["https://docs.python.org/3/library/asyncio-task.html", "https://peps.python.org/pep-0654/"]
         },
