@@ -152,9 +152,10 @@ class FakeBrave:
             logger.debug("fake brave: %s %s -> fault %s", method, path, reply.fault)
         return reply
 
-    def mock_transport(self) -> httpx2.MockTransport:
-        """An httpx2 transport backed by this fake, for unit tests without sockets."""
-        return mock_transport(self.handle)
+    def mock_transport(self, *, turns: int = 0) -> httpx2.MockTransport:
+        """An httpx2 transport backed by this fake, for unit tests without sockets (``turns``: each answer waits for
+        the other tasks' turns, as a network's would; see ``mock.mock_transport``)."""
+        return mock_transport(self.handle, turns=turns)
 
     # ------------------------------------------------------------------ dispatch
 

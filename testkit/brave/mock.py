@@ -6,6 +6,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
 import anyio
+import anyio.lowlevel
 import httpx2
 
 from .reply import Reply, reset_cut, split_chunks
@@ -13,10 +14,12 @@ from .reply import Reply, reset_cut, split_chunks
 Handle = Callable[[str, str, list[tuple[str, str]], dict[str, str], bytes], Reply]
 
 
-def mock_transport(handle: Handle) -> httpx2.MockTransport:
-    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request."""
+def mock_transport(handle: Handle, *, turns: int = 0) -> httpx2.MockTransport:
+    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request. ``turns``: each answer
+    comes back only after the other tasks had that many scheduling turns (the request is counted at once), so
+    what a limiter lets out before an answer arrives is out together, as over a network, on any clock."""
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
+    def answer(request: httpx2.Request) -> httpx2.Response:
         reply = handle(
             request.method,
             request.url.path,
@@ -26,7 +29,13 @@ def mock_transport(handle: Handle) -> httpx2.MockTransport:
         )
         return to_httpx(reply, request)
 
-    return httpx2.MockTransport(handler)
+    async def late(request: httpx2.Request) -> httpx2.Response:
+        response = answer(request)
+        for _ in range(turns):
+            await anyio.lowlevel.checkpoint()
+        return response
+
+    return httpx2.MockTransport(late if turns else answer)
 
 
 class _ReplyStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
