@@ -140,7 +140,7 @@ def test_plan_state_round_trips_through_json() -> None:
 
 
 # Stored plans no rule could have made: what an older version stored from a header of ``1e308``, a damaged file.
-POISONED = [
+POISONED: list[dict[str, object]] = [
     {"plan_rate": 1e308, "plan_burst": 10**308, "clean": 10**308},  # issue 36: the learned ``plan 1e+308/s``
     {"plan_rate": float("inf")},
     {"plan_rate": float("nan")},
@@ -151,7 +151,8 @@ POISONED = [
     {"plan_rate": "20"},
     {"plan_rate": True},
 ]
-FROM_THE_FUTURE = [  # times further ahead than any rule sets one: each would hold every call for good
+# Times further ahead than any rule sets one: each would hold every call for good.
+FROM_THE_FUTURE: list[dict[str, object]] = [
     {"blocked_until": NOW + 1e9},
     {"quota_until": NOW + 1e12, "quota_trial_at": NOW + 1e12},
     {"probe_until": NOW + 3600},
@@ -167,11 +168,11 @@ def test_a_stored_plan_no_rule_could_make_is_refused_on_reading(stored: dict[str
 
 
 @pytest.mark.parametrize("times", FROM_THE_FUTURE, ids=[next(iter(t)) for t in FROM_THE_FUTURE])
-def test_a_plan_holding_a_time_from_the_future_is_rebuilt_not_obeyed(times: dict[str, float]) -> None:
+def test_a_plan_holding_a_time_from_the_future_is_rebuilt_not_obeyed(times: dict[str, object]) -> None:
     """Issue 36: a pause or a closed quota gate far ahead is a broken record; the reservation rebuilds the plan from
     the family's initial one (here: unknown, so this request probes) and says it did, instead of waiting for it."""
     ask = Ask("k", "search")
-    stored = replace(PlanState.known(20, 20), **times)
+    stored = replace(PlanState.known(20, 20), **times)  # type: ignore[arg-type]
     assert not stored.trusted(NOW) and PlanState.known(20, 20).trusted(NOW)
     decision = decide(ask, stored, [], NOW)
     assert (decision.granted, decision.dropped) == (True, True)

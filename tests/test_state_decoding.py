@@ -94,7 +94,7 @@ class RedisRaw:
         self.r.set(f"brave-search-mcp:count:{counter}", str(value))
 
     def plan_text(self, name: str) -> str:
-        stored = self.r.hgetall(f"brave-search-mcp:plan:{name}")
+        stored: dict[str, str] = self.r.hgetall(f"brave-search-mcp:plan:{name}")  # type: ignore[assignment]
         return json.dumps({k: float(v) for k, v in stored.items()})
 
 
