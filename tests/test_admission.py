@@ -19,11 +19,12 @@ from testkit.tools import tool_boundary
 pytestmark = pytest.mark.anyio
 
 
-def adaptive_client(fake: FakeBrave, clock: FakeClock, *, turns: int = 0, **overrides: Any) -> BraveClient:
-    """A client that learns the plan from Brave's headers, as a fresh server with no shared state does (``turns``:
-    answers come back after other tasks had that many turns, so requests overlap as over a network)."""
+def adaptive_client(fake: FakeBrave, clock: FakeClock, *, latency: float = 0.0, **overrides: Any) -> BraveClient:
+    """A client that learns the plan from Brave's headers, as a fresh server with no shared state does (``latency``:
+    each answer comes back that long after its request, on a ``ParallelClock``)."""
     settings = make_settings(**{"rate_limit": None, "burst": None, **overrides})
-    return BraveClient(settings, transport=fake.mock_transport(turns=turns), clock=clock, sleep=clock.sleep)
+    transport = fake.mock_transport(latency=latency, sleep=clock.sleep)
+    return BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep)
 
 
 async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> None:
@@ -157,7 +158,7 @@ async def test_a_plan_that_shrinks_is_adopted_at_once_and_run_at_not_halved(lear
     two out before an answer, so one 429; a confirmed one let all ten go together, so those nine come back once."""
     clock = ParallelClock()  # ten calls waiting at once wait together
     fake = FakeBrave(rate_per_second=50, clock=clock)
-    async with clock.running(), adaptive_client(fake, clock, turns=50) as client:
+    async with clock.running(), adaptive_client(fake, clock, latency=0.1) as client:
         await _learn(client, learned)
         assert (await client.admission())["plan_per_second"] == 50.0
         await clock.sleep(2.0)
@@ -177,7 +178,7 @@ async def test_a_429_restating_a_confirmed_plan_costs_a_short_pause_not_half_the
     another is a plan that does not hold, and halves (tests/test_rate_rules.py)."""
     clock = ParallelClock()
     fake = FakeBrave(rate_per_second=20, clock=clock)
-    async with clock.running(), adaptive_client(fake, clock, turns=50) as client:
+    async with clock.running(), adaptive_client(fake, clock, latency=0.1) as client:
         await _learn(client, 21)  # the probe and twenty clean answers: whole windows from now on
         await clock.sleep(2.0)
         fake.inject("429")  # Brave's RATE_LIMITED with its headers: 20/s, nothing left this second

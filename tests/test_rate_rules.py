@@ -186,6 +186,16 @@ def test_a_plan_holding_a_time_from_the_future_is_rebuilt_not_obeyed(times: dict
     assert fine.trusted(NOW) and not decide(ask, fine, [], NOW).dropped
 
 
+def test_only_a_freshly_learned_plan_bounds_the_requests_out_unanswered() -> None:
+    """Issue 36: while a learned plan is unconfirmed, a process has no more requests out than may start together
+    (a stored plan that shrank then costs one 429); a penalised plan's rate already fell and is not bounded so (it
+    would be one request at a time for minutes), nor a confirmed, given or unknown one."""
+    fresh = PlanState.unknown().learned_as(50, 50)
+    assert fresh.unproven(NOW) == 2 and fresh.confirmed(NOW).confirmed(NOW).confirmed(NOW).unproven(NOW) == 3
+    assert fresh.penalized(NOW).unproven(NOW) is None
+    assert PlanState.known(50, 50).unproven(NOW) is None and PlanState.unknown().unproven(NOW) is None
+
+
 def test_a_lower_plan_is_in_force_at_once_even_over_an_unconfirmed_one() -> None:
     """Issue 36: a key whose stored plan says 50/s (one clean answer so far) now answers with 1/s headers: the 1/s
     plan is trusted as it stands (whole windows, no spread), the old confirmation is moot."""

@@ -6,18 +6,19 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
 import anyio
-import anyio.lowlevel
 import httpx2
+
+from brave_search_mcp.clock import Sleep
 
 from .reply import Reply, reset_cut, split_chunks
 
 Handle = Callable[[str, str, list[tuple[str, str]], dict[str, str], bytes], Reply]
 
 
-def mock_transport(handle: Handle, *, turns: int = 0) -> httpx2.MockTransport:
-    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request. ``turns``: each answer
-    comes back only after the other tasks had that many scheduling turns (the request is counted at once), so
-    what a limiter lets out before an answer arrives is out together, as over a network, on any clock."""
+def mock_transport(handle: Handle, *, latency: float = 0.0, sleep: Sleep | None = None) -> httpx2.MockTransport:
+    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request. ``latency``: each answer
+    comes back that long after the request was counted, on ``sleep``'s clock (a ``ParallelClock``, so answers
+    in flight together take their latency together): what a limiter lets out meanwhile is out together."""
 
     def answer(request: httpx2.Request) -> httpx2.Response:
         reply = handle(
@@ -31,11 +32,13 @@ def mock_transport(handle: Handle, *, turns: int = 0) -> httpx2.MockTransport:
 
     async def late(request: httpx2.Request) -> httpx2.Response:
         response = answer(request)
-        for _ in range(turns):
-            await anyio.lowlevel.checkpoint()
+        assert sleep is not None
+        await sleep(latency)
         return response
 
-    return httpx2.MockTransport(late if turns else answer)
+    if latency and sleep is None:
+        raise ValueError("a latency needs the clock's sleep")
+    return httpx2.MockTransport(late if latency else answer)
 
 
 class _ReplyStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):

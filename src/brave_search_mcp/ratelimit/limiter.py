@@ -197,10 +197,9 @@ class Limiter:
                 self._wake = None
 
     def out_cap(self) -> float:
-        """How many of this process's requests may be out unanswered: as many as may start at once while the plan
-        is unconfirmed (``PlanState.spread``); no bound once it is confirmed, or while it is unknown (the probe)."""
-        spread = self.plan.pinned(self.ask.pinned).spread(self.clock())
-        return math.inf if spread is None else spread[1]
+        """How many of this process's requests may be out unanswered (``PlanState.unproven``; else no bound)."""
+        cap = self.plan.pinned(self.ask.pinned).unproven(self.clock())
+        return math.inf if cap is None else cap
 
     def answered(self) -> None:
         """One request ``acquire(answers=True)`` let out has ended (answered, refused or failed)."""

@@ -114,6 +114,17 @@ class PlanState:
             return None
         return rate, max(1, min(burst, max(self.clean, math.floor(rate * SPREAD_SECONDS))))
 
+    def unproven(self, now: float) -> int | None:
+        """While a plan learned from headers is unconfirmed at its full rate, how many of a process's requests may
+        be out unanswered: as many as may start together (``spread``), so a stored plan that no longer holds costs
+        one refused request, not all the spread let out before the first answer. None: no bound (confirmed,
+        penalised: the rate already fell, or unknown: the probe goes alone)."""
+        limits = self.in_force(now)
+        if limits is None or self.plan_rate is None or limits[0] < self.plan_rate:
+            return None
+        spread = self.spread(now)
+        return None if spread is None else spread[1]
+
     def at_once(self, now: float) -> tuple[float, int] | None:
         """(rate, how many may start together now): the spread while unconfirmed, else the window in force."""
         return self.spread(now) or self.in_force(now)
