@@ -10,15 +10,16 @@ import pytest
 
 from brave_search_mcp.models.errors import RateLimited
 from brave_search_mcp.ratelimit.limiter import GateClosed, SlotUnavailable
+from brave_search_mcp.ratelimit.plan import WINDOW_MARGIN_FACTOR, horizon
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.shared import Store
 from testkit.brave.http_server import FakeBraveServer
 from testkit.clock import FakeClock
 from testkit.state_worker import run_workers, spawn
 
-# 20 rps, burst 2: a 0.1 s window (+3 % + 5 ms margin)
+# 20 rps, burst 2: a 0.1 s window (plus the margin)
 RATE, BURST = 20.0, 2
-HORIZON = BURST / RATE * 1.03 + 0.005
+HORIZON = horizon(RATE, BURST)
 
 
 async def starts_of(
@@ -70,7 +71,7 @@ async def penalize_halves_and_recovers(backend: StateBackend, clock: FakeClock) 
     # the slower rate is what the window enforces now, one start at a time
     t0 = clock()
     starts = await starts_of(backend, clock, 3)
-    assert starts[2] - t0 >= 2 / (RATE / 2) * 1.03
+    assert starts[2] - t0 >= 2 / (RATE / 2) * WINDOW_MARGIN_FACTOR
     await clock.sleep(61)
     assert (await limiter.snapshot())["rate"] == pytest.approx(RATE / 2 * 1.1)
     await clock.sleep(60 * 10)
@@ -139,9 +140,10 @@ async def other_family_fits_the_keys_window(backend: StateBackend, clock: FakeCl
     t0 = clock()
     await search.acquire()
     await answers.acquire()
-    assert clock() - t0 == pytest.approx(1.035, abs=0.01)  # the key's 1/s window, not only the answers' own 2/s
+    one = horizon(1, 1)
+    assert clock() - t0 == pytest.approx(one, abs=0.01)  # the key's 1/s window, not only the answers' own 2/s
     await search.acquire()
-    assert clock() - t0 == pytest.approx(2.07, abs=0.02)  # and the answer's start counted in the key's window
+    assert clock() - t0 == pytest.approx(2 * one, abs=0.02)  # and the answer's start counted in the key's window
 
 
 async def quota_gate_half_opens(backend: StateBackend, clock: FakeClock) -> None:

@@ -10,18 +10,21 @@ import pytest
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.plan import horizon
 from testkit.brave.brave import FakeBrave
-from testkit.clock import FakeClock
+from testkit.clock import FakeClock, ParallelClock
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 
 pytestmark = pytest.mark.anyio
 
 
-def adaptive_client(fake: FakeBrave, clock: FakeClock, **overrides: Any) -> BraveClient:
-    """A client that learns the plan from Brave's headers, as a fresh server with no shared state does."""
+def adaptive_client(fake: FakeBrave, clock: FakeClock, *, latency: float = 0.0, **overrides: Any) -> BraveClient:
+    """A client that learns the plan from Brave's headers, as a fresh server with no shared state does (``latency``:
+    each answer comes back that long after its request, on a ``ParallelClock``)."""
     settings = make_settings(**{"rate_limit": None, "burst": None, **overrides})
-    return BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep)
+    transport = fake.mock_transport(latency=latency, sleep=clock.sleep)
+    return BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep)
 
 
 async def test_a_call_that_cannot_start_before_its_deadline_fails_at_once() -> None:
@@ -129,3 +132,59 @@ async def test_a_refused_call_is_not_retried_into_its_deadline(deadline: float) 
     assert not any(sent_for_refused)  # no attempt was made for a refused call
     assert all(t <= deadline for code, t in outcomes if code == "ok")
     assert fake.hits("/web/search") == len(outcomes) - len(refused)  # no request sent at the deadline
+
+
+async def _learn(client: BraveClient, calls: int) -> None:
+    """``calls`` searches one after another: the probe teaches the plan, each clean answer counts towards it."""
+    for n in range(calls):
+        await client.get(Endpoint.WEB, [("q", f"learns {n}")])
+
+
+async def _parallel(client: BraveClient, clock: FakeClock, n: int, tag: str) -> float:
+    """``n`` searches at once; the virtual seconds until the last one answered (every one must succeed)."""
+    start = clock()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(client.get, Endpoint.WEB, [("q", f"{tag} {i}")])
+    return clock() - start
+
+
+@pytest.mark.parametrize("learned", [1, 60], ids=["stored-by-one-call", "confirmed"])
+async def test_a_plan_that_shrinks_is_adopted_at_once_and_run_at_not_halved(learned: int) -> None:
+    """Issue 36: the key's plan says 50/s, its answers now say 1/s: 10 calls at once cost 3 × 429 and then ran at
+    0.5/s (18.7 s). The smaller plan stated by the first answer is in force at once and the 429s of requests
+    already out are one overload, forgiven: the ten run at 1/s (about 9-10 s). A plan learned by one call lets
+    two out before an answer, so one 429; a confirmed one let all ten go together, so those nine come back once."""
+    clock = ParallelClock()  # ten calls waiting at once wait together
+    fake = FakeBrave(rate_per_second=50, clock=clock)
+    async with clock.running(), adaptive_client(fake, clock, latency=0.1) as client:
+        await _learn(client, learned)
+        assert (await client.admission())["plan_per_second"] == 50.0
+        await clock.sleep(2.0)
+        fake.rate_per_second = 1  # a downgrade: the fake now allows and states 1/s
+        fake.reset()
+        took = await _parallel(client, clock, 10, "shrunk")
+        snapshot = await client.admission()
+    assert fake.hits("/web/search", status=200) == 10  # every call answered
+    assert fake.rate_limited_count == (1 if learned == 1 else 9)
+    assert (snapshot["plan_per_second"], snapshot["rate_in_force_per_second"]) == (1.0, 1.0)  # not 0.5
+    assert 9 * horizon(1, 1) <= took <= 10 * horizon(1, 1) + 0.5
+
+
+async def test_a_429_restating_a_confirmed_plan_costs_a_short_pause_not_half_the_burst() -> None:
+    """Issue 36: 200 calls at a 20/s plan; one upstream 429 (jitter: its headers restate the plan) used to halve the
+    rate for the rest of the burst (19.6 s instead of 10.4 s). Now it costs one slot's pause; a 429 soon after
+    another is a plan that does not hold, and halves (tests/test_rate_rules.py)."""
+    clock = ParallelClock()
+    fake = FakeBrave(rate_per_second=20, clock=clock)
+    async with clock.running(), adaptive_client(fake, clock, latency=0.1) as client:
+        await _learn(client, 21)  # the probe and twenty clean answers: whole windows from now on
+        await clock.sleep(2.0)
+        fake.inject("429")  # Brave's RATE_LIMITED with its headers: 20/s, nothing left this second
+        took = await _parallel(client, clock, 200, "burst")
+        snapshot = await client.admission()
+    assert fake.rate_limited_count == 1 and fake.hits("/web/search", status=200) == 21 + 200
+    assert snapshot["rate_in_force_per_second"] == 20.0
+    windows = 200 / 20
+    assert took <= windows * horizon(20, 20) + 0.5  # at the plan, with its margin: 10.85 s, not 19

@@ -178,8 +178,64 @@ def test_parse_retry_after_seconds_and_dates() -> None:
     assert parse_retry_after("1.5") == 1.5
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:07 GMT", "Wed, 21 Oct 2015 07:28:00 GMT") == 7.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", "Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
-    for junk in (None, "", "soon", "-5", "nan", "inf"):
+    assert parse_retry_after(str(31 * 86400)) == 31 * 86400.0  # a month's reset is a wait...
+    for junk in (None, "", "soon", "-5", "nan", "inf", "1e308", str(31 * 86400 + 1)):  # ...longer is a broken proxy
         assert parse_retry_after(junk) is None
+    assert parse_retry_after("Wed, 21 Oct 2099 07:28:07 GMT", "Wed, 21 Oct 2015 07:28:00 GMT") is None
+
+
+def test_parse_rate_limit_leaves_out_and_names_figures_no_plan_has() -> None:
+    """Issue 36: ``1e308, inf`` / ``nan, nan`` / ``inf, 1e308`` became the learned plan ``1e+308/s``. A figure that
+    is unreadable or outside Brave's ranges (a plan of 1-10,000/s, a reset within a month) is None, and named."""
+    poisoned = httpx2.Headers(
+        {"x-ratelimit-limit": "1e308, inf", "x-ratelimit-remaining": "nan, nan", "x-ratelimit-reset": "inf, 1e308"}
+    )
+    info = parse_rate_limit(poisoned, 5.0)
+    assert info is not None
+    figures = (info.per_second, info.remaining_second, info.limit_month, info.remaining_month)
+    assert figures == (None, None, None, None) and (info.reset_seconds, info.reset_month_seconds) == (None, None)
+    assert info.ignored == (
+        "X-RateLimit-Limit: '1e308, inf'",
+        "X-RateLimit-Remaining: 'nan, nan'",
+        "X-RateLimit-Reset: 'inf, 1e308'",
+        "per_second=1e+308",
+        "reset_month_seconds=1e+308",
+    )
+    ranges = {
+        "x-ratelimit-limit": "0.5, 99999999999999",  # a plan below 1/s; more than 10,000/s for a whole month
+        "x-ratelimit-policy": "0.5;w=1, 99999999999999;w=2678401",  # a window longer than a month
+        "x-ratelimit-remaining": "10001, 5",
+        "x-ratelimit-reset": "1, 2678401",
+        "retry-after": "1e9",
+    }
+    info = parse_rate_limit(httpx2.Headers(ranges), 0.0)
+    assert info is not None and (info.per_second, info.remaining_second, info.reset_month_seconds) == (None, None, None)
+    assert (info.limit_month, info.remaining_month, info.reset_seconds) == (None, None, 1.0)
+    assert [entry.split(":")[0].split("=")[0] for entry in info.ignored] == [
+        *("X-RateLimit-Policy", "Retry-After", "per_second", "remaining_second"),
+    ]  # (the month's figures went with its window)
+    month = parse_rate_limit(httpx2.Headers({"x-ratelimit-limit": "20, 99999999999999"}), 0.0)
+    assert month is not None and (month.per_second, month.limit_month, month.ignored) == (
+        20.0,
+        None,
+        ("limit_month=1e+14",),
+    )
+    largest = {"x-ratelimit-limit": "10000, 0", "x-ratelimit-reset": f"1, {31 * 86400}", "retry-after": "60"}
+    edge = parse_rate_limit(httpx2.Headers(largest), 0.0)
+    assert edge is not None and edge.ignored == () and (edge.per_second, edge.limit_month) == (10000.0, 0)
+
+
+async def test_impossible_rate_figures_are_logged_once_and_teach_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """One warning for a run of broken answers, not one per call; the plan stays unknown (each request probes)."""
+    poisoned = {"X-RateLimit-Limit": "1e308, inf", "X-RateLimit-Reset": "inf, 1e308"}
+    up, ft = Upstream(*(ok(headers=poisoned) for _ in range(5))), FakeTime()
+    with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
+        async with make_client(up, ft) as client:
+            for n in range(5):
+                await call(client, params=[("q", f"q{n}")])
+            assert client.throttle_rate == (None, None)
+    warned = [r.getMessage() for r in caplog.records if "rate-limit figures" in r.getMessage()]
+    assert len(warned) == 1 and "X-RateLimit-Limit: '1e308, inf'" in warned[0]
 
 
 async def test_last_rate_limit_comes_from_success_and_from_429() -> None:

@@ -12,15 +12,16 @@ import anyio.lowlevel
 import pytest
 
 from brave_search_mcp.ratelimit.limiter import Limiter
-from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.ratelimit.plan import WINDOW_MARGIN_FACTOR, WINDOW_MARGIN_SECONDS, PlanState
 from brave_search_mcp.state.memory import memory_limiter
 from testkit.clock import FakeClock as FakeTime
 from tests.test_cache import wait_until
 
 pytestmark = pytest.mark.anyio
 
-MARGIN = 1.03
-SLACK = 0.005
+MARGIN = WINDOW_MARGIN_FACTOR
+SLACK = WINDOW_MARGIN_SECONDS
+ONE = 1.0 * MARGIN + SLACK  # how long one start holds the slot of a 1-start, 1-second window
 
 
 class GatedTime(FakeTime):
@@ -99,10 +100,10 @@ async def test_window_is_sliding_not_fixed() -> None:
         third = await throttle.acquire()  # waits for the first start to age out
         third_at = ft.now
         fourth = await throttle.acquire()  # waits for the second start to age out
-    assert third == pytest.approx(1.035 - 0.5)
-    assert third_at == pytest.approx(1001.035)
+    assert third == pytest.approx(ONE - 0.5)
+    assert third_at == pytest.approx(1000.0 + ONE)
     assert fourth == pytest.approx(0.5)
-    assert ft.now == pytest.approx(1001.535)
+    assert ft.now == pytest.approx(1000.5 + ONE)
 
 
 async def test_cancelled_head_leaves_at_once_without_using_a_slot() -> None:
@@ -133,9 +134,9 @@ async def test_cancelled_head_leaves_at_once_without_using_a_slot() -> None:
             assert gt.now == 1000.0  # freed at once, no time passed
             # The second caller is now the head and waits only for the first start to age out.
             await wait_until(lambda: gt.sleeping == 1 and len(gt.sleeps) == 2)
-            assert gt.sleeps[-1] == pytest.approx(1.035)
-            gt.advance(1.035)
-    assert events == ["head left", "second started at 1001.035"]
+            assert gt.sleeps[-1] == pytest.approx(ONE)
+            gt.advance(ONE)
+    assert events == ["head left", f"second started at {1000.0 + ONE:.3f}"]
     assert throttle.waiting == 0
 
 
@@ -160,7 +161,7 @@ async def test_cancelled_queued_caller_does_not_block_those_behind_it() -> None:
             middle.cancel()
     assert order == ["a", "c"]
     # "b" never took a slot: "c" started one window after "a".
-    assert ft.now == pytest.approx(1000.0 + 2 * 1.035)
+    assert ft.now == pytest.approx(1000.0 + 2 * ONE)
 
 
 async def test_update_wakes_a_sleeping_head_and_speeds_up_the_queue() -> None:
@@ -239,12 +240,12 @@ async def test_the_estimate_counts_the_callers_ahead_at_the_plan_in_force() -> N
     limiter = Throttle(1.0, 1, clock=gt.clock, sleep=gt.sleep)
     with anyio.fail_after(5):
         await limiter.acquire()
-        assert limiter.estimate() == pytest.approx(1001.035)
+        assert limiter.estimate() == pytest.approx(1000.0 + ONE)
         async with anyio.create_task_group() as tg:
             for _ in range(3):
                 tg.start_soon(limiter.acquire)
             await wait_until(lambda: gt.sleeping == 1 and limiter.waiting == 3)
-            assert limiter.estimate() == pytest.approx(1000.0 + 4 * 1.035)  # three ahead, then this one
+            assert limiter.estimate() == pytest.approx(1000.0 + 4 * ONE)  # three ahead, then this one
             await limiter.change(lambda p: PlanState.known(1000.0, 1000))
     assert limiter.estimate() == 1000.0
 
@@ -266,14 +267,16 @@ async def test_a_waiter_behind_another_process_probe_looks_again_often() -> None
 async def test_the_estimate_sees_only_the_window_however_many_starts_the_last_minute_holds() -> None:
     """Issue 22 item 3: the estimate looked at every start of the last minute (up to 4,096) on every call."""
     ft = FakeTime()
-    limiter = Throttle(5.0, 5, clock=ft.clock, sleep=ft.sleep)  # a window of 1 s (+3 % + 5 ms)
-    for _ in range(5000):  # one start every 0.2 s for 1,000 s
+    limiter = Throttle(5.0, 5, clock=ft.clock, sleep=ft.sleep)  # a window of 1 s (plus the margin)
+    for _ in range(5000):  # one start every 0.2 s, or as the window allows, for over 1,000 s
         await limiter.acquire()
         await ft.sleep(0.2)
     kept = limiter._recent
-    assert 290 <= len(kept) <= 302 and ft.clock() - kept[0] <= 60.2  # a minute of starts, no more
-    # the five newest (0.2 s to 1.0 s ago) fill the window: the next start is when the oldest of them leaves it
-    assert limiter.estimate() == pytest.approx(ft.clock() - 1.0 + 1.035)
+    every = ONE / 5  # the window (with its margin) is what paces them
+    assert abs(len(kept) - 60 / every) <= 2 and ft.clock() - kept[0] <= 60.2  # a minute of starts, no more
+    # the five newest fill the window: the next start is when the oldest of them leaves it
+    estimate = limiter.estimate()
+    assert estimate is not None and ft.clock() < estimate == pytest.approx(kept[-5] + ONE)
     await ft.sleep(2.0)
     assert limiter.estimate() == pytest.approx(ft.clock())
 

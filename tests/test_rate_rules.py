@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.ratelimit.plan import (
+    CLOCK_SKEW_SECONDS,
     EXACT,
     KEEP_STARTS_SECONDS,
     NEVER,
@@ -19,6 +21,7 @@ from brave_search_mcp.ratelimit.plan import (
     PROBE,
     PROBE_HOLD_SECONDS,
     QUOTA,
+    STRIKE_MEMORY_SECONDS,
     WINDOW,
     Ask,
     Decision,
@@ -129,14 +132,109 @@ def test_plan_state_round_trips_through_json() -> None:
     plan = PlanState.known(20, 20).penalized(100.0).blocked(150.0).quota_closed(9e9, 160.0, 600)
     assert PlanState.from_json(plan.to_json()) == plan
     assert PlanState.from_json(PlanState.unknown().to_json()) == PlanState.unknown()
-    with pytest.raises(ValueError):
-        PlanState.known(0, 1)
+    forgiven = PlanState.known(20, 20).contradicted(100.0)
+    assert PlanState.from_json(json.loads(json.dumps(forgiven.to_json()))) == forgiven
+    for bad in ((0, 1), (10_001, 1), (20, 0), (20, 10_001)):
+        with pytest.raises(ValueError):
+            PlanState.known(*bad)
+
+
+# Stored plans no rule could have made: what an older version stored from a header of ``1e308``, a damaged file.
+POISONED: list[dict[str, object]] = [
+    {"plan_rate": 1e308, "plan_burst": 10**308, "clean": 10**308},  # issue 36: the learned ``plan 1e+308/s``
+    {"plan_rate": float("inf")},
+    {"plan_rate": float("nan")},
+    {"plan_rate": 20.0, "plan_burst": 2.5},
+    {"plan_rate": 20.0, "plan_burst": 20, "clean": -1},
+    {"plan_rate": 20.0, "penalty_rate": 1e-9},
+    {"plan_rate": 20.0, "quota_every": 0.0},
+    {"plan_rate": "20"},
+    {"plan_rate": True},
+]
+# Times further ahead than any rule sets one: each would hold every call for good.
+FROM_THE_FUTURE: list[dict[str, object]] = [
+    {"blocked_until": NOW + 1e9},
+    {"quota_until": NOW + 1e12, "quota_trial_at": NOW + 1e12},
+    {"probe_until": NOW + 3600},
+    {"penalty_at": NOW + 1e6, "penalty_rate": 0.5},
+    {"strike_at": NOW + 1e6},
+]
+
+
+@pytest.mark.parametrize("stored", POISONED, ids=[str(i) for i in range(len(POISONED))])
+def test_a_stored_plan_no_rule_could_make_is_refused_on_reading(stored: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="stored plan"):
+        PlanState.from_json(stored)
+
+
+@pytest.mark.parametrize("times", FROM_THE_FUTURE, ids=[next(iter(t)) for t in FROM_THE_FUTURE])
+def test_a_plan_holding_a_time_from_the_future_is_rebuilt_not_obeyed(times: dict[str, object]) -> None:
+    """Issue 36: a pause or a closed quota gate far ahead is a broken record; the reservation rebuilds the plan from
+    the family's initial one (here: unknown, so this request probes) and says it did, instead of waiting for it."""
+    ask = Ask("k", "search")
+    stored = replace(PlanState.known(20, 20), **times)  # type: ignore[arg-type]
+    assert not stored.trusted(NOW) and PlanState.known(20, 20).trusted(NOW)
+    decision = decide(ask, stored, [], NOW)
+    assert (decision.granted, decision.dropped) == (True, True)
+    assert decision.plan == replace(PlanState.unknown(), probe_until=NOW + PROBE_HOLD_SECONDS)
+    # another family's shared window from the future is ignored, not obeyed (its own family rebuilds it)
+    answers = Ask("k", "answers", PlanState.known(2, 2), primary="search")
+    shared = decide(answers, answers.init, [], NOW, shared=stored, shared_starts=[NOW] * 20)
+    assert (shared.granted, shared.dropped) == (True, False)
+    # times a rule does set, however far, are kept: a pause Brave demanded, a month spent for four weeks
+    fine = PlanState.known(20, 20).blocked(NOW + 60).quota_closed(NOW + 28 * 86400, NOW, 86400)
+    assert fine.trusted(NOW) and not decide(ask, fine, [], NOW).dropped
+
+
+def test_only_a_freshly_learned_plan_bounds_the_requests_out_unanswered() -> None:
+    """Issue 36: while a learned plan is unconfirmed, a process has no more requests out than may start together
+    (a stored plan that shrank then costs one 429); a penalised plan's rate already fell and is not bounded so (it
+    would be one request at a time for minutes), nor a confirmed, given or unknown one."""
+    fresh = PlanState.unknown().learned_as(50, 50)
+    assert fresh.unproven(NOW) == 2 and fresh.confirmed(NOW).confirmed(NOW).confirmed(NOW).unproven(NOW) == 3
+    assert fresh.penalized(NOW).unproven(NOW) is None
+    assert PlanState.known(50, 50).unproven(NOW) is None and PlanState.unknown().unproven(NOW) is None
+
+
+def test_a_lower_plan_is_in_force_at_once_even_over_an_unconfirmed_one() -> None:
+    """Issue 36: a key whose stored plan says 50/s (one clean answer so far) now answers with 1/s headers: the 1/s
+    plan is trusted as it stands (whole windows, no spread), the old confirmation is moot."""
+    stored = PlanState.unknown().learned_as(50, 50).confirmed(NOW)
+    assert stored.at_once(NOW) == (50.0, 2)
+    shrunk = stored.learned_as(1, 1)
+    assert shrunk.at_once(NOW) == (1.0, 1) and shrunk.spread(NOW) is None
+    assert shrunk.learned_as(5, 5).at_once(NOW) == (5.0, 1)  # a higher one is spread until confirmed, as before
+
+
+def test_a_first_429_on_a_confirmed_plan_is_forgiven_and_a_second_soon_after_halves() -> None:
+    """Issue 36: one 429 whose headers restate a confirmed plan is jitter at the window's edge: the rate stays, the
+    overload (all 429s within a second) is forgiven; another overload within three seconds halves the rate; one
+    later than that is forgiven again. On an unconfirmed plan a 429 halves at once, as before."""
+    plan = PlanState.known(20, 20)
+    first = plan.contradicted(NOW)
+    assert first.in_force(NOW) == (20.0, 20) and first.forgiven(NOW) and first.at_once(NOW) == (20.0, 20)
+    same = first.contradicted(NOW + 0.5)
+    assert same is first and same.forgiven(NOW + 0.5)  # requests already in flight in that overload
+    again = first.contradicted(NOW + 2.0)
+    assert again.in_force(NOW + 2.0) == (10.0, 20) and not again.forgiven(NOW + 2.0)
+    assert again.contradicted(NOW + 2.5) is again  # the same overload counts once
+    later = first.contradicted(NOW + STRIKE_MEMORY_SECONDS + 0.1)
+    assert later.in_force(NOW + 4) == (20.0, 20) and later.forgiven(NOW + STRIKE_MEMORY_SECONDS + 0.1)
+    unconfirmed = PlanState.unknown().learned_as(20, 20)
+    assert unconfirmed.contradicted(NOW).in_force(NOW) == (10.0, 20)
+    assert PlanState.unknown().contradicted(NOW) == PlanState.unknown()  # no plan: nothing to contradict
 
 
 # ---------------------------------------------------------------------- Lua against Python
 
 
-def _random_plan(rng: random.Random) -> PlanState:
+# Numbers only: what a Redis hash or a JSON record can hold (a word is refused on reading, above).
+BROKEN = [f for f in POISONED if all(type(v) in (int, float) for v in f.values())] + FROM_THE_FUTURE
+
+
+def _random_plan(rng: random.Random, *, broken: bool = True) -> PlanState:
+    if broken and rng.random() < 0.06:
+        return replace(PlanState.known(20, 20), **rng.choice(BROKEN))  # type: ignore[arg-type]
     if rng.random() < 0.2:
         plan = PlanState.unknown()
         if rng.random() < 0.5:
@@ -157,7 +255,15 @@ def _random_plan(rng: random.Random) -> PlanState:
 
 
 def _random_starts(rng: random.Random, n: int) -> list[float]:
-    return sorted(NOW - rng.uniform(0, 3) for _ in range(n))
+    starts = [NOW - rng.uniform(0, 3) for _ in range(n)]
+    if rng.random() < 0.05:
+        starts.append(rng.choice([NOW + 1e9, math.inf]))  # a start no clock made: the stores drop it
+    return sorted(starts)
+
+
+def _made(starts: list[float], now: float) -> list[float]:
+    """The starts a store hands the rule: none from beyond every process's clock."""
+    return [t for t in starts if t <= now + CLOCK_SKEW_SECONDS]
 
 
 def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanState | None, list[float], float]:
@@ -165,7 +271,7 @@ def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanS
     ask = Ask(
         f"u{rng.randrange(10**9)}",
         "answers" if shared else "search",
-        _random_plan(rng),
+        _random_plan(rng, broken=False),  # a family's initial plan comes from the code, never from a store
         primary="search" if shared else rng.choice([None, "search"]),
         pinned=(rng.choice([1.0, 2.0, 10.0]), rng.choice([1, 2])) if rng.random() < 0.15 else None,
         margin=EXACT if rng.random() < 0.2 else Ask("x").margin,
@@ -194,7 +300,8 @@ def _same_decision(
 ) -> Decision:
     """Assert a store's reservation is the Python rule's on the full lists of starts; returns the rule's."""
     shared = shared_plan if ask.shared is not None else None
-    expected = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
+    mine, theirs = _made(own_starts, now), _made(shared_starts, now) if shared else []
+    expected = decide(ask, own, mine, now, shared=shared, shared_starts=theirs)
     assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready, expected.reason), ask
     assert got.plan == expected.plan
     return expected
@@ -223,7 +330,7 @@ async def store(redis_url: str) -> AsyncIterator[object]:
 @pytest.mark.anyio
 async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: object) -> None:
     """Same plans, starts and time in, same grant, ready time, reason, plan and recorded start out (400 cases)."""
-    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of
+    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of, plan_of
 
     assert isinstance(store, RedisStore)
     r = store._r
@@ -239,15 +346,23 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
             if name is not None and starts:
                 await r.zadd(f"{PREFIX}starts:{name}", {f"s{i}": t for i, t in enumerate(starts)})
         own = stored if stored is not None else ask.init
-        expected = _same_decision(await store.reserve(ask, now), ask, own, own_starts, shared_plan, shared_starts, now)
+        got = await store.reserve(ask, now)
+        expected = _same_decision(got, ask, own, own_starts, shared_plan, shared_starts, now)
+        assert got.dropped == expected.dropped
+        if got.dropped:
+            kinds.add("dropped")
+            stored_now = await r.hgetall(f"{PREFIX}plan:{ask.own}")  # type: ignore[misc]
+            assert plan_of([x for kv in stored_now.items() for x in kv]) == expected.plan  # rebuilt, not kept
         recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", now, now)
         assert len(recorded) == (1 if expected.granted else 0)
         kept = await r.zrange(f"{PREFIX}starts:{ask.own}", 0, -1, withscores=True)
-        limits = own.pinned(ask.pinned).in_force(now)
+        limits = (ask.init if got.dropped else own).pinned(ask.pinned).in_force(now)
         window = horizon(*limits, ask.margin) if limits is not None else 0.0
         assert all(t > now - max(window, KEEP_STARTS_SECONDS) for _, t in kept)
+        if expected.reason != QUOTA:  # a closed gate reads no start, so it drops none
+            assert all(t <= now + CLOCK_SKEW_SECONDS for _, t in kept)
         kinds.add(f"{expected.granted}:{expected.reason}")
-    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
+    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}", "dropped"}
 
 
 @pytest.mark.anyio
@@ -274,8 +389,12 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
         expected = _same_decision(await store.reserve(ask, now), ask, own, own_starts, shared_plan, shared_starts, now)
         recorded = conn.execute("SELECT count(*) FROM starts WHERE upstream = ? AND t = ?", (ask.own, now)).fetchone()
         assert recorded[0] == (1 if expected.granted else 0)
+        if expected.dropped:  # rebuilt in the file, not kept
+            kinds.add("dropped")
+            text = conn.execute("SELECT state FROM plans WHERE upstream = ?", (ask.own,)).fetchone()[0]
+            assert PlanState.from_json(json.loads(text)) == expected.plan
         kinds.add(f"{expected.granted}:{expected.reason}")
-    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}"}
+    assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}", "dropped"}
     conn.close()
 
 
@@ -312,8 +431,9 @@ def test_starts_the_stores_skip_never_change_a_decision() -> None:
         ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
         own = stored if stored is not None else ask.init
         shared = shared_plan if ask.shared is not None else None
-        mine = _after(own.pinned(ask.pinned), own_starts, now, ask.margin)
-        theirs = _after(shared, shared_starts, now, ask.margin)
+        ruling = own if own.trusted(now) else ask.init  # as the stores read them: a broken plan is not read
+        mine = _after(ruling.pinned(ask.pinned), own_starts, now, ask.margin)
+        theirs = _after(shared if shared is not None and shared.trusted(now) else None, shared_starts, now, ask.margin)
         skipped += len(own_starts) - len(mine) + len(shared_starts) - len(theirs)
         full = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts if shared else [])
         cut = decide(ask, own, mine, now, shared=shared, shared_starts=theirs if shared else [])

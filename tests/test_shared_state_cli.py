@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,57 @@ def test_the_spending_count_survives_wiping_the_cache_directory(tmp_path: Path) 
     assert (report["state"]["location"], report["state"]["cache_location"]) == (str(state_file), str(cache_file))
     assert f"state: {state_file} (sqlite); cache: {cache_file}" in text.stdout.splitlines()
     assert cache_file.exists()  # made again by the third search
+
+
+# Issue 36: what a proxy or a broken edge once sent, and an older version stored as the learned plan.
+IMPOSSIBLE_HEADERS = {
+    "X-RateLimit-Limit": "1e308, inf",
+    "X-RateLimit-Remaining": "nan, nan",
+    "X-RateLimit-Reset": "inf, 1e308",
+    "X-RateLimit-Policy": None,  # not sent: the limit list is all there is to read
+}
+
+
+def _warnings(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The warning lines a CLI process logged (JSON lines on stderr)."""
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    return [line["msg"] for line in lines if line.get("level") == "warning"]
+
+
+def test_one_answer_with_impossible_rate_headers_leaves_every_later_call_working(tmp_path: Path) -> None:
+    """Issue 36: one 200 carrying ``X-RateLimit-Limit: 1e308, inf`` (and NaN, infinite resets) was stored as the plan
+    (``plan 1e+308/s``); every later search of the user, in every process, ended INTERNAL_ERROR. Now those figures
+    are ignored with one warning, and the next answer's real headers teach the plan."""
+    with FakeBraveServer(rate_per_second=50) as upstream:
+        upstream.fake.inject("headers", path="/web/search", headers=IMPOSSIBLE_HEADERS)
+        first = _cli(tmp_path, upstream.base_url, "search", "first", "--json")
+        later = [_cli(tmp_path, upstream.base_url, "search", query, "--json") for query in ("second", "third")]
+        status = _cli(tmp_path, upstream.base_url, "status", "--json")
+    for done in (first, *later):
+        assert done.returncode == 0, done.stdout[-500:] + done.stderr[-500:]
+        assert json.loads(done.stdout)["sections"], done.stdout[-300:]
+    (warning,) = _warnings(first)
+    assert "X-RateLimit-Limit: '1e308, inf'" in warning and "per_second=1e+308" in warning
+    assert [_warnings(done) for done in later] == [[], []]
+    assert json.loads(status.stdout)["throttle"]["plan_per_second"] == 50.0
+
+
+def test_a_state_file_already_holding_an_impossible_plan_heals_on_the_next_call(tmp_path: Path) -> None:
+    """Issue 36: a state file an older version wrote with the ``1e308``/s plan (and a start from the far future):
+    the next search drops the record with one warning, probes, and learns the real plan."""
+    with FakeBraveServer(rate_per_second=50) as upstream:
+        assert _cli(tmp_path, upstream.base_url, "search", "makes the file", "--json").returncode == 0
+        state = sqlite3.connect(tmp_path / ".local/state/brave-search-mcp/state.sqlite3")
+        with state:
+            poisoned = {"plan_rate": 1e308, "plan_burst": int(1e308), "clean": 0, "quota_every": 600.0}
+            state.execute("UPDATE plans SET state = ? WHERE upstream LIKE '%|search'", (json.dumps(poisoned),))
+            state.execute("INSERT INTO starts SELECT upstream, 1e308 FROM plans WHERE upstream LIKE '%|search'")
+        state.close()
+        healed = [_cli(tmp_path, upstream.base_url, "search", query, "--json") for query in ("after", "again")]
+        status = _cli(tmp_path, upstream.base_url, "status", "--json")
+    for done in healed:
+        assert done.returncode == 0, done.stdout[-500:] + done.stderr[-500:]
+    (warning,) = _warnings(healed[0])
+    assert "stored rate-limit plan" in warning and "dropped" in warning
+    assert _warnings(healed[1]) == []
+    assert json.loads(status.stdout)["throttle"]["plan_per_second"] == 50.0

@@ -53,6 +53,23 @@ class JsonLineFormatter(logging.Formatter):
         return self._encode(payload)
 
 
+class OnceEach:
+    """A warning logged the first time each kind of trouble is seen by its owner, then never again: a bad value an
+    upstream or a store repeats on every call is one line in the log, not one per call."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+        self._seen: set[str] = set()  # bounded: kinds are a few names fixed in the code
+
+    def warn(self, kind: str, message: str, *args: object) -> bool:
+        """Log ``message`` unless ``kind`` was logged before; True when it was logged now."""
+        if kind in self._seen:
+            return False
+        self._seen.add(kind)
+        self._logger.warning(message, *args)
+        return True
+
+
 class TextFormatter(logging.Formatter):
     """Human-readable variant for people tailing stderr."""
 

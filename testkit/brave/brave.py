@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx2
 
+from brave_search_mcp.clock import Sleep
+
 from .auth import VALID_KEY, take_token
 from .errors import ErrorIds
 from .exchange import Exchange
@@ -152,9 +154,10 @@ class FakeBrave:
             logger.debug("fake brave: %s %s -> fault %s", method, path, reply.fault)
         return reply
 
-    def mock_transport(self) -> httpx2.MockTransport:
-        """An httpx2 transport backed by this fake, for unit tests without sockets."""
-        return mock_transport(self.handle)
+    def mock_transport(self, *, latency: float = 0.0, sleep: Sleep | None = None) -> httpx2.MockTransport:
+        """An httpx2 transport backed by this fake, for unit tests without sockets (``latency``: each answer comes
+        back that long after its request, on ``sleep``'s clock; see ``mock.mock_transport``)."""
+        return mock_transport(self.handle, latency=latency, sleep=sleep)
 
     # ------------------------------------------------------------------ dispatch
 

@@ -23,8 +23,11 @@ HTTP_FAULTS = frozenset(
     {
         "500", "502", "503", "504", "429", "429_quota", "422_validation", "422_token", "400_not_in_plan", "403",
         "403_bare", "404_subscription", "invalid_json", "html_error", "empty_body", "oversize", "truncated_gzip",
+        "headers",
     }
 )  # fmt: skip
+# headers: a normal answer whose headers named in ``headers={name: value}`` are replaced, or left out where the value
+# is None (a broken edge or proxy)
 # early_hints: a normal answer after an interim "103 Early Hints" (RFC 8297), which a client must read past
 TRANSPORT_FAULTS = frozenset({"refused", "reset", "slow_body", "timeout", "hang", "early_hints"})
 FAULTS = HTTP_FAULTS | TRANSPORT_FAULTS
@@ -163,7 +166,10 @@ def _reply(name: str, opts: dict[str, Any], ex: Exchange, keys: KeyRing, answer:
         return _oversize(ex, int(opts.get("size", _DEFAULT_OVERSIZE)), bool(opts.get("gzip", ex.gzip_ok)))
     if name in NO_ANSWER_FAULTS:
         return Reply(0, [], transport_fault=name, options=dict(opts))
-    # Faults that damage (or precede) an otherwise normal answer: reset, slow_body, early_hints, truncated_gzip.
+    # Faults that damage (or precede) an otherwise normal answer: reset, slow_body, early_hints, truncated_gzip,
+    # headers.
+    if name == "headers":
+        return _with_headers(answer(ex.gzip_ok), opts.get("headers", {}))
     if name == "truncated_gzip":
         reply = answer(False)
         packed = gzip.compress(reply.body, mtime=0)
@@ -189,6 +195,14 @@ _PLAIN: Mapping[str, tuple[int, str, bytes]] = {
     "html_error": (502, "text/html; charset=utf-8", _HTML_ERROR_PAGE),
     "empty_body": (200, "application/json", b""),
 }
+
+
+def _with_headers(reply: Reply, replaced: Mapping[str, Any]) -> Reply:
+    """``reply`` with each header named in ``replaced`` set to its value (None: left out), whatever it carried."""
+    names = {name.lower() for name in replaced}
+    reply.headers = [(k, v) for k, v in reply.headers if k.lower() not in names]
+    reply.headers += [(str(name), str(value)) for name, value in replaced.items() if value is not None]
+    return reply
 
 
 def _rate_limited(opts: dict[str, Any], ex: Exchange, keys: KeyRing) -> Reply:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import random
 import socket
 import ssl
 import struct
@@ -21,6 +22,7 @@ from .reply import Reply, reset_cut, split_chunks
 logger = logging.getLogger(__name__)
 
 CONTROL_PREFIX = "/__fake/"
+Latency = float | tuple[float, float]  # seconds, or a (low, high) range each answer's latency is drawn from
 _IDLE_TIMEOUT = 30.0  # seconds an idle keep-alive connection may stay open
 
 
@@ -30,12 +32,23 @@ class _Server(TrackedServer):
     thread_name = "fake-brave-conn"
     request_queue_size = 128
 
-    def __init__(self, fake: FakeBrave, host: str, port: int, tls: ssl.SSLContext | None, latency: float = 0.0) -> None:
+    def __init__(
+        self, fake: FakeBrave, host: str, port: int, tls: ssl.SSLContext | None, latency: Latency = 0.0, seed: int = 0
+    ) -> None:
         super().__init__(port, _Handler, host=host, tls=tls)
         self.fake = fake
         self.latency = latency  # seconds every Brave answer waits before its first byte (the network and Brave)
+        self._rng = random.Random(seed)  # draws each answer's latency from a range, the same sequence every run
+        self._rng_lock = threading.Lock()
         self.handled = threading.Condition()
         self.handled_count = 0
+
+    def delay(self) -> float:
+        """This answer's latency: the fixed one, or a draw from the range."""
+        if isinstance(self.latency, tuple):
+            with self._rng_lock:
+                return self._rng.uniform(*self.latency)
+        return self.latency
 
     def note_handled(self) -> None:
         """Wake anyone waiting for a request count."""
@@ -88,7 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         reply = self.server.fake.handle(self.command, split.path, params, headers, body)  # counted as it arrives
         self.server.note_handled()
-        if self.server.latency and self.server.stopping.wait(self.server.latency):
+        delay = self.server.delay()
+        if delay and self.server.stopping.wait(delay):
             self.close_connection = True
             return
         self._send(reply)
@@ -203,20 +217,25 @@ class FakeBraveServer(BackgroundServer):
         *,
         port: int = 0,
         tls: ssl.SSLContext | None = None,
-        latency: float = 0.0,
+        latency: Latency = 0.0,
+        seed: int = 0,
         **fake_kwargs: Any,
     ) -> None:
         if fake is not None and fake_kwargs:
             raise TypeError("pass either a FakeBrave or keyword arguments for one, not both")
-        if latency < 0:
-            raise ValueError("latency must be >= 0 seconds")
+        low, high = latency if isinstance(latency, tuple) else (latency, latency)
+        if not 0 <= low <= high:
+            raise ValueError("latency must be >= 0 seconds (a range: low <= high)")
         super().__init__(port=port, tls=tls)
         self.fake = fake if fake is not None else FakeBrave(**fake_kwargs)
-        self.latency = latency  # each answer waits this long, as Brave's do (~250 ms): the bench's agent session
+        # Each answer waits this long, as Brave's do (~250 ms): the bench's agent session. A (low, high) range draws
+        # every answer's wait from a random generator seeded with ``seed``: real answers vary (the bursts' jitter).
+        self.latency = latency
+        self.seed = seed
 
     def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
         """The fake behind a tracked server."""
-        return _Server(self.fake, host, port, tls, self.latency)
+        return _Server(self.fake, host, port, tls, self.latency, self.seed)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
         """Block until ``count`` Brave requests have been answered (or are in a fault); False on timeout."""

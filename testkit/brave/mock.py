@@ -8,15 +8,19 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 import anyio
 import httpx2
 
+from brave_search_mcp.clock import Sleep
+
 from .reply import Reply, reset_cut, split_chunks
 
 Handle = Callable[[str, str, list[tuple[str, str]], dict[str, str], bytes], Reply]
 
 
-def mock_transport(handle: Handle) -> httpx2.MockTransport:
-    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request."""
+def mock_transport(handle: Handle, *, latency: float = 0.0, sleep: Sleep | None = None) -> httpx2.MockTransport:
+    """An httpx2 transport that asks ``handle`` (``FakeBrave.handle``) for every request. ``latency``: each answer
+    comes back that long after the request was counted, on ``sleep``'s clock (a ``ParallelClock``, so answers
+    in flight together take their latency together): what a limiter lets out meanwhile is out together."""
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
+    def answer(request: httpx2.Request) -> httpx2.Response:
         reply = handle(
             request.method,
             request.url.path,
@@ -26,7 +30,15 @@ def mock_transport(handle: Handle) -> httpx2.MockTransport:
         )
         return to_httpx(reply, request)
 
-    return httpx2.MockTransport(handler)
+    async def late(request: httpx2.Request) -> httpx2.Response:
+        response = answer(request)
+        assert sleep is not None
+        await sleep(latency)
+        return response
+
+    if latency and sleep is None:
+        raise ValueError("a latency needs the clock's sleep")
+    return httpx2.MockTransport(late if latency else answer)
 
 
 class _ReplyStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):

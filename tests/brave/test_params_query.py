@@ -69,6 +69,16 @@ def test_query_is_cleaned_of_controls_and_extra_whitespace() -> None:
     assert prepared.warnings == ()
 
 
+def test_bidi_and_zero_width_characters_leave_the_query_with_a_warning() -> None:
+    """Issue 36: a right-to-left override can make a query read otherwise than it searches; they were removed
+    silently. They still go, and a warning names them and what was searched."""
+    prepared = prep(query="pay\u200bpal \u202eevil\u202c login")
+    assert values(prepared, "q") == ["paypal evil login"]
+    message = only(prepared, WarningCode.VALUE_NORMALIZED)
+    assert "U+200B, U+202E, U+202C" in message and '"paypal evil login" was searched' in message
+    assert prep(query="plain words").warnings == ()
+
+
 def test_query_loses_lone_surrogates_that_would_break_utf8() -> None:
     prepared = prep(query="caf\ud800e au lait")
     assert prepared.query == "cafe au lait"

@@ -251,8 +251,27 @@ def test_fault_names_are_all_exercised() -> None:
         "timeout",
         "hang",
         "early_hints",
+        "headers",
     }
     assert exercised == FAULTS
+
+
+def test_headers_replace_what_one_normal_answer_carries(fake: FakeBrave) -> None:
+    """A broken edge's headers on one answer (issue 36): the named ones replaced, the answer and the rest intact;
+    the next answer is the fake's own again. On a 429 of the rate window they replace its headers too."""
+    bad = {"X-RateLimit-Limit": "1e308, inf", "x-ratelimit-remaining": "nan, nan", "Retry-After": "inf"}
+    fake.inject("headers", headers={**bad, "X-RateLimit-Policy": None})
+    damaged = ask(fake, WEB_PATH)
+    assert damaged.status == 200 and damaged.json()["type"] == "search" and damaged.fault == "headers"
+    assert [damaged.header(name) for name in bad] == ["1e308, inf", "nan, nan", "inf"]
+    assert [k for k, _ in damaged.headers].count("X-RateLimit-Limit") == 1  # replaced, not added beside
+    assert damaged.header("x-ratelimit-policy") is None  # None: left out
+    assert str(damaged.header("x-ratelimit-reset")).startswith("1, ")  # what was not named stays
+    assert ask(fake, WEB_PATH).header("x-ratelimit-limit") == "50, 2000"
+    fake.rate_per_second = 1  # the window already holds this second's requests
+    fake.inject("headers", headers={"X-RateLimit-Limit": "5, 2000"})
+    refused = ask(fake, WEB_PATH)
+    assert (refused.status, refused.header("x-ratelimit-limit")) == (429, "5, 2000")
 
 
 def test_early_hints_go_on_the_wire_before_the_answer(server: FakeBraveServer) -> None:

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from testkit.brave import NEWS_PATH, VALID_KEY, WEB_PATH
-from testkit.brave.http_server import FakeBraveServer
+from testkit.brave.http_server import FakeBraveServer, _Server
 from testkit.foreground import foreground_server, interrupt
 
 
@@ -85,8 +85,27 @@ def test_latency_delays_every_answer_and_the_rate_window_counts_requests_as_they
 
 
 def test_latency_must_not_be_negative() -> None:
-    with pytest.raises(ValueError, match="latency"):
-        FakeBraveServer(latency=-0.1)
+    for latency in (-0.1, (-0.1, 0.2), (0.3, 0.2)):
+        with pytest.raises(ValueError, match="latency"):
+            FakeBraveServer(latency=latency)
+
+
+def test_a_latency_range_draws_each_answers_wait_from_a_seeded_generator() -> None:
+    """Issue 36's jitter: each answer waits a draw from the range; the same seed draws the same waits in order."""
+
+    def waits(seed: int) -> list[float]:
+        with FakeBraveServer(rate_per_second=1000, latency=(0.05, 0.15), seed=seed) as srv:
+            server = srv.server
+            assert isinstance(server, _Server)
+            return [server.delay() for _ in range(50)]
+
+    first = waits(7)
+    assert first == waits(7) and first != waits(8)
+    assert all(0.05 <= wait <= 0.15 for wait in first) and max(first) - min(first) > 0.05
+    with FakeBraveServer(rate_per_second=1000, latency=(0.05, 0.15), seed=7) as srv:
+        started = time.monotonic()
+        response = httpx2.get(srv.base_url + WEB_PATH, params={"q": "x"}, headers={"X-Subscription-Token": VALID_KEY})
+        assert response.status_code == 200 and time.monotonic() - started >= first[0]
 
 
 # ---------------------------------------------------------------------------------------------- control endpoints

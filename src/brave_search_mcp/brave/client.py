@@ -318,10 +318,11 @@ class BraveClient:
                 with typed_transport_errors("Brave", timeout, self._safe):  # reading an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
                         request = http.build_request("POST", url, headers=headers, json=body)
+                        sent_at = self.clock()
                         response = await http.send(request, stream=True)
                     if not 200 <= response.status_code < 300:
                         try:
-                            await self._handle(endpoint, response, admission)  # raises the mapped error
+                            await self._handle(endpoint, response, admission, sent_at)  # raises the mapped error
                         finally:
                             await response.aclose()
                 await admission.succeeded()
@@ -379,7 +380,7 @@ class BraveClient:
                 response = await http.send(request, stream=True)
                 try:
                     status = response.status_code
-                    return await self._handle(endpoint, response, admission)
+                    return await self._handle(endpoint, response, admission, started)
                 finally:
                     await response.aclose()
         except errors.BraveSearchError as exc:
@@ -397,12 +398,14 @@ class BraveClient:
                 (self.clock() - started) * 1000.0,
             )
 
-    async def _handle(self, endpoint: Endpoint, response: httpx2.Response, admission: Admission) -> _Fetched:
+    async def _handle(
+        self, endpoint: Endpoint, response: httpx2.Response, admission: Admission, sent_at: float
+    ) -> _Fetched:
         status = response.status_code
-        info = parse_rate_limit(response.headers, self.clock())
+        info = parse_rate_limit(response.headers, sent_at)  # Brave counted the request as it arrived, not answered
         if info is not None:
             self._last_rate_limit = info
-            await admission.observe(info)
+            await admission.observe(info, limited=status == 429)
         if 200 <= status < 300:
             body, wire = await read_capped_gzip(response, self._settings.max_response_bytes)
             key = self._key()

@@ -41,7 +41,7 @@ from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES,
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import InvalidArgument, WarningCode
 from brave_search_mcp.models.inputs import SafeSearch, SearchType, WebSearchArgs
-from brave_search_mcp.render.text import clean_query, shown, strip_controls
+from brave_search_mcp.render.text import clean_query, format_marks, shown, strip_controls
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,13 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
     if not query:
         raise InvalidArgument(
             "query must not be empty (it had only control, zero-width or white-space characters)", field="query"
+        )
+    marks = format_marks(args.query)
+    if marks:
+        out.warn(
+            WarningCode.VALUE_NORMALIZED,
+            f"query held invisible bidi or zero-width characters ({', '.join(marks)}), which can make it read "
+            f"otherwise than it searches; they were removed and {shown(query)} was searched.",
         )
     fitted = fit_query(query)
     if fitted != query:

@@ -24,41 +24,67 @@ from brave_search_mcp.brave.facts import (
 )
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
-from brave_search_mcp.upstream.retry import RETRY_STATUSES, parse_retry_after
+from brave_search_mcp.ratelimit.plan import MAX_MONTH_REQUESTS, MAX_RATE
+from brave_search_mcp.upstream.retry import MONTH_SECONDS, RETRY_STATUSES, parse_retry_after
 
 # Makes upstream text fit for a message (key scrubbed, cleaned, capped to the given length).
 Safe = Callable[..., str]
 
 
-def _numbers(raw: str | None) -> list[float | None]:
-    """Split a comma list of numbers; unreadable entries become None."""
+# What Brave's rate-limit figures can be (reference/brave-api.md §7): a plan of 1 to 10,000 requests a second, at
+# most that many a second for a month, resets within a month. Anything else came from a broken proxy or edge.
+MIN_PLAN_RATE = 1.0
+RANGES: dict[str, tuple[float, float]] = {
+    "per_second": (MIN_PLAN_RATE, MAX_RATE),
+    "remaining_second": (0.0, MAX_RATE),
+    "limit_month": (0.0, MAX_MONTH_REQUESTS),  # 0: unlimited
+    "remaining_month": (0.0, MAX_MONTH_REQUESTS),
+    "reset_seconds": (0.0, MONTH_SECONDS),
+    "reset_month_seconds": (0.0, MONTH_SECONDS),
+}
+SHOWN_CHARS = 60  # of a rejected header value, in the warning
+
+
+def _numbers(raw: str | None, name: str, ignored: list[str]) -> list[float | None]:
+    """Split a comma list of numbers; unreadable entries (NaN, infinities, negatives, words) become None and the
+    header is named in ``ignored``."""
     if raw is None:
         return []
     values: list[float | None] = []
     for part in raw.split(","):
         try:
-            number = float(part.strip())
+            number: float | None = float(part.strip())
         except ValueError:
-            values.append(None)
-            continue
-        values.append(number if math.isfinite(number) and number >= 0 else None)
+            number = None
+        if number is None or not math.isfinite(number) or number < 0:
+            number = None
+        values.append(number)
+    if None in values:
+        ignored.append(f"{name}: {raw[:SHOWN_CHARS]!r}")
     return values
 
 
-def _policy(raw: str | None) -> list[tuple[float | None, float | None]]:
-    """Parse ``X-RateLimit-Policy`` (``1;w=1, 15000;w=2592000``) into (limit, window seconds) pairs."""
+def _policy(raw: str | None, ignored: list[str]) -> list[tuple[float | None, float | None]]:
+    """Parse ``X-RateLimit-Policy`` (``1;w=1, 15000;w=2592000``) into (limit, window seconds) pairs; a window that
+    is not a positive number of seconds within a month is None."""
     if raw is None:
         return []
     entries: list[tuple[float | None, float | None]] = []
+    bad: list[str] = []
     for part in raw.split(","):
         pieces = [piece.strip() for piece in part.split(";")]
-        limit = _numbers(pieces[0])[0] if pieces[0] else None
+        limit = _numbers(pieces[0], "X-RateLimit-Policy", bad)[0] if pieces[0] else None
         window: float | None = None
         for piece in pieces[1:]:
             name, _, value = piece.partition("=")
             if name.strip().lower() == "w":
-                window = _numbers(value)[0]
+                window = _numbers(value, "X-RateLimit-Policy", bad)[0]
+                if window is not None and not 0 < window <= MONTH_SECONDS:
+                    bad.append("window")
+                    window = None
         entries.append((limit, window))
+    if bad:
+        ignored.append(f"X-RateLimit-Policy: {raw[:SHOWN_CHARS]!r}")
     return entries
 
 
@@ -68,16 +94,31 @@ def _at(values: Sequence[float | None], index: int | None) -> float | None:
     return values[index]
 
 
+def _in_range(figures: dict[str, float | None], ignored: list[str]) -> dict[str, float | None]:
+    """Each figure within what a plan can have (``RANGES``); else None, and named in ``ignored``."""
+    kept: dict[str, float | None] = {}
+    for name, value in figures.items():
+        low, high = RANGES[name]
+        if value is not None and not low <= value <= high:
+            ignored.append(f"{name}={value:g}")
+            value = None
+        kept[name] = value
+    return kept
+
+
 def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
 
 
 def parse_rate_limit(headers: Mapping[str, str], now: float) -> RateLimitInfo | None:
-    """Read Brave's X-RateLimit-* headers (first window per second, second per month); None when absent."""
-    limits = _numbers(headers.get("x-ratelimit-limit"))
-    policy = _policy(headers.get("x-ratelimit-policy"))
-    remaining = _numbers(headers.get("x-ratelimit-remaining"))
-    resets = _numbers(headers.get("x-ratelimit-reset"))
+    """Read Brave's X-RateLimit-* headers (first window per second, second per month); None when absent. A figure
+    that is unreadable or outside what any plan has is left out and named in ``ignored`` (as is an unreadable or
+    month-long ``Retry-After``), so no broken proxy can teach the limiter a plan of ``1e308``/s."""
+    ignored: list[str] = []
+    limits = _numbers(headers.get("x-ratelimit-limit"), "X-RateLimit-Limit", ignored)
+    policy = _policy(headers.get("x-ratelimit-policy"), ignored)
+    remaining = _numbers(headers.get("x-ratelimit-remaining"), "X-RateLimit-Remaining", ignored)
+    resets = _numbers(headers.get("x-ratelimit-reset"), "X-RateLimit-Reset", ignored)
     if not (limits or policy or remaining or resets):
         return None
     second_index: int | None = 0
@@ -98,14 +139,29 @@ def parse_rate_limit(headers: Mapping[str, str], now: float) -> RateLimitInfo | 
     else:
         per_second = _at(limits, 0)
         limit_month = _at(limits, 1)
+    retry_after = headers.get("retry-after")
+    if retry_after is not None and parse_retry_after(retry_after, headers.get("date")) is None:
+        ignored.append(f"Retry-After: {retry_after[:SHOWN_CHARS]!r}")
+    figures = _in_range(
+        {
+            "per_second": per_second,
+            "remaining_second": _at(remaining, second_index),
+            "limit_month": limit_month,
+            "remaining_month": _at(remaining, month_index),
+            "reset_seconds": _at(resets, second_index),
+            "reset_month_seconds": _at(resets, month_index),
+        },
+        ignored,
+    )
     return RateLimitInfo(
-        per_second=per_second,
-        remaining_second=_int(_at(remaining, second_index)),
-        limit_month=_int(limit_month),
-        remaining_month=_int(_at(remaining, month_index)),
-        reset_seconds=_at(resets, second_index),
-        reset_month_seconds=_at(resets, month_index),
+        per_second=figures["per_second"],
+        remaining_second=_int(figures["remaining_second"]),
+        limit_month=_int(figures["limit_month"]),
+        remaining_month=_int(figures["remaining_month"]),
+        reset_seconds=figures["reset_seconds"],
+        reset_month_seconds=figures["reset_month_seconds"],
         observed_at=now,
+        ignored=tuple(ignored),
     )
 
 

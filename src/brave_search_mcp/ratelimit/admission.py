@@ -10,19 +10,24 @@ rate is known: while it is being learned, calls wait for the probe's answer inst
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
 
 from brave_search_mcp.clock import Clock, moved
+from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
-from brave_search_mcp.ratelimit.plan import QUOTA_TRIAL_SECONDS, PlanState
+from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_SECONDS, PlanState
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
+
+logger = logging.getLogger(__name__)
 
 # Without a reset figure, a used-up quota is re-checked after this long.
 DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
@@ -50,6 +55,17 @@ def utc_month() -> str:
     """The calendar month of UTC now, e.g. ``2026-11`` (read on every booking: formatted without strftime)."""
     now = datetime.now(UTC)
     return f"{now.year:04d}-{now.month:02d}"
+
+
+def _pause(plan: PlanState, now: float, demanded: float) -> float:
+    """How long every start waits after a 429: what the upstream demanded, except that a 429 forgiven as jitter
+    (``PlanState.contradicted``) waits one slot of the plan in force when the demand is the per-second window's
+    own reset (Brave rounds it up to 1 s): the window rule holds the rest, and a whole second would cost a burst
+    at 20/s twenty starts for each such 429. A longer demand (``Retry-After: 30``) is obeyed in full."""
+    limits = plan.in_force(now)
+    if limits is None or demanded > PENALTY_WINDOW_SECONDS or not plan.forgiven(now):
+        return demanded
+    return min(demanded, 1.0 / limits[0])
 
 
 def _rate_limited(message: str, wait: float) -> errors.RefusedBeforeSending:
@@ -101,6 +117,14 @@ class Budget:
         return {"month": self._month(), "requests": used, "cap": self.cap}
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """What ``Admission.admit`` let out, for ``settle``: whether the spending cap counted it, whether it was queued."""
+
+    booked: bool
+    queued: bool
+
+
 class Admission:
     """The gatekeeper in front of one upstream family's queue."""
 
@@ -122,6 +146,7 @@ class Admission:
         self._burst_cap = burst_cap
         self.budget = budget
         self._trial_every = quota_trial_seconds
+        self._warnings = OnceEach(logger)
 
     def _there(self, t: float) -> float:
         """A time on the caller's clock, on the limiter's."""
@@ -157,8 +182,9 @@ class Admission:
                 wait,
             )
 
-    async def admit(self, deadline: float | None, *, queue: bool = True) -> bool:
-        """Check, book the spending cap, then wait in the queue; True when a request was booked (``settle`` it)."""
+    async def admit(self, deadline: float | None, *, queue: bool = True) -> Ticket:
+        """Check, book the spending cap, then wait in the queue; the ticket goes to ``settle`` once the request
+        ended, however it ended."""
         self.check(deadline, queue=queue)
         booked = False
         if self.budget is not None:
@@ -166,7 +192,7 @@ class Admission:
             booked = True
         try:
             if queue:
-                await self.limiter.acquire(deadline=None if deadline is None else self._there(deadline))
+                await self.limiter.acquire(deadline=None if deadline is None else self._there(deadline), answers=True)
         except GateClosed as closed:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
@@ -175,11 +201,14 @@ class Admission:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
             raise
-        return booked
+        return Ticket(booked, queue)
 
-    async def settle(self, booked: bool, *, answered: bool) -> None:
-        """After the request: a booked one the upstream did not answer with success is given back."""
-        if booked and not answered and self.budget is not None:
+    async def settle(self, ticket: Ticket, *, answered: bool) -> None:
+        """After the request: the queue learns it is out no more; a booked one the upstream did not answer with
+        success is given back."""
+        if ticket.queued:
+            self.limiter.answered()
+        if ticket.booked and not answered and self.budget is not None:
             await self.budget.unbook()
 
     def _quota_error(self, wait: float, plan: PlanState) -> errors.QuotaExceeded:
@@ -213,8 +242,18 @@ class Admission:
         else:
             await self.limiter.change(change)
 
-    async def observe(self, info: RateLimitInfo) -> None:
-        """Learn the plan from the headers, honour a spent per-second window, and open or close the quota gate."""
+    async def observe(self, info: RateLimitInfo, *, limited: bool = False) -> None:
+        """Learn the plan from the headers, honour a spent per-second window, and open or close the quota gate.
+        Values the headers held outside any plan's range were left out when they were read: one warning says so.
+        ``limited``: the answer is a 429, whose spent window says nothing more than the refusal (``refused``
+        decides its pause)."""
+        if info.ignored:
+            self._warnings.warn(
+                "headers",
+                "The %s API sent rate-limit figures no plan has (%s); they were ignored (logged once).",
+                self.limiter.label,
+                "; ".join(info.ignored),
+            )
         if self._learns and info.per_second is not None and info.per_second > 0:
             burst = max(1, int(info.per_second))
             burst = min(self._burst_cap or burst, burst)
@@ -227,8 +266,13 @@ class Admission:
             await self._change(lambda p: p.quota_closed(until, now, self._trial_every) if until > p.quota_until else p)
         elif info.remaining_month is not None:
             await self._change(lambda p: p.quota_opened())
-        if info.remaining_second == 0 and info.reset_seconds is not None:
-            until = self._there(info.observed_at) + min(info.reset_seconds, MAX_SERVER_WAIT_SECONDS)
+        # The spent window frees its next slot within the reset of when the request was sent (Brave counts it on
+        # arrival; counted from its answer, each answer's latency would be added to every window: issue 36), with
+        # the window rule's margin (Brave rounds the reset up to whole seconds; requests leave later than booked).
+        if info.remaining_second == 0 and info.reset_seconds is not None and not limited:
+            factor, extra = self.limiter.ask.margin
+            wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)
+            until = self._there(info.observed_at) + wait
             await self._change(lambda p: p.blocked(until))
 
     async def succeeded(self) -> None:
@@ -250,13 +294,14 @@ class Admission:
             await self.limiter.change(lambda p: p.quota_closed(now + wait, now, self._trial_every).probe_released())
             error.details.setdefault("resets_at", when(wait))
         elif isinstance(error, errors.RateLimited):
-            pause = min(error.retry_after if error.retry_after is not None else 1.0, MAX_SERVER_WAIT_SECONDS)
+            demanded = min(error.retry_after if error.retry_after is not None else 1.0, MAX_SERVER_WAIT_SECONDS)
             adaptive = self._adaptive
-            await self.limiter.change(
-                lambda p: (
-                    p.blocked(now + pause).penalized(now) if adaptive else p.blocked(now + pause)
-                ).probe_released()
-            )
+
+            def refused(plan: PlanState) -> PlanState:
+                plan = plan.contradicted(now).probe_released() if adaptive else plan.probe_released()
+                return plan.blocked(now + _pause(plan, now, demanded))
+
+            await self.limiter.change(refused)
         else:
             await self.failed()
 

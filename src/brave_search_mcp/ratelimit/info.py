@@ -17,7 +17,8 @@ class RateLimitInfo:
     remaining_month: int | None = None
     reset_seconds: float | None = None
     reset_month_seconds: float | None = None
-    observed_at: float = 0.0  # client clock
+    observed_at: float = 0.0  # client clock: when the request these figures answer was sent (counted upstream)
+    ignored: tuple[str, ...] = ()  # header values left out: unreadable, or outside any plan's range (warned once)
 
 
 def rate_limit_meta(info: RateLimitInfo | None) -> RateLimitMeta | None:

@@ -10,6 +10,7 @@ start would fall after its deadline is refused at once with ``SlotUnavailable`` 
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 import random
 from collections import deque
@@ -19,8 +20,11 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 
 from brave_search_mcp.clock import Clock, Sleep
+from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.plan import PROBE, QUOTA, Ask, Decision, PlanState, horizon, plan_ready
+
+logger = logging.getLogger(__name__)
 
 PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again this often
 MIN_SLEEP_SECONDS = 0.0005
@@ -117,6 +121,9 @@ class Limiter:
         self._wake: anyio.CancelScope | None = None
         self._head_ready = -math.inf
         self._recent: list[float] = []  # this process's own starts (ascending), for estimates
+        self._out = 0  # requests ``acquire(answers=True)`` let out that have not ended yet
+        self._held = False  # the head waits for one of them to end
+        self._warnings = OnceEach(logger)
 
     @property
     def waiting(self) -> int:
@@ -131,11 +138,14 @@ class Limiter:
         """(rate, how many may start together) by the plan last seen: the spread while it is unconfirmed."""
         return self.plan.pinned(self.ask.pinned).at_once(self.clock())
 
-    async def acquire(self, *, deadline: float | None = None) -> float:
+    async def acquire(self, *, deadline: float | None = None, answers: bool = False) -> float:
         """Wait for a start in arrival order and return the seconds waited.
 
         ``SlotUnavailable`` at once when the backend's next start falls after ``deadline``; ``GateClosed`` when
-        the quota gate refuses. Cancellation leaves the queue at once and hands the turn on.
+        the quota gate refuses. Cancellation leaves the queue at once and hands the turn on. ``answers``: the
+        caller reports the request's end (``answered``), so an unconfirmed plan holds the next start while as many
+        requests are out as may start at once (``out_cap``): a plan that shrank costs one refused request, not
+        every one the spread let out before the first answer said so.
         """
         started = self.clock()
         turn = anyio.Event() if self._queue else _Arrived()
@@ -145,10 +155,23 @@ class Limiter:
                 await turn.wait()
             while True:
                 now = self.clock()
+                if answers and self._out >= self.out_cap():
+                    wait = PROBE_POLL_SECONDS  # an answer wakes the head (``answered``); meanwhile it looks again
+                    if deadline is not None and now + wait > deadline:
+                        raise SlotUnavailable(wait, self.label)
+                    self._held = True
+                    try:
+                        await self._nap(wait)
+                    finally:
+                        self._held = False
+                    continue
                 decision = await self.slots.reserve(self.ask, now)
                 self.plan = decision.plan
+                if decision.dropped:
+                    self._dropped()
                 if decision.granted:
                     self._started(now)
+                    self._out += answers
                     return max(0.0, now - started)
                 self._head_ready = decision.ready
                 if decision.reason == QUOTA:
@@ -160,14 +183,29 @@ class Limiter:
                     raise SlotUnavailable(wait, self.label)
                 if self.slots.shared:
                     wait += random.uniform(0, SHARED_JITTER_SECONDS)
-                with anyio.CancelScope() as wake:
-                    self._wake = wake
-                    try:
-                        await self._sleep(max(MIN_SLEEP_SECONDS, wait))
-                    finally:
-                        self._wake = None
+                await self._nap(wait)
         finally:
             self._leave(turn)
+
+    async def _nap(self, wait: float) -> None:
+        """The head sleeps ``wait`` seconds, or until ``wake``."""
+        with anyio.CancelScope() as wake:
+            self._wake = wake
+            try:
+                await self._sleep(max(MIN_SLEEP_SECONDS, wait))
+            finally:
+                self._wake = None
+
+    def out_cap(self) -> float:
+        """How many of this process's requests may be out unanswered (``PlanState.unproven``; else no bound)."""
+        cap = self.plan.pinned(self.ask.pinned).unproven(self.clock())
+        return math.inf if cap is None else cap
+
+    def answered(self) -> None:
+        """One request ``acquire(answers=True)`` let out has ended (answered, refused or failed)."""
+        self._out = max(0, self._out - 1)
+        if self._held:
+            self.wake()
 
     def _started(self, now: float) -> None:
         self._head_ready = -math.inf
@@ -213,20 +251,42 @@ class Limiter:
 
     # -- plan changes, written through to the backend --------------------------------------------
 
+    def _dropped(self) -> None:
+        self._warnings.warn(
+            "plan",
+            "The stored rate-limit plan of %s held values no upstream sends (a broken header or record); it was "
+            "dropped and is learned again from the next answer.",
+            self.label,
+        )
+
+    def _checked(self, change: Callable[[PlanState], PlanState]) -> Callable[[PlanState], PlanState]:
+        """``change`` applied to the stored plan, or to the family's initial one when the stored one is not
+        ``trusted`` now (a pause of a year obeyed by ``check`` would refuse every call before any reservation)."""
+        now = self.clock()
+
+        def checked(plan: PlanState) -> PlanState:
+            if not plan.trusted(now):
+                self._dropped()
+                plan = self.ask.init
+            return change(plan)
+
+        return checked
+
     async def change(self, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Apply a plan transition in the backend (every process sees it) and wake the head."""
-        self.plan = await self.slots.modify(self.ask, change)
+        self.plan = await self.slots.modify(self.ask, self._checked(change))
         self.wake()
         return self.plan
 
     async def change_later(self, change: Callable[[PlanState], PlanState]) -> None:
         """A plan transition no start waits on (a clean answer counted): seen here at once, stored after the reply."""
-        self.plan = change(self.plan)
-        await self.slots.modify_later(self.ask, change, self.wake)  # the head asks again once it is stored
+        checked = self._checked(change)
+        self.plan = checked(self.plan)
+        await self.slots.modify_later(self.ask, checked, self.wake)  # the head asks again once it is stored
 
     async def snapshot(self) -> dict[str, Any]:
         """The plan as stored now, how many wait here, and the backend's name."""
-        plan = await self.slots.modify(self.ask, lambda p: p)
+        plan = await self.slots.modify(self.ask, self._checked(lambda p: p))
         self.plan = plan
         out = plan.pinned(self.ask.pinned).snapshot(self.clock())
         return {

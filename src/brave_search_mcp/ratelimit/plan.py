@@ -6,12 +6,18 @@ is learned from the answers' headers: a key never seen has no plan, so its first
 answers have come back at a freshly learned plan it is *unconfirmed*: as many requests may start at once as
 answers have come back clean (so a second process reuses what the first one proved), and beyond that they are
 spread evenly at the plan's rate (one every 1/rate s; at least 1/20 s worth at a time); confirmed, whole bursts
-may start together. A 429 the plan did not predict halves the rate in force
-(once per second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
+may start together. A lower plan stated by any answer (a 429 too) is in force at once, trusted as it stands.
+Starts keep a margin below the plan (``WINDOW_MARGIN_FACTOR``): Brave counts arrivals in a sliding 1-second
+window, and requests that leave evenly arrive bunched. A 429 the plan did not predict is, on a confirmed plan
+and for the first time in a while, that jitter at the window's edge: it costs a short pause, the rate stays
+(``contradicted``). Another one soon after, or any on an unconfirmed plan, halves the rate in force (once per
+second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
 
 ``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
 and if not, when to ask again. The Redis backend runs the same rule as a Lua script; the contract test
-``tests/test_rate_rules.py`` feeds both the same inputs and demands the same decisions.
+``tests/test_rate_rules.py`` feeds both the same inputs and demands the same decisions. A stored plan is checked
+before any rule reads it (``from_json``: finite numbers in range; ``trusted``: no time further ahead than a rule
+sets one): a record that fails is rebuilt from the family's initial plan, never obeyed.
 """
 
 from __future__ import annotations
@@ -21,18 +27,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, MONTH_SECONDS
+
 NEVER = -math.inf
-WINDOW_MARGIN_FACTOR = 1.03  # a start must be this much older than the window (network jitter)...
-WINDOW_MARGIN_SECONDS = 0.005  # ...plus this, before its slot is used again
+# A start must be this much older than the window before its slot is used again: 8 % of Brave's 1-second window
+# (80 ms) absorbs the bunching of requests that left evenly (a busy event loop, the network), at 5 % more
+# throughput cost than the 3 % it replaced; a 429 that still slips through costs a short pause (``contradicted``).
+WINDOW_MARGIN_FACTOR = 1.08
+WINDOW_MARGIN_SECONDS = 0.005  # ...plus this
 EXACT = (1.0, 0.0)  # margins of an upstream that counts exactly (SearXNG's own limiter settings)
 PENALTY_FLOOR_RATE = 0.5  # a contradicting 429 never pushes the rate below this (unless the plan is lower)
-PENALTY_WINDOW_SECONDS = 1.0  # 429s within one of Brave's 1-second windows are one overload: halve once
+PENALTY_WINDOW_SECONDS = 1.0  # 429s within one of Brave's 1-second windows are one overload: counted once
+STRIKE_MEMORY_SECONDS = 3.0  # a second overload this soon after a first (forgiven) one halves the rate
 RECOVERY_FACTOR = 1.1  # per clean minute after a penalty, up to the plan rate
 RECOVERY_PERIOD_SECONDS = 60.0
 PROBE_HOLD_SECONDS = 10.0  # a probe whose answer never came (its process died) frees the next one after this
 QUOTA_TRIAL_SECONDS = 600.0  # default: while the month is spent, one request goes through this often
 KEEP_STARTS_SECONDS = 10.0  # backends forget starts older than this (and than the window)
 SPREAD_SECONDS = 0.05  # an unconfirmed or penalised plan starts at most this long's share of its rate at once
+# What a stored plan may hold (a record outside these is rebuilt): rates from the slowest setting to beyond any
+# plan Brave sells, whole bursts, times no further ahead of ``now`` than a rule ever sets one.
+MIN_RATE, MAX_RATE = 0.01, 10_000.0
+MAX_BURST = 10_000
+MAX_MONTH_REQUESTS = int(MAX_RATE * MONTH_SECONDS)  # the most a month can count, at the fastest plan
+CLOCK_SKEW_SECONDS = 300.0  # another process's clock may run this far ahead of this one's
+WHOLE_FIELDS = ("plan_burst", "clean")
 
 OK, WINDOW, PAUSED, PROBE, QUOTA = "ok", "window", "paused", "probe", "quota"
 
@@ -46,6 +65,7 @@ class PlanState:
     clean: int = 0  # clean answers at the full plan since it was learned or last penalised
     penalty_rate: float | None = None
     penalty_at: float = NEVER
+    strike_at: float = NEVER  # the last 429 forgiven as jitter (``contradicted``)
     blocked_until: float = NEVER  # the upstream demanded a pause (a spent per-second window, a 429)
     probe_until: float = NEVER  # a probe is in flight until its answer (or this time)
     quota_until: float = NEVER  # the month is spent until then (the quota gate is closed)...
@@ -94,6 +114,17 @@ class PlanState:
             return None
         return rate, max(1, min(burst, max(self.clean, math.floor(rate * SPREAD_SECONDS))))
 
+    def unproven(self, now: float) -> int | None:
+        """While a plan learned from headers is unconfirmed at its full rate, how many of a process's requests may
+        be out unanswered: as many as may start together (``spread``), so a stored plan that no longer holds costs
+        one refused request, not all the spread let out before the first answer. None: no bound (confirmed,
+        penalised: the rate already fell, or unknown: the probe goes alone)."""
+        limits = self.in_force(now)
+        if limits is None or self.plan_rate is None or limits[0] < self.plan_rate:
+            return None
+        spread = self.spread(now)
+        return None if spread is None else spread[1]
+
     def at_once(self, now: float) -> tuple[float, int] | None:
         """(rate, how many may start together now): the spread while unconfirmed, else the window in force."""
         return self.spread(now) or self.in_force(now)
@@ -109,12 +140,13 @@ class PlanState:
 
     def learned_as(self, rate: float, burst: int) -> PlanState:
         """The plan as the headers state it, in force at once; a higher one is spread (see ``spread``) until
-        ``burst`` clean answers confirm it (a lower one needs no confirmation)."""
+        ``burst`` clean answers confirm it. A lower one needs no confirmation, whatever the old one had: the
+        upstream asks for less (a downgrade), and spreading it would only slow the calls it already refused."""
         check_limits(rate, burst)
         rate, burst = float(rate), int(burst)
         if self.plan_rate == rate and self.plan_burst == burst:
             return self if self.probe_until == NEVER else replace(self, probe_until=NEVER)
-        lower = self.plan_rate is not None and rate <= self.plan_rate and self.clean >= self.plan_burst
+        lower = self.plan_rate is not None and rate <= self.plan_rate
         return replace(self, plan_rate=rate, plan_burst=burst, clean=burst if lower else 0, probe_until=NEVER)
 
     def confirmed(self, now: float) -> PlanState:
@@ -124,8 +156,26 @@ class PlanState:
             return self
         return replace(self, clean=self.clean + 1)
 
+    def contradicted(self, now: float) -> PlanState:
+        """A 429 the plan did not predict. On a confirmed plan, the first in ``STRIKE_MEMORY_SECONDS`` is jitter
+        at the window's edge (the margin was not enough this once): remembered, the rate stays; the caller pauses
+        briefly. Another one soon after, or one on an unconfirmed plan, is a plan that does not hold: halve.
+        429s within one second of the last counted one are the same overload (requests already in flight)."""
+        limits = self.in_force(now)
+        if limits is None or now - max(self.strike_at, self.penalty_at) < PENALTY_WINDOW_SECONDS:
+            return self
+        confirmed = self.plan_rate is not None and self.clean >= self.plan_burst and limits[0] >= self.plan_rate
+        if confirmed and now - self.strike_at >= STRIKE_MEMORY_SECONDS:
+            return replace(self, strike_at=now)
+        return self.penalized(now)
+
+    def forgiven(self, now: float) -> bool:
+        """Whether the overload a 429 at ``now`` belongs to was forgiven as jitter (``contradicted`` kept the rate):
+        then it costs a short pause, not the whole window."""
+        return now - self.strike_at < PENALTY_WINDOW_SECONDS and self.strike_at > self.penalty_at
+
     def penalized(self, now: float) -> PlanState:
-        """A 429 the plan did not predict: halve the rate in force, once per second, down to the floor."""
+        """Halve the rate in force, once per second, down to the floor."""
         limits = self.in_force(now)
         if limits is None or now - self.penalty_at < PENALTY_WINDOW_SECONDS:
             return self
@@ -159,14 +209,53 @@ class PlanState:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> PlanState:
-        """Inverse of ``to_json``; absent fields take their defaults (older stored plans still load)."""
+        """Inverse of ``to_json``; absent fields take their defaults (older stored plans still load). A field that
+        is not a finite number in its range raises ``ValueError``: the store drops the record and rebuilds it."""
         values: dict[str, Any] = {}
         for f in fields(PlanState):
             raw = data.get(f.name)
             if raw is None:
                 continue
-            values[f.name] = int(raw) if f.name in ("plan_burst", "clean") else float(raw)
-        return PlanState(**values)
+            if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(_float(raw)):
+                raise ValueError(f"stored plan: {f.name} is not a finite number")
+            if f.name in WHOLE_FIELDS:
+                if raw != int(raw):
+                    raise ValueError(f"stored plan: {f.name} is not a whole number")
+                values[f.name] = int(raw)
+            else:
+                values[f.name] = float(raw)
+        plan = PlanState(**values)
+        plan.check()
+        return plan
+
+    def check(self) -> None:
+        """Refuse a plan no rule could have made: rates and bursts outside what any plan allows (a header of
+        ``1e308`` stored by an older version), a negative count, a trial period longer than a month."""
+        for rate in (self.plan_rate, self.penalty_rate):
+            if rate is not None and not MIN_RATE <= rate <= MAX_RATE:  # (False for NaN)
+                raise ValueError(f"stored plan: a rate of {rate!r}/s is outside {MIN_RATE:g}–{MAX_RATE:g}")
+        whole = all(math.isfinite(_float(n)) and n == int(n) for n in (self.plan_burst, self.clean))
+        if not (whole and 1 <= self.plan_burst <= MAX_BURST and 0 <= self.clean <= MAX_BURST):
+            raise ValueError("stored plan: burst or clean count out of range")
+        if not 0 < self.quota_every <= MONTH_SECONDS:
+            raise ValueError("stored plan: quota trial period out of range")
+
+    def trusted(self, now: float) -> bool:
+        """Whether the plan is one a rule could have made (``check``) and no time in it lies further ahead of
+        ``now`` than a rule ever sets one (another process's clock may run ``CLOCK_SKEW_SECONDS`` ahead): a pause
+        of a year is a broken record, not a pause."""
+        try:
+            self.check()
+        except ValueError:
+            return False
+        ahead = now + CLOCK_SKEW_SECONDS
+        return (
+            max(self.penalty_at, self.strike_at) <= ahead
+            and self.blocked_until <= ahead + MAX_SERVER_WAIT_SECONDS
+            and self.probe_until <= ahead + PROBE_HOLD_SECONDS
+            and self.quota_until <= ahead + MONTH_SECONDS
+            and self.quota_trial_at <= ahead + self.quota_every
+        )
 
     def snapshot(self, now: float) -> dict[str, Any]:
         """What the status tool shows: the rate in force, the learned plan, pauses and the quota gate."""
@@ -218,12 +307,14 @@ class Ask:
 
 @dataclass(frozen=True)
 class Decision:
-    """The answer to one reservation: granted now, or when to ask again and why; the plan after it."""
+    """The answer to one reservation: granted now, or when to ask again and why; the plan after it; whether the
+    stored plan was dropped (not ``trusted``) and rebuilt from the family's initial one."""
 
     granted: bool
     ready: float
     reason: str
     plan: PlanState
+    dropped: bool = False
 
 
 def horizon(
@@ -260,9 +351,15 @@ def decide(
     shared: PlanState | None = None,
     shared_starts: Sequence[float] = (),
 ) -> Decision:
-    """May a request start at ``now``? The quota gate, pauses, the probe, then the window(s)."""
+    """May a request start at ``now``? The quota gate, pauses, the probe, then the window(s). A stored plan that
+    is not ``trusted`` is rebuilt from ``ask.init`` (own) or ignored (the shared one: its family rebuilds it)."""
+    dropped = not own.trusted(now)
+    if dropped:
+        own = ask.init
+    if shared is not None and not shared.trusted(now):
+        shared = None
     if own.gate_closed(now):
-        return Decision(False, min(own.quota_until, own.quota_trial_at), QUOTA, own)
+        return Decision(False, min(own.quota_until, own.quota_trial_at), QUOTA, own, dropped)
     ready, reason = now, OK
     pauses = [own.blocked_until, shared.blocked_until if shared is not None else NEVER]
     if max(pauses) > ready:
@@ -277,13 +374,13 @@ def decide(
     if shared_at is not None and shared_at > ready:
         ready, reason = shared_at, WINDOW
     if ready > now:
-        return Decision(False, ready, reason, own)
+        return Decision(False, ready, reason, own, dropped)
     plan = own
     if own_at is None:
         plan = replace(plan, probe_until=now + PROBE_HOLD_SECONDS)
     if own.quota_until > now:
         plan = replace(plan, quota_trial_at=now + own.quota_every)
-    return Decision(True, now, OK, plan)
+    return Decision(True, now, OK, plan, dropped)
 
 
 def matters_after(now: float, limits: tuple[float, int], margin: tuple[float, float]) -> float:
@@ -299,9 +396,19 @@ def keep_after(now: float, limits: tuple[float, int] | None, margin: tuple[float
     return now - max(window, KEEP_STARTS_SECONDS)
 
 
+def _float(number: float) -> float:
+    """``number`` as a float; an integer too large for one is infinite (JSON holds any integer)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
 def check_limits(rate: float, burst: int) -> None:
-    """Refuse limits no limiter can honour (zero, negative, NaN, fractional burst)."""
+    """Refuse limits no limiter can honour (zero, negative, NaN, beyond any plan, fractional burst)."""
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
         raise ValueError(f"rate must be a positive number of requests per second, got {rate!r}")
-    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
-        raise ValueError(f"burst must be a whole number of at least 1, got {burst!r}")
+    if rate > MAX_RATE:
+        raise ValueError(f"rate must be at most {MAX_RATE:g} requests per second, got {rate!r}")
+    if isinstance(burst, bool) or not isinstance(burst, int) or not 1 <= burst <= MAX_BURST:
+        raise ValueError(f"burst must be a whole number from 1 to {MAX_BURST}, got {burst!r}")

@@ -71,6 +71,13 @@ def clean_query(raw: str) -> str:
     return " ".join(visible.split())
 
 
+def format_marks(raw: str, limit: int = 5) -> list[str]:
+    """The invisible format characters ``clean_query`` removes from ``raw`` (bidi overrides such as U+202E, zero-width
+    marks), named ``U+202E`` in order of first appearance, at most ``limit``: a removal that changes how a query
+    reads is said, never silent."""
+    return list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in raw if unicodedata.category(ch) == "Cf"))[:limit]
+
+
 def shown(value: Any, limit: int = 60) -> str:
     """A caller's value quoted for a warning: control characters stripped, capped so warnings stay short."""
     text = strip_controls(str(value))

@@ -8,15 +8,23 @@ memory while Redis is down (health says so) and returns to Redis by itself when 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.ratelimit.plan import (
+    CLOCK_SKEW_SECONDS,
     KEEP_STARTS_SECONDS,
+    MAX_BURST,
+    MAX_MONTH_REQUESTS,
+    MAX_RATE,
+    MIN_RATE,
     PROBE_HOLD_SECONDS,
+    QUOTA_TRIAL_SECONDS,
     RECOVERY_FACTOR,
     RECOVERY_PERIOD_SECONDS,
     SPREAD_SECONDS,
@@ -26,10 +34,12 @@ from brave_search_mcp.ratelimit.plan import (
 )
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, MONTH_SECONDS
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SOCKET_TIMEOUT_SECONDS = 0.5  # a down Redis must cost a call milliseconds, not seconds
@@ -41,22 +51,43 @@ PREFIX = "brave-search-mcp:"
 # PlanState's fields (an absent field is None / never).
 # KEYS: own plan, own starts[, shared plan, shared starts].  ARGV: now, initial plan (JSON), member, margin
 # factor, margin seconds, keep seconds, recovery factor, recovery period, probe hold, pinned rate, pinned burst,
-# spread seconds.
-# Returns {granted 1/0, ready, reason, plan as field/value pairs}.
+# spread seconds, then the bounds of a sound plan (``PlanState.check`` and ``trusted``): least and most rate, most
+# burst, clock skew, month, longest pause, default trial period.
+# Returns {granted 1/0, ready, reason, plan as field/value pairs, 1 when the stored plan was dropped and rebuilt}.
 _RESERVE = """
 local NEVER = -math.huge
 local now = tonumber(ARGV[1])
 local MF, MS, KEEP = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local RF, RP, HOLD = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local SPREAD = tonumber(ARGV[12])
+local MINR, MAXR, MAXB = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+local SKEW, MONTH, MAXWAIT, EVERY = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+local function finite(v) return v ~= nil and v == v and v ~= math.huge and v ~= -math.huge end
 local function load(key)
   local raw = redis.call('HGETALL', key)
-  if #raw == 0 then return nil end
-  local p = {}
-  for i = 1, #raw, 2 do p[raw[i]] = tonumber(raw[i + 1]) end
-  return p
+  if #raw == 0 then return nil, true end
+  local p, ok = {}, true
+  for i = 1, #raw, 2 do
+    local v = tonumber(raw[i + 1])
+    if not finite(v) then ok = false end
+    p[raw[i]] = v
+  end
+  return p, ok
 end
 local function t(p, f) if p[f] == nil then return NEVER end return p[f] end
+local function whole(v, low, high) return v >= low and v <= high and v == math.floor(v) end
+local function sound(p)
+  for _, f in ipairs({'plan_rate', 'penalty_rate'}) do
+    if p[f] ~= nil and (p[f] < MINR or p[f] > MAXR) then return false end
+  end
+  if not whole(p.plan_burst or 1, 1, MAXB) or not whole(p.clean or 0, 0, MAXB) then return false end
+  local every = p.quota_every or EVERY
+  if every <= 0 or every > MONTH then return false end
+  local ahead = now + SKEW
+  return math.max(t(p, 'penalty_at'), t(p, 'strike_at')) <= ahead and t(p, 'blocked_until') <= ahead + MAXWAIT
+    and t(p, 'probe_until') <= ahead + HOLD and t(p, 'quota_until') <= ahead + MONTH
+    and t(p, 'quota_trial_at') <= ahead + every
+end
 local function pairs_of(p)
   local out = {}
   for f, v in pairs(p) do out[#out + 1] = f; out[#out + 1] = string.format('%.17g', v) end
@@ -89,21 +120,30 @@ local function recent(key, rate, burst, at_once)
   local h = 0
   if rate ~= nil then h = burst / rate * MF + MS end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - math.max(h, KEEP))
+  redis.call('ZREMRANGEBYSCORE', key, '(' .. string.format('%.17g', now + SKEW), '+inf')
   if rate == nil then return NEVER end
   local at = nth(key, burst) + h
   if at_once ~= nil then at = math.max(at, nth(key, at_once) + at_once / rate) end
   return at
 end
-local own = load(KEYS[1])
+local own, own_ok = load(KEYS[1])
+local dropped = 0
+if own ~= nil and not (own_ok and sound(own)) then
+  own, dropped = nil, 1
+  redis.call('DEL', KEYS[1])
+end
 if own == nil then
   own = {}
   for f, v in pairs(cjson.decode(ARGV[2])) do if v ~= cjson.null then own[f] = v end end
   redis.call('HSET', KEYS[1], unpack(pairs_of(own)))
 end
 local shared = nil
-if #KEYS > 2 then shared = load(KEYS[3]) end
+if #KEYS > 2 then
+  local found, found_ok = load(KEYS[3])
+  if found ~= nil and found_ok and sound(found) then shared = found end
+end
 if t(own, 'quota_until') > now and now < t(own, 'quota_trial_at') then
-  return {0, string.format('%.17g', math.min(own.quota_until, own.quota_trial_at)), 'quota', pairs_of(own)}
+  return {0, string.format('%.17g', math.min(own.quota_until, own.quota_trial_at)), 'quota', pairs_of(own), dropped}
 end
 local ready, reason = now, 'ok'
 local pause = t(own, 'blocked_until')
@@ -126,7 +166,7 @@ if #KEYS > 2 then
   at = recent(KEYS[4], srate, sburst, sspread)
   if at > ready then ready, reason = at, 'window' end
 end
-if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own)} end
+if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own), dropped} end
 local changed = false
 if rate == nil then own.probe_until = now + HOLD; changed = true end
 if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or 600); changed = true end
@@ -136,22 +176,40 @@ for i = 2, #KEYS, 2 do
   redis.call('ZADD', KEYS[i], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[i], ms)
 end
-return {1, string.format('%.17g', now), 'ok', pairs_of(own)}
+return {1, string.format('%.17g', now), 'ok', pairs_of(own), dropped}
 """
-# KEYS: counter.  ARGV: cap (-1: none), ms to live.  Returns {booked 1/0, count}.
-_BOOK = """
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+# A stored count that is not a whole number a month can reach (ARGV's last: the most) is a broken record: it
+# restarts from 0 instead of closing the spending cap (or failing every booking) for the rest of the month.
+_COUNT = """
+local function count(key, most)
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n == nil or n ~= n or n < 0 or n > most or n ~= math.floor(n) then
+    redis.call('SET', key, '0', 'KEEPTTL')
+    return 0
+  end
+  return n
+end
+"""
+# KEYS: counter.  ARGV: cap (-1: none), ms to live, most.  Returns {booked 1/0, count}.
+_BOOK = (
+    _COUNT
+    + """
+local n = count(KEYS[1], tonumber(ARGV[3]))
 local cap = tonumber(ARGV[1])
 if cap >= 0 and n >= cap then return {0, n} end
 n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, n}
 """
-_UNBOOK = """
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n > 0 then return redis.call('DECR', KEYS[1]) end
+)
+# KEYS: counter.  ARGV: most.
+_UNBOOK = (
+    _COUNT
+    + """
+if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 """
+)
 # KEYS: cache, lease.  ARGV: owner, lease ms.  Returns {1, value} for a stored value, else {2} when the lease was
 # taken, {0} while another holds it: a lease only while no value is stored (no double fetch).
 _GET_OR_LEASE = """
@@ -188,9 +246,21 @@ def fields_of(plan: PlanState) -> dict[str, str]:
 
 
 def plan_of(flat: list[bytes | str]) -> PlanState:
-    """A plan from the hash's field/value pairs."""
+    """A plan from the hash's field/value pairs; ``ValueError`` when they are not a sound plan's."""
     items = [_text(x) for x in flat]
     return PlanState.from_json({items[i]: float(items[i + 1]) for i in range(0, len(items), 2)})
+
+
+# The bounds of a sound plan, as the reservation script reads them after its own arguments.
+_BOUNDS = (
+    MIN_RATE,
+    MAX_RATE,
+    MAX_BURST,
+    CLOCK_SKEW_SECONDS,
+    MONTH_SECONDS,
+    MAX_SERVER_WAIT_SECONDS,
+    QUOTA_TRIAL_SECONDS,
+)
 
 
 def _ms(seconds: float) -> int:
@@ -208,6 +278,7 @@ class RedisStore:
         self._unbook = client.register_script(_UNBOOK)
         self._get_or_lease = client.register_script(_GET_OR_LEASE)
         self._put_release = client.register_script(_PUT_RELEASE)
+        self._warnings = OnceEach(logger)
 
     def location(self) -> str:
         """The Redis URL without its password."""
@@ -243,9 +314,10 @@ class RedisStore:
             repr(PROBE_HOLD_SECONDS),
             *pinned,
             repr(SPREAD_SECONDS),
+            *(repr(float(bound)) for bound in _BOUNDS),
         ]
-        granted, ready, reason, flat = await self._call(lambda: self._reserve(keys=keys, args=args))
-        return Decision(bool(granted), float(ready), _text(reason), plan_of(flat))
+        granted, ready, reason, flat, dropped = await self._call(lambda: self._reserve(keys=keys, args=args))
+        return Decision(bool(granted), float(ready), _text(reason), plan_of(flat), bool(dropped))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Optimistic WATCH/MULTI update of the stored plan hash (bounded retries)."""
@@ -259,9 +331,9 @@ class RedisStore:
                     try:
                         await pipe.watch(key)
                         raw: dict[Any, Any] = await pipe.hgetall(key)  # type: ignore[misc]
-                        old = ask.init if not raw else plan_of([x for kv in raw.items() for x in kv])
+                        old = self._decoded(raw, ask.init)
                         new = change(old)
-                        if new == old and raw:
+                        if new == old and raw and old is not ask.init:
                             return old
                         pipe.multi()  # type: ignore[no-untyped-call]
                         pipe.delete(key)
@@ -274,20 +346,39 @@ class RedisStore:
 
         return await self._call(attempt)
 
+    def _decoded(self, raw: dict[Any, Any], init: PlanState) -> PlanState:
+        """The stored plan hash as a plan; ``init`` when there is none, or (one warning) when it is not sound."""
+        if not raw:
+            return init
+        try:
+            return plan_of([x for kv in raw.items() for x in kv])
+        except ValueError as exc:
+            self._warnings.warn("plan", "A stored rate-limit plan in Redis was unreadable (%s); it is rebuilt.", exc)
+            return init
+
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
-        """The booking script: count one unless ``cap`` is reached."""
-        args = [-1 if cap is None else cap, _ms(expires - now)]
+        """The booking script: count one unless ``cap`` is reached (a broken stored count restarts from 0)."""
+        args = [-1 if cap is None else cap, _ms(expires - now), MAX_MONTH_REQUESTS]
         booked, n = await self._call(lambda: self._book(keys=[f"{PREFIX}count:{counter}"], args=args))
         return bool(booked), int(n)
 
     async def unbook(self, counter: str) -> None:
         """Give one back (never below zero)."""
-        await self._call(lambda: self._unbook(keys=[f"{PREFIX}count:{counter}"], args=[]))
+        await self._call(lambda: self._unbook(keys=[f"{PREFIX}count:{counter}"], args=[MAX_MONTH_REQUESTS]))
 
     async def count(self, counter: str, now: float) -> int:
-        """Requests counted (Redis expires the counter itself)."""
+        """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""
         raw = await self._call(lambda: self._r.get(f"{PREFIX}count:{counter}"))
-        return 0 if raw is None else int(raw)
+        if raw is None:
+            return 0
+        try:
+            n = int(raw)
+        except ValueError:
+            n = -1
+        if 0 <= n <= MAX_MONTH_REQUESTS:
+            return n
+        self._warnings.warn("counter", "A monthly request count in Redis was unreadable (%s).", repr(raw)[:60])
+        return 0
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """One script: the stored value (Redis expires entries itself), else SET NX PX of the lease."""

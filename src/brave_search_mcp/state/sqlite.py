@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,7 +24,17 @@ from typing import Any, TypeVar, overload
 import anyio
 from cachetools import LRUCache
 
-from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after, matters_after
+from brave_search_mcp.logs import OnceEach
+from brave_search_mcp.ratelimit.plan import (
+    CLOCK_SKEW_SECONDS,
+    MAX_MONTH_REQUESTS,
+    Ask,
+    Decision,
+    PlanState,
+    decide,
+    keep_after,
+    matters_after,
+)
 from brave_search_mcp.state.base import StateBackend, StateOptions
 from brave_search_mcp.state.memory import MemoryBackend
 from brave_search_mcp.state.shared import SharedBackend
@@ -44,14 +55,18 @@ class _NewestStarts(Sequence[float]):
     ones cannot delay a start: ``plan.matters_after``), so a plan of 1,000 a second neither loads its starts into
     Python nor walks the 10 s of them the store keeps on every reservation."""
 
-    def __init__(self, conn: sqlite3.Connection, name: str, cap: int, since: float) -> None:
-        self._conn, self._name, self._cap, self._since = conn, name, cap, since
+    def __init__(self, conn: sqlite3.Connection, name: str, cap: int, since: float, until: float = math.inf) -> None:
+        self._conn, self._name, self._cap, self._since, self._until = conn, name, cap, since, until
         self._len: int | None = None
 
     def __len__(self) -> int:
         if self._len is None:
-            sql = "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? AND t > ? ORDER BY t DESC LIMIT ?)"
-            self._len = int(self._conn.execute(sql, (self._name, self._since, self._cap)).fetchone()[0])
+            sql = (
+                "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? AND t > ? AND t <= ? "
+                "ORDER BY t DESC LIMIT ?)"
+            )
+            found = self._conn.execute(sql, (self._name, self._since, self._until, self._cap)).fetchone()
+            self._len = int(found[0])
         return self._len
 
     @overload
@@ -67,8 +82,9 @@ class _NewestStarts(Sequence[float]):
         position = index + size if index < 0 else index  # 0: the oldest of the newest ``cap``
         if not 0 <= position < size:
             raise IndexError(index)
-        sql = "SELECT t FROM starts WHERE upstream = ? AND t > ? ORDER BY t DESC LIMIT 1 OFFSET ?"
-        return float(self._conn.execute(sql, (self._name, self._since, size - 1 - position)).fetchone()[0])
+        sql = "SELECT t FROM starts WHERE upstream = ? AND t > ? AND t <= ? ORDER BY t DESC LIMIT 1 OFFSET ?"
+        found = self._conn.execute(sql, (self._name, self._since, self._until, size - 1 - position)).fetchone()
+        return float(found[0])
 
 
 class SqliteStore:
@@ -84,6 +100,7 @@ class SqliteStore:
         self._max_bytes = max_bytes
         self._plan_of: LRUCache[str, PlanState] = LRUCache(PLANS_KEPT)  # stored JSON -> plan
         self._text_of: LRUCache[PlanState, str] = LRUCache(PLANS_KEPT)
+        self._warnings = OnceEach(logger)
 
     def location(self) -> str:
         """The state file."""
@@ -94,19 +111,37 @@ class SqliteStore:
         return str(self.cache.path)
 
     def _plan(self, conn: sqlite3.Connection, name: str, init: PlanState | None) -> PlanState | None:
-        """The stored plan; ``init`` is stored and returned when there is none (None: leave it absent)."""
+        """The stored plan; ``init`` is stored and returned when there is none (None: leave it absent). A record
+        that does not decode to a plan any rule could make is dropped (one warning), then rebuilt like a missing
+        one: never raised on every call."""
         row = conn.execute("SELECT state FROM plans WHERE upstream = ?", (name,)).fetchone()
         if row is not None:
-            return self._decoded(row[0])
+            plan = self._decoded(row[0])
+            if plan is not None:
+                return plan
+            conn.execute("DELETE FROM plans WHERE upstream = ?", (name,))
         if init is not None:
             conn.execute("INSERT INTO plans VALUES (?, ?)", (name, self._encoded(init)))
         return init
 
-    def _decoded(self, text: str) -> PlanState:
-        """A stored plan's JSON, parsed once: most reads find the text this process last read or wrote."""
-        plan = self._plan_of.get(text)
+    def _decoded(self, text: object) -> PlanState | None:
+        """A stored plan's JSON, parsed once: most reads find the text this process last read or wrote; None (and
+        one warning) when it is not a plan's."""
+        plan = self._plan_of.get(text) if isinstance(text, str) else None
         if plan is None:
-            plan = self._plan_of[text] = PlanState.from_json(json.loads(text))
+            try:
+                found = json.loads(text) if isinstance(text, str | bytes) else None
+                if not isinstance(found, dict):
+                    raise ValueError("not a JSON object")
+                plan = PlanState.from_json(found)
+            except (ValueError, TypeError, RecursionError) as exc:
+                self._warnings.warn(
+                    "plan", "A stored rate-limit plan in %s was unreadable (%s); it was dropped and is rebuilt.",
+                    self.state.path, exc,
+                )  # fmt: skip
+                return None
+            if isinstance(text, str):
+                self._plan_of[text] = plan
         return plan
 
     def _encoded(self, plan: PlanState) -> str:
@@ -123,12 +158,15 @@ class SqliteStore:
         """The recent starts of ``name``, read only where the rule looks; older ones are deleted on the way, a
         ``PRUNE_BATCH_SECONDS`` worth at a time (a start deleted with every one recorded wrote two more pages)."""
         keep = keep_after(now, limits, ask.margin)
-        oldest = conn.execute("SELECT min(t) FROM starts WHERE upstream = ?", (name,)).fetchone()[0]
+        oldest, newest = conn.execute("SELECT min(t), max(t) FROM starts WHERE upstream = ?", (name,)).fetchone()
         if oldest is not None and oldest <= keep - PRUNE_BATCH_SECONDS:
             conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep))
+        future = now + CLOCK_SKEW_SECONDS  # a start no process's clock could have made yet is a broken record
+        if newest is not None and newest > future:
+            conn.execute("DELETE FROM starts WHERE upstream = ? AND t > ?", (name, future))
         if limits is None:  # no plan: the rule reads no start
             return _NewestStarts(conn, name, 0, now)
-        return _NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin))
+        return _NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin), future)
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """One transaction: read the plan(s) and recent starts, decide by the one rule, record a granted start."""
@@ -137,8 +175,9 @@ class SqliteStore:
             own = self._plan(conn, ask.own, ask.init)
             assert own is not None
             shared = self._plan(conn, ask.shared, None) if ask.shared is not None else None
-            own_starts = self._starts(conn, ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
-            shared_limits = shared.in_force(now) if shared is not None else None
+            ruling = own if own.trusted(now) else ask.init  # the plan the rule will read (``decide``)
+            own_starts = self._starts(conn, ask.own, now, ruling.pinned(ask.pinned).in_force(now), ask)
+            shared_limits = shared.in_force(now) if shared is not None and shared.trusted(now) else None
             shared_starts = self._starts(conn, ask.shared, now, shared_limits, ask) if ask.shared is not None else []
             decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
             if decision.plan != own:
@@ -173,7 +212,7 @@ class SqliteStore:
         def work(conn: sqlite3.Connection) -> tuple[bool, int]:
             row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
             live = row is not None and row[1] > now
-            n = int(row[0]) if live else 0
+            n = self._count(row[0]) if live else 0
             if cap is not None and n >= cap:
                 return False, n
             if live:  # an update in place: the name's index is not written
@@ -194,9 +233,20 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> int:
             row = conn.execute("SELECT n FROM counters WHERE name = ? AND expires > ?", (counter, now)).fetchone()
-            return 0 if row is None else int(row[0])
+            return 0 if row is None else self._count(row[0])
 
         return await self.state.run(work, tx=False)
+
+    def _count(self, stored: object) -> int:
+        """A stored monthly count, or 0 (and one warning) when it is not a whole number a month can reach: a broken
+        record must not close the spending cap for the rest of the month."""
+        if isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored <= MAX_MONTH_REQUESTS:
+            return stored
+        self._warnings.warn(
+            "counter", "A monthly request count in %s was unreadable (%s); it restarts from 0.", self.state.path,
+            repr(stored)[:60],
+        )  # fmt: skip
+        return 0
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """One transaction: a live value (its use time refreshed for LRU), else the lease if nobody holds it or its

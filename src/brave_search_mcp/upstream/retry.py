@@ -16,24 +16,28 @@ from brave_search_mcp.models import errors
 RETRY_STATUSES: frozenset[int] = frozenset({500, 502, 503, 504})
 
 
+# The longest month: no wait or reset an upstream names lies further ahead (a Retry-After beyond it is a broken
+# proxy's, and ignored: issue 36).
+MONTH_SECONDS = 31 * 86400.0
+
+
 def parse_retry_after(value: str | None, date_header: str | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (seconds or HTTP-date, measured against ``Date`` if sent)."""
+    """Seconds to wait from a ``Retry-After`` value (seconds or HTTP-date, measured against ``Date`` if sent); None
+    when absent, unreadable, negative or more than a month away."""
     if value is None or not value.strip():
         return None
     text = value.strip()
     try:
         seconds = float(text)
     except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    when = _http_date(text)
-    if when is None:
-        return None
-    reference = _http_date(date_header) if date_header else None
-    if reference is None:
-        reference = datetime.now(UTC)
-    return max(0.0, (when - reference).total_seconds())
+        when = _http_date(text)
+        if when is None:
+            return None
+        reference = _http_date(date_header) if date_header else None
+        if reference is None:
+            reference = datetime.now(UTC)
+        seconds = max(0.0, (when - reference).total_seconds())
+    return seconds if math.isfinite(seconds) and 0 <= seconds <= MONTH_SECONDS else None
 
 
 def _http_date(text: str) -> datetime | None:
