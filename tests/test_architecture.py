@@ -37,7 +37,8 @@ CLIENT_IMPORTERS_FOLDERS = {"compose", "faces.library", "usecases", "tools.statu
 # Pure modules: no I/O, no HTTP client, no MCP SDK.
 PURE_FOLDERS = ("models", "render")
 PURE_MODULES = {
-    *("brave.facts", "brave.wire", "brave.results", "brave.params", "brave.arguments", "usecases.page_memo"),
+    *("brave.facts", "brave.wire", "brave.results", "brave.params", "brave.arguments", "brave.sites"),
+    "usecases.page_memo",
     *("ratelimit.info", "ratelimit.plan", "upstream.retry"),
 }
 

@@ -6,7 +6,8 @@ GET and form POST on ``/search`` (form values win; ``/`` with a query redirects 
 (but a blank ``q`` is searched, ``safesearch=01`` is 1, ``time_range=None`` is none); 403 HTML for
 ``format=json`` with JSON output off and for ``csv``/``rss``; any other format gets the HTML page. The query
 syntax of ``syntax.py`` (``!!bang`` → 302 off the instance, ``!engine``/``!category``, ``:lang``, ``<N``;
-the answer's ``query`` is the cleaned text); several categories merged; pages of the instance's own size
+the answer's ``query`` is the cleaned text); ``site:`` / ``-site:`` operators honoured by the engines
+(``results.py``); several categories merged; pages of the instance's own size
 with equal-score pairs whose order flips between identical requests; videos; and, when told to, a real
 instance's bad days: the bot limiter of ``limiter.py`` (15 requests in 20 s per client, 429 beyond), the
 engines of some categories failing (blocked or CAPTCHA'd: 200, no results, the engines unresponsive, then

@@ -5,7 +5,9 @@ size (27 merged results on the measured instance, whatever ``count`` a client wa
 same position by two engines have the **same score** and come in pairs, and a real instance returns equal
 scores in a different order on identical requests (``swap_ties``); news dates come with an offset, naive,
 or null; images carry ``img_src``/``thumbnail_src``/``resolution``; videos ``thumbnail``, ``length`` as
-``"3:20"`` or as float seconds, ``author``, ``views`` and ``iframe_src``.
+``"3:20"`` or as float seconds, ``author``, ``views`` and ``iframe_src``. The engines honour the query's
+``site:`` operators (``testkit.site_operators``): with ``site:`` terms every page found is on one of those
+sites (in turn), and a ``-site:`` site's pages are not found.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from testkit.site_operators import SiteOperators, on_site, read_operators
 
 from .syntax import ENGINES
 
@@ -70,14 +74,29 @@ def _item(query: str, category: str, n: int, i: int, engines: tuple[str, ...]) -
     return item
 
 
+def _on_sites(items: list[dict[str, Any]], operators: SiteOperators, first: int) -> list[dict[str, Any]]:
+    """The items as engines find them under ``site:`` operators: moved onto the named sites, the excluded gone."""
+    head, *rest = operators.groups or ((),)
+    sites = [site for site in head if all(any(on_site(f"https://{site}", s) for s in group) for group in rest)]
+    if operators.groups and not sites:
+        return []  # two site: terms that must both hold: no page is on two sites
+    for n, item in enumerate(items, first):
+        if sites:
+            item["url"] = f"https://{sites[n % len(sites)].rstrip('/')}/{item['url'].split('/', 3)[3]}"
+    return [item for item in items if operators.keeps(item["url"])]
+
+
 def page_of(
     query: str, category: str, page: int, per_page: int, *, only_engine: str | None = None, swap_ties: bool = False
 ) -> list[dict[str, Any]]:
     """One instance page of ``category`` (global numbering, so pages never repeat a URL); ``[]`` for no query."""
-    if not query.strip():
+    operators = read_operators(query)
+    if not operators.text.strip():
         return []  # the engines searched for nothing and found nothing
     engines = (only_engine,) if only_engine else ENGINES[category]
-    items = [_item(query, category, (page - 1) * per_page + i, i, engines) for i in range(per_page)]
+    items = [_item(operators.text, category, (page - 1) * per_page + i, i, engines) for i in range(per_page)]
+    if operators:
+        items = _on_sites(items, operators, (page - 1) * per_page)
     if swap_ties:
         for i in range(0, len(items) - 1, 2):
             items[i], items[i + 1] = items[i + 1], items[i]

@@ -37,10 +37,12 @@ from brave_search_mcp.brave.facts import (
     is_goggle,
     valid_freshness,
 )
+from brave_search_mcp.brave.sites import with_goggles, with_operators
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import InvalidArgument, WarningCode
 from brave_search_mcp.models.inputs import SafeSearch, SearchType, WebSearchArgs
+from brave_search_mcp.models.sites import AppliedAs, SiteFilter
 from brave_search_mcp.render.text import clean_query, format_marks, shown, strip_controls
 
 
@@ -79,6 +81,8 @@ class PreparedSearch:
     use_cache: bool
     throttle: bool
     warnings: tuple[WarningItem, ...]
+    sites: SiteFilter | None = None  # the caller's site filter (providers compile it their way)
+    sites_as: AppliedAs | None = None  # how Brave was told it
 
 
 def rules_for(search_type: SearchType) -> TypeRules:
@@ -201,7 +205,7 @@ def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> 
     return tuple(entry for entry in valid if entry != "query") or None, asked
 
 
-def _prepare_goggles(values: list[str], out: Collector) -> None:
+def _prepare_goggles(values: list[str], out: Collector) -> list[str]:
     entries = _dedupe(v.strip() if "\n" not in v else v for v in values)
     kept = [e for e in entries if e and is_goggle(e.strip())]
     rejected = [e for e in entries if not (e and is_goggle(e.strip()))]
@@ -218,8 +222,7 @@ def _prepare_goggles(values: list[str], out: Collector) -> None:
             WarningCode.INVALID_GOGGLES,
             f"goggles: only {MAX_GOGGLES} are allowed; {len(extra)} extra dropped, starting with {shown(extra[0])}.",
         )
-    for entry in kept:
-        out.send("goggles", entry)
+    return kept
 
 
 def _clamp_output(name: str, value: int | None, default: int, lo: int, hi: int, out: Collector) -> int:
@@ -299,6 +302,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         out.send("offset", str(offset))
 
     summary = bool(args.summary)
+    goggles: list[str] = []
     handlers: dict[str, Callable[[], object]] = {
         "country": lambda: out.country(str(args.country)),
         "search_language": lambda: out.language(str(args.search_language)),
@@ -308,7 +312,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         "units": lambda: _send_units(args.units, out),
         "spellcheck": lambda: out.send("spellcheck", bool_text(bool(args.spellcheck))),
         "extra_snippets": lambda: out.send("extra_snippets", bool_text(bool(args.extra_snippets))),
-        "goggles": lambda: _prepare_goggles(list(args.goggles or []), out),
+        "goggles": lambda: goggles.extend(_prepare_goggles(list(args.goggles or []), out)),
     }
     text_decorations = False
     asked_summary = False
@@ -331,6 +335,17 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
                 sections, asked_summary = _prepare_result_filter(list(args.result_filter), summary, out)
         elif name != "summary":
             handlers[name]()
+    sites = SiteFilter.of(args.sites, args.exclude_sites)
+    sites_as: AppliedAs | None = None
+    if sites is not None:
+        merged = with_goggles(sites, goggles) if "goggles" in rules.supported else None
+        if merged is not None:
+            goggles, sites_as = merged, "goggle"
+        else:  # no goggles here (videos, images) or no slot left: the operators, in the query sent
+            out.params[out.params.index(("q", fitted))] = ("q", with_operators(sites, query))
+            sites_as = "site: operators"
+    for entry in goggles:
+        out.send("goggles", entry)
     if "text_decorations" in rules.supported:
         # Brave's default is true; we strip the tags anyway, so asking for none saves bytes.
         out.send("text_decorations", bool_text(text_decorations))
@@ -375,6 +390,8 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
         use_cache=not (debug and args.disable_cache),
         throttle=not (debug and args.disable_throttle),
         warnings=tuple(out.warnings),
+        sites=sites,
+        sites_as=sites_as,
     )
 
 

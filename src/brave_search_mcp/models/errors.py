@@ -281,7 +281,7 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
     ErrorCode.NETWORK_ERROR: "Brave could not be reached; retry later.",
     ErrorCode.PARSE_ERROR: "Brave's answer was not readable JSON; retrying rarely helps.",
     ErrorCode.RESPONSE_TOO_LARGE: "The answer exceeded the size cap; ask for fewer results.",
-    ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness.",
+    ErrorCode.NO_RESULTS: "Nothing matched; rephrase or broaden the query, or drop filters such as freshness or sites.",
     ErrorCode.PROVIDER_MISCONFIGURED: (
         "A search provider cannot work as configured; ask the user to change the setting the message names."
     ),

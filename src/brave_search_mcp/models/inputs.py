@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -12,6 +13,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from brave_search_mcp.models.sites import SiteFilter, check_sites
 
 SearchType = Literal["web", "news", "images", "videos"]
 SafeSearch = Literal["off", "moderate", "strict"]
@@ -62,6 +65,18 @@ def max_results_field(description: str) -> Any:
     return Field(None, ge=1, validation_alias=AliasChoices("max_results", "count"), description=description)
 
 
+SiteList = Annotated[list[str] | None, AfterValidator(check_sites)]
+
+
+def sites_field(*, exclude: bool = False) -> Any:
+    """``sites`` / ``exclude_sites`` as every search tool takes them (entries checked by ``check_sites``)."""
+    if exclude:
+        return Field(None, description="Never results from these domains (max 10).")
+    return Field(
+        None, description="Only results from these domains (max 10; subdomains too); a path narrows: docs.x.org/3/api."
+    )
+
+
 class QueryInput(StrictInput):
     """Inputs that carry a search query, and perhaps coordinates: the checks they share, written once."""
 
@@ -78,6 +93,13 @@ class QueryInput(StrictInput):
             raise ValueError("give latitude and longitude together")
         return self
 
+    @model_validator(mode="after")
+    def _sites_leave_room(self) -> Self:
+        found = SiteFilter.of(getattr(self, "sites", None), getattr(self, "exclude_sites", None))
+        if found is not None and found.leaves_nothing():
+            raise ValueError("exclude_sites covers every entry of sites, so no result could come back")
+        return self
+
 
 class WebSearchArgs(QueryInput):
     """Arguments of ``brave_web_search``."""
@@ -91,6 +113,8 @@ class WebSearchArgs(QueryInput):
 
     query: str = Field(description='Search text; Brave operators work (site:, "phrase", -term). Max 400 chars.')
     search_type: SearchType = Field("web", description="Which Brave index to search.")
+    sites: SiteList = sites_field()
+    exclude_sites: SiteList = sites_field(exclude=True)
     result_filter: list[str] | None = Field(
         None,
         description='Web only: sections to show, max_results each, e.g. ["web","news"]. Default: web, others if room.',

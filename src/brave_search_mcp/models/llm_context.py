@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from brave_search_mcp.models.envelopes import CallMeta, Envelope, Result, ToolEnvelope
+from brave_search_mcp.models.sites import SiteFilterMeta
 
 
 class ContextSource(Envelope):
@@ -27,6 +28,7 @@ class LlmContextMeta(CallMeta):
     chars: int  # characters of the text rendering
     max_chars: int
     snippets_dropped: int = 0
+    site_filter: SiteFilterMeta | None = None  # sites / exclude_sites: sent as a goggle, and what was dropped here
 
 
 class LlmContextEnvelope(ToolEnvelope):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from brave_search_mcp.models.envelopes import CallMeta, Envelope, Section, ToolEnvelope
 from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.models.sites import SiteFilterMeta
 
 
 class SearchMeta(CallMeta):
@@ -18,6 +19,7 @@ class SearchMeta(CallMeta):
     cached: bool = False
     attempts: int = 0
     altered_query: str | None = None
+    site_filter: SiteFilterMeta | None = None  # sites / exclude_sites: as applied upstream, and what was dropped here
 
 
 class DebugData(Envelope):

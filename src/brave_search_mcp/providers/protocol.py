@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol
 
 from brave_search_mcp.models.envelopes import Section, WarningItem
 from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.models.sites import AppliedAs, SiteFilter
 
 __all__ = ["Provider", "ProviderPage", "SafeSearch", "SearchRequest", "SearchType", "SearchTypeFailure"]
 
@@ -35,6 +36,7 @@ class SearchRequest:
     asked_country: str | None = None
     asked_language: str | None = None
     use_cache: bool = True  # False: debug's disable_cache, every provider asks its upstream afresh
+    sites: SiteFilter | None = None  # results only from / never from these sites (each provider compiles it)
     native: Any = field(default=None, compare=False)  # the Brave params layer's own prepared form, for Brave
 
 
@@ -52,6 +54,7 @@ class ProviderPage:
     superseded: frozenset[str] = frozenset()
     offset: int | None = None  # the page index this provider served, where Brave's rules would have used another
     request_url: str | None = None  # what was asked, for debug output (no credential in it)
+    sites_as: AppliedAs | None = None  # how the request's site filter reached the upstream
     native: Any = None  # what the provider's own client returned (Brave: parsed answer + response), for the envelope
 
 

@@ -41,5 +41,6 @@ def search_request(prepared: PreparedSearch, args: WebSearchArgs) -> SearchReque
         asked_country=args.country if country is None else None,
         asked_language=args.search_language if language is None else None,
         use_cache=prepared.use_cache,
+        sites=prepared.sites,
         native=prepared,
     )

@@ -19,11 +19,13 @@ from pydantic import AliasChoices, Field
 
 from brave_search_mcp.brave.arguments import Collector, Params, bool_text
 from brave_search_mcp.brave.facts import PARAM_RANGES, Endpoint
+from brave_search_mcp.brave.sites import goggle
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.models.envelopes import Result, WarningItem
 from brave_search_mcp.models.errors import NoResults, ParseError, WarningCode
-from brave_search_mcp.models.inputs import QueryInput, max_results_field
+from brave_search_mcp.models.inputs import QueryInput, SiteList, max_results_field, sites_field
 from brave_search_mcp.models.llm_context import ContextSource, LlmContextEnvelope, LlmContextMeta
+from brave_search_mcp.models.sites import SiteFilter
 from brave_search_mcp.render.text import clean_block, clean_text, cut, dedup_key, http_url, plural, site_of
 from brave_search_mcp.usecases.contract import Call, CliShape, JsonFetch, Ports, ToolSpec, over_brave_json
 
@@ -47,6 +49,8 @@ class LlmContextArgs(QueryInput):
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",), "max_results": ("count",)}
 
     query: str = Field(description="What to ground; max 400 chars / 50 words.")
+    sites: SiteList = sites_field()
+    exclude_sites: SiteList = sites_field(exclude=True)
     max_results: int | None = max_results_field("Search results considered (1-50).")
     maximum_number_of_urls: int | None = Field(None, ge=1, description="Pages in the context (1-50, Brave default 20).")
     maximum_number_of_tokens: int | None = Field(None, ge=1, description="Token budget (1024-32768, default 8192).")
@@ -86,6 +90,9 @@ def prepare(args: LlmContextArgs) -> tuple[Params, list[WarningItem]]:
     out.language(args.search_language)
     if args.enable_local is not None:
         out.send("enable_local", bool_text(args.enable_local))
+    sites = SiteFilter.of(args.sites, args.exclude_sites)
+    if sites is not None:  # the endpoint takes goggles (reference/brave-api.md §3.11)
+        out.send("goggles", goggle(sites))
     return out.params, out.warnings
 
 
@@ -197,6 +204,20 @@ def _pages(items: Any, sources: Mapping[str, Any], seen_urls: dict[str, _Page], 
     return pages
 
 
+def _within(items: Any, sites: SiteFilter | None, outside: set[str]) -> Any:
+    """The grounding items on the filter's sites (every item without one); the others' URLs go to ``outside``."""
+    if sites is None or not isinstance(items, list):
+        return items
+    kept = []
+    for item in items:
+        url = http_url(item.get("url")) if isinstance(item, Mapping) else None
+        if url is not None and not sites.keeps(url):
+            outside.add(dedup_key(url))
+            continue
+        kept.append(item)
+    return kept
+
+
 @dataclass
 class _Budget:
     left: int
@@ -247,8 +268,10 @@ def parse_and_render(
     server_version: str,
     warnings: list[WarningItem] | None = None,
     duration_ms: int = 0,
+    sites: SiteFilter | None = None,
 ) -> tuple[LlmContextEnvelope, str]:
-    """Brave's LLM-context JSON as an envelope and a compact text of at most ``max_chars`` characters."""
+    """Brave's LLM-context JSON as an envelope and a compact text of at most ``max_chars`` characters (only the
+    pages and places ``sites`` keeps)."""
     if not isinstance(data, Mapping) or not isinstance(data.get("grounding"), Mapping):
         raise ParseError("Brave's LLM-context answer has no grounding object.")
     grounding: Mapping[str, Any] = data["grounding"]
@@ -257,12 +280,17 @@ def parse_and_render(
     seen_urls: dict[str, _Page] = {}
     seen_text: set[str] = set()
     poi = grounding.get("poi")
-    places = _pages([poi] if isinstance(poi, Mapping) else [], sources, seen_urls, seen_text)
-    places += _pages(grounding.get("map"), sources, seen_urls, seen_text)
+    outside: set[str] = set()  # pages the site filter dropped, before any passage of theirs counts as seen
+    places = _pages(_within([poi] if isinstance(poi, Mapping) else [], sites, outside), sources, seen_urls, seen_text)
+    places += _pages(_within(grounding.get("map"), sites, outside), sources, seen_urls, seen_text)
     # A page whose every passage repeated an earlier one has nothing left to say.
-    pages = [page for page in _pages(grounding.get("generic"), sources, seen_urls, seen_text) if page.snippets]
+    generic = _pages(_within(grounding.get("generic"), sites, outside), sources, seen_urls, seen_text)
+    pages = [page for page in generic if page.snippets]
     if not pages and not places:
-        raise NoResults(f'Brave found no grounding context for "{cut(query, 100)}"; rephrase or broaden the query.')
+        found = f'Brave found no grounding context for "{cut(query, 100)}"'
+        if sites is not None:
+            raise sites.no_results(found, len(outside))
+        raise NoResults(f"{found}; rephrase or broaden the query.")
 
     all_warnings = list(warnings or [])
     budget = _Budget(max_chars - HEADER_RESERVE - CUT_WARNING_RESERVE - len("\n".join(_warning_lines(all_warnings))))
@@ -322,6 +350,7 @@ def parse_and_render(
         chars=len(text),
         max_chars=max_chars,
         snippets_dropped=budget.dropped_snippets,
+        site_filter=sites.meta("goggle", len(outside)) if sites is not None else None,
         duration_ms=duration_ms,
         trace_id=trace_id,
         server_version=server_version,
@@ -373,6 +402,7 @@ async def fetch_context(
         server_version=server_version,
         warnings=warnings,
         duration_ms=max(0, int((clock() - started) * 1000)),
+        sites=SiteFilter.of(args.sites, args.exclude_sites),
     )
 
 
@@ -397,7 +427,13 @@ SPEC = ToolSpec(
     guide="grounding passages (per source: title, URL, age, snippets) within a character budget",
     input_model=LlmContextArgs,
     run=run,
-    cli=CliShape("context", "grounding passages for a query (LLM context)", positional="query"),
+    cli=CliShape(
+        "context",
+        "grounding passages for a query (LLM context)",
+        positional="query",
+        options={"sites": "--site", "exclude_sites": "--exclude-site"},
+        comma_lists=("sites", "exclude_sites"),
+    ),
     library="llm_context",
     endpoints=(Endpoint.LLM_CONTEXT,),
     needs_brave=True,

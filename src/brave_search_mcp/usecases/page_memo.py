@@ -14,6 +14,7 @@ from cachetools import LRUCache
 
 from brave_search_mcp.brave.results import ParsedAnswer
 from brave_search_mcp.models.search import SearchEnvelope
+from brave_search_mcp.models.sites import SiteFilter
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -41,6 +42,7 @@ class FitKey:
     has_more: bool
     warnings: tuple[tuple[str, str], ...]
     sections: tuple[str, ...] | None  # the sections result_filter named (one body may serve several: a summary)
+    sites: SiteFilter | None = None  # the site filter its results passed
 
 
 class _Memo(Generic[K, V]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from brave_search_mcp._version import __version__
@@ -22,6 +22,7 @@ from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import BraveSearchError, NoResults, WarningCode
 from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.models.search import DebugData, SearchEnvelope, SearchMeta
+from brave_search_mcp.models.sites import AppliedAs
 from brave_search_mcp.providers.brave import BraveProvider
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.providers.protocol import Provider
@@ -45,6 +46,7 @@ class _Served:
     superseded: frozenset[str] = frozenset()  # codes of Brave's request warnings that do not hold for this answer
     offset: int | None = None  # the page index another provider served (None: Brave's own)
     request_url: str | None = None  # what another provider was asked
+    sites_as: AppliedAs | None = None  # how the site filter reached the upstream that answered
 
     @property
     def cached(self) -> bool:
@@ -82,16 +84,17 @@ async def _serve(ports: Ports, prepared: PreparedSearch, args: WebSearchArgs, fa
     """Brave alone, or the provider chain with its fallbacks; which one answered, and how."""
     if ports.chain is None:
         parsed, response = await brave_fetch(ports, prepared, facts.deadline)
-        return _Served(parsed, "brave", [], response)
+        return _Served(parsed, "brave", [], response, sites_as=prepared.sites_as)
     page = await ports.chain.search(search_request(prepared, args), deadline=facts.deadline)
     if page.provider == "brave":
         parsed, response = page.native
         # the chain put its FALLBACK warnings before Brave's own, which the caller adds from ``parsed``
-        return _Served(parsed, "brave", page.warnings[: len(page.warnings) - len(parsed.warnings)], response)
+        warnings = page.warnings[: len(page.warnings) - len(parsed.warnings)]
+        return _Served(parsed, "brave", warnings, response, sites_as=prepared.sites_as)
     parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
     return _Served(
         parsed, page.provider, page.warnings, None, page.cached, page.attempts, page.superseded, page.offset,
-        page.request_url,
+        page.request_url, page.sites_as,
     )  # fmt: skip
 
 
@@ -102,13 +105,22 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     prepared = prepare_search(args, ports.settings)
     facts.search_type = prepared.search_type
     warnings = list(prepared.warnings)
+    sites = prepared.sites
     try:
         served = await _serve(ports, prepared, args, facts)
     except BraveSearchError as exc:
         if ports.chain is not None:  # the provider that failed judged the request by its own rules
             warnings = [w for w in warnings if w.code not in ports.chain.superseded(exc.provider)]
+        if sites is not None and isinstance(exc, NoResults):  # say the filter left nothing
+            narrowed = sites.no_results(exc.message.rstrip("."), details=exc.details)
+            narrowed.provider = exc.provider
+            exc = narrowed
         raise exc.for_call(warnings, search_type=prepared.search_type) from exc.__cause__
     parsed, response = served.parsed, served.response
+    dropped = 0
+    if sites is not None:  # goggles and operators rank and recall: what still lies outside is dropped here
+        kept, dropped = sites.keep_sections(parsed.sections)
+        parsed = replace(parsed, sections=kept)
     warnings = [w for w in warnings if w.code not in served.superseded]
     facts.provider = served.provider
     facts.cached, facts.attempts = served.cached, served.attempts
@@ -121,10 +133,9 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     returned = sum(len(section.results) for section in sections)
     if returned == 0:
         label = "web" if prepared.search_type == "web" else prepared.search_type
-        error = NoResults(
-            f'No {label} results found for "{prepared.query}".',
-            details={"query": prepared.query, "search_type": prepared.search_type},
-        )
+        found = f'No {label} results found for "{prepared.query}"'
+        details = {"query": prepared.query, "search_type": prepared.search_type}
+        error = NoResults(found + ".", details=details) if sites is None else sites.no_results(found, dropped, details)
         error.provider = served.provider
         raise error.for_call(warnings)
     if prepared.summary and not parsed.summarizer_key:
@@ -145,6 +156,7 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         server_version=__version__,
         altered_query=parsed.altered_query,
         rate_limit=rate_limit_meta(response.rate_limit or ports.client.last_rate_limit) if response else None,
+        site_filter=sites.meta(served.sites_as, dropped) if sites is not None else None,
     )
     # The fitted page depends only on these; a cache hit with the same ones reuses it (read-only).
     fit_key = FitKey(
@@ -157,6 +169,7 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         has_more,
         tuple((w.code, w.message) for w in warnings),
         prepared.sections,
+        sites,
     )
 
     def fit() -> tuple[SearchEnvelope, str]:
@@ -259,9 +272,11 @@ SPEC = ToolSpec(
             "max_results": "--count",
             "search_language": "--search-lang",
             "ui_language": "--ui-lang",
+            "sites": "--site",
+            "exclude_sites": "--exclude-site",
         },
         hidden=("debug", "include_raw_payload", "include_request_url", "disable_cache", "disable_throttle"),
-        comma_lists=("result_filter",),
+        comma_lists=("result_filter", "sites", "exclude_sites"),
         aliases=("web",),
     ),
     library="web_search",

@@ -1,4 +1,5 @@
-"""The LLM-context endpoint: grounding passages for a query, with local results when asked or located."""
+"""The LLM-context endpoint: grounding passages for a query, with local results when asked or located; inline
+goggles narrow the pages it grounds on, as on the search endpoints."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from testkit.brave.exchange import Exchange
+from testkit.brave.goggles import read_goggles
 from testkit.brave.params import folded_in
 from testkit.brave.reply import Reply
 
@@ -43,16 +45,25 @@ class LlmContextRoute:
         if errors:
             return ex.validation(errors)
         ex.bill()
-        return ex.json(200, self._context(values, ex.request.headers))
+        goggles = [value for name, value in ex.request.params if name == "goggles"]
+        return ex.json(200, self._context(values, ex.request.headers, goggles))
 
-    def _context(self, values: Mapping[str, str], headers: Mapping[str, str]) -> dict[str, Any]:
+    def _context(self, values: Mapping[str, str], headers: Mapping[str, str], goggles: list[str]) -> dict[str, Any]:
         q = values["q"]
         if folded_in(q, self.no_context_for):
             return {"grounding": {"generic": [], "map": []}, "sources": {}}
         local = values.get("enable_local") in ("true", "1") or (
             values.get("enable_local") is None and any(name.startswith("x-loc-") for name in headers)
         )
-        return context_body(q, local=local, urls=int(values.get("maximum_number_of_urls", "20")))
+        body = context_body(q, local=local, urls=int(values.get("maximum_number_of_urls", "20")))
+        goggle = read_goggles(goggles)
+        if goggle is not None:
+            grounding = body["grounding"]
+            for name in ("generic", "map"):
+                grounding[name] = [item for item in grounding[name] if goggle.keeps(item["url"])]
+            if "poi" in grounding and not goggle.keeps(grounding["poi"]["url"]):
+                del grounding["poi"]
+        return body
 
 
 def context_body(query: str, *, local: bool, urls: int) -> dict[str, Any]:

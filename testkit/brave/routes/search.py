@@ -1,4 +1,8 @@
-"""The four search endpoints (web, news, images, videos): pages of the fixtures, sections, spellcheck, summary keys."""
+"""The four search endpoints (web, news, images, videos): pages of the fixtures, sections, spellcheck, summary keys.
+
+The fixtures are the recall set: inline goggles (web, news) and the query's ``site:`` operators (every type,
+unless ``operators=false``) narrow it before a page is cut, as Brave's do; they reach the web page's news,
+videos and discussions too, but not the FAQ, infobox or locations Brave builds beside them."""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ from typing import Any, Protocol
 
 from testkit.brave.exchange import Exchange
 from testkit.brave.fixtures import load
+from testkit.brave.goggles import read_goggles
 from testkit.brave.params import folded_in, parse_filter, truthy, validate
 from testkit.brave.reply import Reply
 from testkit.brave.vocab import COUNT_DEFAULT
+from testkit.site_operators import read_operators
 
 from .summarizer import Summaries
 
@@ -20,6 +26,8 @@ IMAGES_PATH = "/res/v1/images/search"
 VIDEOS_PATH = "/res/v1/videos/search"
 ENDPOINTS: Mapping[str, str] = {WEB_PATH: "web", NEWS_PATH: "news", IMAGES_PATH: "images", VIDEOS_PATH: "videos"}
 _WEB_SECTIONS = ("web", "news", "videos", "discussions", "faq", "infobox", "locations")
+_RECALLED = ("web", "news", "videos", "discussions")  # the web page's sections goggles and site: narrow
+Keep = Callable[[dict[str, Any]], bool]
 
 
 class SearchControls(Protocol):
@@ -50,12 +58,13 @@ class SearchRoute:
         values, goggles, errors = validate(endpoint, ex.request.params)
         if errors:
             return ex.validation(errors)
+        keep = _recall(values, goggles)
         if endpoint == "web":
-            body = self._web(values, goggles) if self.web_page is None else self.web_page(values)
+            body = self._web(values, goggles, keep) if self.web_page is None else self.web_page(values)
         elif endpoint == "images":
-            body = self._images(values)
+            body = self._images(values, keep)
         else:
-            body = self._list(endpoint, values)
+            body = self._list(endpoint, values, keep)
         ex.bill()
         return ex.json(200, body)
 
@@ -73,7 +82,7 @@ class SearchRoute:
         query["show_strict_warning"] = False
         return query
 
-    def _web(self, values: Mapping[str, str], goggles: list[str]) -> dict[str, Any]:
+    def _web(self, values: Mapping[str, str], goggles: list[str], keep: Keep) -> dict[str, Any]:
         fx = copy.deepcopy(self._fixtures["web"])
         q = values["q"]
         empty = self._empty(q)
@@ -84,7 +93,7 @@ class SearchRoute:
         decorations = truthy(values.get("text_decorations"), True)
         extra = truthy(values.get("extra_snippets"), False)
 
-        all_web: list[dict[str, Any]] = [] if empty else fx["web"]["results"]
+        all_web: list[dict[str, Any]] = [] if empty else list(filter(keep, fx["web"]["results"]))
         start = offset * count
         page = all_web[start : start + count]
 
@@ -108,6 +117,8 @@ class SearchRoute:
                 continue
             section = fx[name]
             section["results"] = page if name == "web" else ([] if empty else section["results"])
+            if name in _RECALLED:
+                section["results"] = list(filter(keep, section["results"]))
             if name == "web" and goggles:
                 section["mutated_by_goggles"] = True
             out[name] = section
@@ -127,11 +138,12 @@ class SearchRoute:
             out["mixed"] = _mixed(out)
         return out
 
-    def _list(self, endpoint: str, values: Mapping[str, str]) -> dict[str, Any]:
+    def _list(self, endpoint: str, values: Mapping[str, str], keep: Keep) -> dict[str, Any]:
         fx = copy.deepcopy(self._fixtures[endpoint])
         count = int(values.get("count", COUNT_DEFAULT[endpoint]))
         start = int(values.get("offset", 0)) * count
-        results: list[dict[str, Any]] = [] if self._empty(values["q"]) else fx["results"][start : start + count]
+        recalled = list(filter(keep, fx["results"]))
+        results: list[dict[str, Any]] = [] if self._empty(values["q"]) else recalled[start : start + count]
         if not truthy(values.get("extra_snippets"), False):
             for result in results:
                 result.pop("extra_snippets", None)
@@ -139,14 +151,22 @@ class SearchRoute:
         fx["results"] = results
         return fx
 
-    def _images(self, values: Mapping[str, str]) -> dict[str, Any]:
+    def _images(self, values: Mapping[str, str], keep: Keep) -> dict[str, Any]:
         fx = copy.deepcopy(self._fixtures["images"])
         templates: list[dict[str, Any]] = fx["results"]
         count = int(values.get("count", COUNT_DEFAULT["images"]))
-        results = [] if self._empty(values["q"]) else [_image(i, templates) for i in range(count)]
+        results = [] if self._empty(values["q"]) else list(filter(keep, (_image(i, templates) for i in range(count))))
         fx["query"] = self._query(values)
         fx["results"] = results
         return fx
+
+
+def _recall(values: Mapping[str, str], goggles: list[str]) -> Keep:
+    """Which results of the fake's lists Brave's recall keeps for this request (every one without a filter)."""
+    goggle = read_goggles(goggles)
+    operators = read_operators(values["q"]) if truthy(values.get("operators"), True) else None
+    tests = [test.keeps for test in (goggle, operators) if test]
+    return lambda result: all(test(str(result.get("url", ""))) for test in tests)
 
 
 def _strip_strong(text: str) -> str:

@@ -163,6 +163,7 @@ class SearxngProvider:
             superseded=SUPERSEDED,
             offset=request.offset,
             request_url=budget.request_url,
+            sites_as="site: terms" if request.sites is not None else None,
         )
 
     def _pages_capped(self, window: Window) -> WarningItem:

@@ -128,17 +128,20 @@ def _language(request: SearchRequest, warnings: list[WarningItem]) -> str:
     return language
 
 
-def _query(raw: str, warnings: list[WarningItem]) -> str:
-    """The query within what SearXNG's engines take (cut at a word boundary, said in a warning)."""
-    if len(raw) <= MAX_QUERY_CHARS:
+def _query(raw: str, warnings: list[WarningItem], room: int = 0) -> str:
+    """The query within what SearXNG's engines take, less ``room`` for the site terms (cut at a word boundary,
+    said in a warning)."""
+    limit = MAX_QUERY_CHARS - room
+    if len(raw) <= limit:
         return raw
-    cut = raw[: MAX_QUERY_CHARS + 1]
-    cut = (cut.rsplit(" ", 1)[0] if " " in cut else cut[:MAX_QUERY_CHARS]).rstrip()
+    cut = raw[: limit + 1]
+    cut = (cut.rsplit(" ", 1)[0] if " " in cut else cut[:limit]).rstrip()
+    terms = f", {room} of them left for the site terms" if room else ""
     _warn(
         warnings,
         WarningCode.QUERY_TRUNCATED,
         f"query had {len(raw)} characters; SearXNG hands it to its engines in their URLs, so it was cut to "
-        f"{len(cut)} characters / {len(cut.split())} words (at most {MAX_QUERY_CHARS}).",
+        f"{len(cut)} characters / {len(cut.split())} words (at most {MAX_QUERY_CHARS}{terms}).",
     )
     return cut
 
@@ -146,7 +149,9 @@ def _query(raw: str, warnings: list[WarningItem]) -> str:
 def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningItem]]:
     """The form fields of one ``/search`` request (every page but ``pageno``) and what the caller should know."""
     warnings: list[WarningItem] = []
-    query, escaped = escape_syntax(_query(request.query, warnings))
+    # The site filter as engines' terms (site:a OR site:b -site:c), after the caller's text: SearXNG passes them on.
+    terms = request.sites.operators() if request.sites is not None else ""
+    query, escaped = escape_syntax(_query(request.query, warnings, len(terms) + 1 if terms else 0))
     if escaped:
         warnings.append(
             WarningItem(
@@ -155,6 +160,7 @@ def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningIte
                 "language or timeout); sent in double quotes so it is searched as text.",
             )
         )
+    query = f"{query} {terms}" if terms else query
     form = {"q": query, "format": "json", "categories": CATEGORIES[request.search_type]}
     form["language"] = _language(request, warnings)
     # Always sent, with Brave's default for the type when none was asked (else the instance's default applies).
