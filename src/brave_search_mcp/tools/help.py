@@ -52,6 +52,11 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "tool": "brave_web_search",
+        "why": "only from the Python docs and the PEPs",
+        "arguments": {"query": "asyncio taskgroup", "sites": ["docs.python.org", "peps.python.org"]},
+    },
+    {
+        "tool": "brave_web_search",
         "why": "images, many at once",
         "arguments": {"query": "aurora borealis", "search_type": "images", "max_results": 50},
     },
@@ -83,6 +88,11 @@ EXAMPLES: list[dict[str, Any]] = [
         "tool": "brave_llm_context",
         "why": "grounding passages to cite, within 4000 characters",
         "arguments": {"query": "tokio select cancellation safety", "max_chars": 4000},
+    },
+    {
+        "tool": "brave_llm_context",
+        "why": "grounding passages from anywhere but one site",
+        "arguments": {"query": "python asyncio cancellation", "exclude_sites": ["medium.com"]},
     },
     {
         "tool": "brave_local_search",
