@@ -260,8 +260,14 @@ class SearxngProvider:
             await fetch()
             return mine[0]
         key = make_key(f"{self._cache_prefix}/search", list(fields.items()))
-        body, _hit = await self._cache.get_or_fetch(key, fetch, ttl)
-        return mine[0] if mine else decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
+        pages: list[dict[str, Any]] = []
+
+        def readable(body: bytes) -> bool:  # a stored page that is not one is dropped and fetched again
+            pages.append(decode_json_object(body, "SearXNG", _NOT_JSON_HINT))
+            return page_failure(pages[-1]) is None
+
+        body, _hit = await self._cache.get_or_fetch(key, fetch, ttl, readable)
+        return mine[0] if mine else pages[-1] if pages else decode_json_object(body, "SearXNG", _NOT_JSON_HINT)
 
     def _on_limiter_clock(self, deadline: float | None) -> float | None:
         return None if deadline is None else moved(deadline, self._clock, self._limiter.clock)
