@@ -68,7 +68,10 @@ FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
 NO_FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (InvalidArgument, UpstreamValidation, NoResults)
 # Failures of the provider's configuration: fall back, but no breaker count (only a fix of the setting helps).
 CONFIG_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed, NotInPlan)
+# Of those, the ones the status tool names until the provider answers again (a plan's limits are shown per tool).
+SETTING_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed)
 _REASON_LIMIT = 160
+BREAKER_RECORD_SECONDS = 86_400.0  # a breaker record nobody wrote for a day is forgotten
 
 
 def _short(message: str) -> str:
@@ -112,14 +115,19 @@ class FallbackChain:
             raise ValueError(f"need at least one provider and unique names, got {names}")
         self.providers = tuple(providers)
         self._clock = clock
+        self._setting_errors: dict[str, str] = {}  # provider -> its last call's setting error, until it answers
         self.breakers = {
             p.name: CircuitBreaker(p.name, threshold=threshold, cooldown=cooldown, clock=clock, wall_clock=wall_clock)
             for p in providers
         }
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Per provider name, its breaker state as this process last saw it."""
-        return {name: breaker.snapshot() for name, breaker in self.breakers.items()}
+        """Per provider name, its breaker state as this process last saw it, and the setting its last call failed
+        on, if it did."""
+        found = {name: breaker.snapshot() for name, breaker in self.breakers.items()}
+        for name, error in self._setting_errors.items():
+            found[name]["config_error"] = error
+        return found
 
     async def status(self) -> dict[str, dict[str, Any]]:
         """Per provider name, its breaker state for the status tool: what the shared store says, when there is one
@@ -158,21 +166,30 @@ class FallbackChain:
                 await self._publish()
 
     async def _adopt_shared(self) -> None:
-        assert self._records is not None
+        """Every breaker as the store holds it; a record that fails validation is dropped and written anew from
+        this process's own breaker (never adopted, never raised on every call)."""
+        records = self._records
+        assert records is not None
         for name, breaker in self.breakers.items():
+            key = f"{self._namespace}breaker:{name}"
             try:
-                record = await self._records.get(f"{self._namespace}breaker:{name}")
+                record = await records.get(key)
+                if record is not None:
+                    try:
+                        breaker.adopt(record)
+                    except ValueError as refused:
+                        await records.drop(key, f"{name} breaker: {refused}")
+                        await records.put(key, breaker.export(), ttl=BREAKER_RECORD_SECONDS)
             except Exception:  # the store falls back by itself; a breaker must never fail a call
-                logger.debug("breaker state of %s could not be read", name, exc_info=True)
-                continue
-            if record is not None:
-                breaker.adopt(record)
+                logger.warning("breaker state of %s could not be read", name, exc_info=True)
 
     async def _publish(self) -> None:
         assert self._records is not None
         for name, breaker in self.breakers.items():
             try:
-                await self._records.put(f"{self._namespace}breaker:{name}", breaker.export(), ttl=86_400.0)
+                await self._records.put(
+                    f"{self._namespace}breaker:{name}", breaker.export(), ttl=BREAKER_RECORD_SECONDS
+                )
             except Exception:
                 logger.debug("breaker state of %s could not be shared", name, exc_info=True)
 
@@ -200,11 +217,14 @@ class FallbackChain:
                     breaker.release()
                 else:
                     breaker.record_success()  # the provider answered sensibly: it is healthy
+                    self._setting_errors.pop(provider.name, None)
                 exc.provider = exc.provider or provider.name
                 exc.warnings.extend(m.warning() for m in misses)
                 raise
             except FALLBACK_ERRORS as exc:
                 exc.provider = exc.provider or provider.name
+                if isinstance(exc, SETTING_ERRORS):
+                    self._setting_errors[provider.name] = f"{exc.code}: {_short(exc.message)}"
                 if exc.details.get("client_side") or isinstance(exc, CONFIG_ERRORS):
                     breaker.release()  # our own throttle said "not now", or a setting is wrong: not unhealthy
                 else:
@@ -215,6 +235,7 @@ class FallbackChain:
                 breaker.release()  # cancelled or a bug: says nothing about the provider
                 raise
             breaker.record_success()
+            self._setting_errors.pop(provider.name, None)
             page.warnings[:0] = [m.warning() for m in misses]
             return page
         raise self._all_failed(request, misses)
