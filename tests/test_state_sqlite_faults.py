@@ -33,9 +33,14 @@ MONTH = "brave:key|:month:2026-11"
 
 
 @asynccontextmanager
-async def opened(path: Path, clock: FakeClock, **options: float) -> AsyncIterator[SharedBackend]:
+async def opened(path: Path, clock: FakeClock, cache_max_bytes: int | None = None) -> AsyncIterator[SharedBackend]:
     backend = await open_state(
-        f"sqlite://{path}", cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=RETRY, **options
+        f"sqlite://{path}",
+        cache_max_entries=10,
+        cache_max_bytes=cache_max_bytes,
+        clock=clock,
+        sleep=clock.sleep,
+        retry_interval=RETRY,
     )
     assert isinstance(backend, SharedBackend)
     try:
@@ -77,6 +82,7 @@ async def test_a_file_that_turns_corrupt_under_running_processes_is_rebuilt_with
     async with opened(path, clock) as running:
         limiter = running.limiter("brave", rate=100.0, burst=1)
         assert await book(running, clock, 3) == 3
+        assert isinstance(running.store, SqliteStore)
         running.store.state.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         with caplog.at_level(logging.WARNING):
             path.write_bytes(GARBAGE)
@@ -149,6 +155,7 @@ async def test_a_full_disk_degrades_the_cache_and_the_file_is_used_again_once_th
     memory; the next try opens the file again and stores there."""
     path = tmp_path / "s.db"
     async with opened(path, clock, cache_max_bytes=10**6) as backend:
+        assert isinstance(backend.store, SqliteStore)
         conn = backend.store.state.connection
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
