@@ -162,17 +162,22 @@ async def test_an_outage_count_whose_answer_was_lost_is_added_once(tmp_path: Pat
 async def test_a_store_that_lost_its_counts_is_raised_to_what_this_process_knew(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    """A Redis restarted without persistence comes back empty: the month is raised to at least the count this
-    process had reached (the store's last count plus its own), so the spending cap forgets nothing it knew."""
-    async with flaky(tmp_path / "s.db", clock) as (backend, store):
+    """A store that comes back empty (a Redis restarted without persistence; here the file's rows deleted, its
+    epoch with them) gets back the count each process last saw, the latest of them, plus what each counted
+    meanwhile: the spending cap forgets nothing a process knew."""
+    async with flaky(tmp_path / "s.db", clock) as (backend, store), flaky(tmp_path / "s.db", clock) as (other, down):
         await book(backend, clock, 3)
-        store.fault = StoreUnavailable("down")
+        await book(other, clock, 2)  # 5: this one saw the later count
+        store.fault = down.fault = StoreUnavailable("down")
         await book(backend, clock, 2)
+        await book(other, clock, 1)
         with sqlite3.connect(tmp_path / "s.db") as wipe:
             wipe.execute("DELETE FROM counters")
-        store.fault = None
+            wipe.execute("DELETE FROM records")
+        store.fault = down.fault = None
         await clock.sleep(RETRY)
-        assert await book(backend, clock) == [6]
+        assert await book(backend, clock) == [3 + 2 + 1]  # its own base, 3, and its two; the other's one is owed
+        assert await book(other, clock) == [5 + 2 + 1 + 1 + 1]  # the later base, 5: every booking is there once
 
 
 async def test_the_spending_cap_holds_through_an_outage(tmp_path: Path, clock: FakeClock) -> None:

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from brave_search_mcp.ratelimit.plan import Ask, PlanState
-from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.base import StateBackend, StoreUnavailable
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.redis import SOCKET_TIMEOUT_SECONDS, RedisStore
@@ -177,11 +177,20 @@ async def test_an_outage_batch_is_added_once_per_token(server: RedisServer) -> N
         store = RedisStore(server.url, client)
         now = time.time()
         await store.book(MONTH, None, now + 3600, now)
-        batch = Batch(delta=2, floor=0, expires=now + 7200)
+        epoch = await store.epoch()
+        batch = Batch(delta=2, base=1, epoch=epoch, expires=now + 7200)
         assert await store.merge_count(MONTH, batch, now) == 3
         assert await store.merge_count(MONTH, batch, now) == 3  # sent again after a lost answer: not added twice
         assert 7_100_000 < await client.pttl(f"brave-search-mcp:count:{MONTH}") <= 7_200_000  # the longer expiry
-        assert await store.merge_count(MONTH, Batch(delta=0, floor=10, expires=now), now) == 10  # a floor raises
+        await client.flushdb()  # restarted empty: a new epoch; bookings refuse it until the counts are back...
+        with pytest.raises(StoreUnavailable, match="lost this project's state"):
+            await store.book(MONTH, None, now + 3600, now)
+        # ...which puts back the latest base any process saw, once, plus every batch's bookings
+        assert await store.merge_count(MONTH, Batch(delta=1, base=10, epoch=epoch, expires=now + 60), now) == 11
+        assert await store.merge_count(MONTH, Batch(delta=1, base=12, epoch=epoch, expires=now + 60), now) == 14
+        assert await store.merge_count(MONTH, Batch(delta=1, base=5, epoch=epoch, expires=now + 60), now) == 15
+        assert await store.book(MONTH, None, now + 3600, now) == (True, 16)  # the new server's epoch, known now
+        assert await store.epoch() != epoch
     finally:
         await client.aclose()
 

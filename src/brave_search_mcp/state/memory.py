@@ -105,9 +105,13 @@ class MemorySlots:
         return [(name, n, expires) for name, (n, expires) in self._counters.items() if expires > now]
 
     def remember_count(self, counter: str, n: int, expires: float | None) -> None:
-        """The store's count: an outage counts on from it (``expires`` None: as before)."""
+        """A count the store gave: an outage counts on from the highest one seen (answers to calls made together
+        arrive in any order; ``expires`` None: as before)."""
         old = self._counters.get(counter)
-        self._counters[counter] = (n, expires if expires is not None else old[1] if old else math.inf)
+        if old is None:
+            self._counters[counter] = (n, math.inf if expires is None else expires)
+        else:
+            self._counters[counter] = (max(n, old[0]), old[1] if expires is None else expires)
 
 
 class MemoryCache:

@@ -1,12 +1,13 @@
 """The month's requests counted in memory while the shared store was down, added to the store once it is back.
 
-Each process keeps, per counter, batches of what it booked (and gave back) on memory during an outage, the first
-starting from the count it last saw in the store (a floor: ``SharedSlots`` queues one per counter it knows when an
-outage begins). When the
+When an outage begins, ``SharedSlots`` opens a batch per counter this process knows, holding the count it last saw
+in the store (``base``) and that store's ``epoch`` (a random id a store makes once; a restarted-empty Redis or a
+state file made afresh has a new one). What it books and gives back on memory meanwhile goes into the batch. When the
 store answers again the batches are sent in order, each with a token the store remembers: a batch whose answer was
-lost is sent again and never added twice. A store that lost its counts meanwhile (a Redis restarted without
-persistence) is raised to at least what this process counted on memory (the last count it saw in the store plus
-its own bookings since), so the spending cap never forgets what a process knew.
+lost is sent again and never added twice. The store adds each batch's bookings; if its epoch is not the batch's, it
+lost what it held, and it also puts back the largest base any process sent it (kept beside the count: two processes
+that each saw the count at a different moment restore the later one, then both add their own bookings). So the
+spending cap forgets nothing a process knew.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Batch:
 
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     delta: int = 0  # requests booked minus those given back
-    floor: int = 0  # this process's count on memory after them: the store's count is raised to at least this
+    base: int = 0  # the count this process last saw in the store before counting on memory
+    epoch: str | None = None  # that store's epoch (None: never seen: nothing to put back)
     expires: float = 0.0
     sealed: bool = False  # being sent (or sent once): later bookings go to a new batch
 
@@ -42,14 +44,20 @@ class OwedCounts:
     def __bool__(self) -> bool:
         return bool(self._batches)
 
-    def add(self, counter: str, delta: int, count: int, expires: float) -> None:
-        """``delta`` more (or fewer) requests counted on memory, where the count is now ``count``."""
+    def start(self, counter: str, base: int, epoch: str | None, expires: float) -> None:
+        """An outage begins: what ``counter`` was in the store (epoch ``epoch``) when last seen."""
         batches = self._batches.setdefault(counter, [])
         if not batches or batches[-1].sealed:
-            batches.append(Batch())
+            batches.append(Batch(base=base, epoch=epoch, expires=expires))
+
+    def add(self, counter: str, delta: int, expires: float) -> None:
+        """``delta`` more (or fewer) requests counted on memory."""
+        batches = self._batches.setdefault(counter, [])
+        if not batches or batches[-1].sealed:
+            last = batches[-1] if batches else Batch()
+            batches.append(Batch(base=last.base, epoch=last.epoch))
         batch = batches[-1]
         batch.delta += delta
-        batch.floor = count
         batch.expires = max(batch.expires, expires)
 
     def owed(self, counter: str) -> int:
@@ -67,7 +75,7 @@ class OwedCounts:
                 batches = self._batches[counter]
                 while batches:
                     batch = batches[0]
-                    if batch.delta != 0 or batch.floor > 0:
+                    if batch.delta != 0 or batch.base > 0:
                         batch.sealed = True  # it may reach the store now: later bookings go to a new batch
                         seen(counter, await merge(counter, batch), batch.expires)
                     batches.pop(0)

@@ -42,6 +42,7 @@ from brave_search_mcp.state.redis_scripts import (
     CACHE_CLEAR,
     CACHE_DROP,
     CACHE_STATS,
+    EPOCH,
     GET_OR_LEASE,
     MERGE,
     PUT_RELEASE,
@@ -62,6 +63,7 @@ PREFIX = "brave-search-mcp:"
 # The cache's bookkeeping: last use and expiry of each entry (sorted sets), its size (a hash), the bytes in all.
 CACHE_KEYS = tuple(f"{PREFIX}{name}" for name in ("cache-used", "cache-expires", "cache-sizes", "cache-bytes"))
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
+EPOCH_KEY = f"{PREFIX}epoch"  # the server's random id (``Store.epoch``)
 TIME_FIELDS = ("penalty_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 
 
@@ -125,10 +127,12 @@ class RedisStore:
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self.dropped = DropLog()
+        self._expected: str | None = None  # the epoch bookings expect (``epoch``)
         self._reserve = client.register_script(RESERVE)
         self._book = client.register_script(BOOK)
         self._unbook = client.register_script(UNBOOK)
         self._merge = client.register_script(MERGE)
+        self._epoch = client.register_script(EPOCH)
         self._get_or_lease = client.register_script(GET_OR_LEASE)
         self._renew = client.register_script(RENEW)
         self._put_release = client.register_script(PUT_RELEASE)
@@ -208,16 +212,29 @@ class RedisStore:
         return await self._call(attempt)
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
-        """The booking script: count one unless ``cap`` is reached."""
-        args = [-1 if cap is None else cap, _ms(expires - now)]
-        booked, n = await self._call(lambda: self._book(keys=[f"{PREFIX}count:{counter}"], args=args))
+        """The booking script: count one unless ``cap`` is reached; StoreUnavailable when the server is not the one
+        whose epoch this store last read (restarted empty: the counts this process knew must be put back first)."""
+        args: list[str | int] = [-1 if cap is None else cap, _ms(expires - now), self._expected or ""]
+        keys = [f"{PREFIX}count:{counter}", EPOCH_KEY]
+        booked, n = await self._call(lambda: self._book(keys=keys, args=args))
+        if booked == -1:
+            raise StoreUnavailable("the Redis server lost this project's state (restarted empty); counts are put back")
         return bool(booked), int(n)
 
+    async def epoch(self) -> str:
+        """The server's random id for this project's keys (made on first use): a server restarted empty has another.
+        Bookings on a server with another epoch fail from now on (``book``)."""
+        self._expected = _text(await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=[uuid.uuid4().hex])))
+        return self._expected
+
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
-        """The merge script: the outage's batch added once per token, the count raised to its floor."""
-        keys = [f"{PREFIX}count:{counter}", f"{PREFIX}merged:{batch.token}"]
-        args = [batch.delta, batch.floor, _ms(batch.expires - now) if batch.expires > now else 0, MERGED_KEPT_MS]
-        return int(await self._call(lambda: self._merge(keys=keys, args=args)))
+        """The merge script: the outage's batch added once per token; on another epoch its base put back too."""
+        keys = [f"{PREFIX}count:{counter}", f"{PREFIX}merged:{batch.token}", EPOCH_KEY, f"{PREFIX}restored:{counter}"]
+        ms = _ms(batch.expires - now) if batch.expires > now else 0
+        args: list[str | int] = [batch.delta, batch.base, ms, MERGED_KEPT_MS, batch.epoch or "", uuid.uuid4().hex]
+        merged, epoch = await self._call(lambda: self._merge(keys=keys, args=args))
+        self._expected = _text(epoch)  # the counts this process knew are in: book on this server from now on
+        return int(merged)
 
     async def unbook(self, counter: str) -> None:
         """Give one back (never below zero)."""

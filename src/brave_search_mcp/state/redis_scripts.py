@@ -119,8 +119,10 @@ for i = 2, #KEYS, 2 do
 end
 return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT}
 """
-# KEYS: counter.  ARGV: cap (-1: none), ms to live.  Returns {booked 1/0, count}.
+# KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any).  Returns {booked
+# 1/0, count}, or {-1, 0} when the server's epoch is another (it lost what it held: the caller's outage begins).
 BOOK = """
+if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0} end
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 local cap = tonumber(ARGV[1])
 if cap >= 0 and n >= cap then return {0, n} end
@@ -133,18 +135,36 @@ local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 """
-# KEYS: counter, marker.  ARGV: delta, floor, ms to live (0: keep), ms to remember the marker.  Returns the count.
-# An outage's batch (``state.owed``): added once per marker, the count raised to at least the floor.
+# KEYS: epoch.  ARGV: a new random id.  Returns the store's epoch (made now if it had none).
+EPOCH = """
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+"""
+# KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
+# marker, the batch's epoch ('': none), a new random id.  Returns {the count, the server's epoch}. An outage's
+# batch (``state.owed``): added once per marker; on another epoch (the server lost what it held) its base is put
+# back where it exceeds the base already put back.
 MERGE = """
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if redis.call('EXISTS', KEYS[2]) == 1 then return n end
+redis.call('SET', KEYS[3], ARGV[6], 'NX')
+if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3])} end
 local ttl = redis.call('PTTL', KEYS[1])
-local merged = math.max(n + tonumber(ARGV[1]), tonumber(ARGV[2]), 0)
-redis.call('SET', KEYS[1], merged)
 local ms = math.max(tonumber(ARGV[3]), ttl)
+local merged = n + tonumber(ARGV[1])
+if ARGV[5] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then
+  local put_back = tonumber(redis.call('GET', KEYS[4]) or '0')
+  local base = tonumber(ARGV[2])
+  if base > put_back then
+    merged = merged + base - put_back
+    redis.call('SET', KEYS[4], base)
+    if ms > 0 then redis.call('PEXPIRE', KEYS[4], ms) end
+  end
+end
+merged = math.max(merged, 0)
+redis.call('SET', KEYS[1], merged)
 if ms > 0 then redis.call('PEXPIRE', KEYS[1], ms) end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-return merged
+return {merged, redis.call('GET', KEYS[3])}
 """
 
 # The cache's bookkeeping, shared by the scripts below. KEYS[3..6]: last use (sorted set, ms), expiry (sorted set,

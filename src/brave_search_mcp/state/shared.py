@@ -50,9 +50,15 @@ class Store(SlotNumbers, CacheStore, Protocol):
         """Where the state lives, without secrets."""
         ...
 
+    async def epoch(self) -> str:
+        """This store's random id, made on first use: a store that lost what it held (restarted empty, made afresh)
+        has a new one."""
+        ...
+
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
-        """Add ``batch.delta`` to the counter, raised to at least ``batch.floor``, once per ``batch.token`` (a batch
-        sent again changes nothing); the count after it."""
+        """Add ``batch.delta`` to the counter once per ``batch.token`` (a batch sent again changes nothing); if the
+        store's epoch is not ``batch.epoch``, also put back ``batch.base`` where it exceeds the base already put
+        back (kept beside the count); the count after it."""
         ...
 
     async def record_get(self, key: str, now: float) -> str | None:
@@ -84,15 +90,16 @@ class SharedSlots:
         self._memory = backend.fallback.memory_slots
         self.owed = OwedCounts()  # counted on memory during an outage, not yet in the store
         self._outages = backend.guard.outages
+        self._epoch: str | None = None  # the store's epoch, once read (``owed``)
 
     def _outage(self) -> None:
-        """The store failed: at the start of each outage, every count this process knows is queued as a floor for
-        the store (a store that comes back empty, like a restarted Redis, gets them back; an intact one has more)."""
+        """The store failed: at the start of each outage, every count this process knows opens a batch holding it
+        and the store's epoch (a store that comes back empty, like a restarted Redis, gets them back)."""
         outages = self._b.guard.outages
         if outages != self._outages:
             self._outages = outages
             for counter, n, expires in self._memory.counts(self._b.clock()):
-                self.owed.add(counter, 0, n, expires)
+                self.owed.start(counter, n, self._epoch, expires)
 
     @property
     def degraded(self) -> bool:
@@ -104,20 +111,29 @@ class SharedSlots:
         (a booking under the cap, a count) sees it."""
         if self.owed:
             await self._repay()
-        return await self._b.guard.call(op)
+        result = await self._b.guard.call(op)
+        if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
+            with contextlib.suppress(StoreUnavailable):
+                self._epoch = await self._b.guard.call(self._b.store.epoch)
+        return result
 
     async def _repay(self) -> None:
         """Add what was counted on memory during an outage to the store, now that it answers (``owed``)."""
         b = self._b
+        merged = False
 
         def merge(counter: str, batch: Batch) -> Awaitable[int]:
             return b.guard.call(lambda: b.store.merge_count(counter, batch, b.clock()))
 
         def seen(counter: str, n: int, expires: float) -> None:
+            nonlocal merged
+            merged = True
             self._memory.remember_count(counter, n, expires)
             logger.info("state: the requests counted during the outage were added to the store (now %d)", n)
 
         await self.owed.repay(merge, seen)
+        if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
+            self._epoch = None
 
     def _seeded(self, ask: Ask) -> Ask:
         """A store that has no plan (new, or a Redis that restarted empty) starts from the one this process knows."""
@@ -168,7 +184,7 @@ class SharedSlots:
             self._outage()
             booked, n = await self._fallback.book(counter, cap, expires, now)
             if booked:
-                self.owed.add(counter, 1, n, expires)
+                self.owed.add(counter, 1, expires)
             return booked, n
         self._memory.remember_count(counter, n, expires)
         return booked, n
@@ -180,19 +196,18 @@ class SharedSlots:
         except StoreUnavailable:
             self._outage()
             await self._fallback.unbook(counter)
-            self.owed.add(counter, -1, await self._fallback.count(counter, self._b.clock()), 0.0)
+            self.owed.add(counter, -1, 0.0)
             return
         await self._fallback.unbook(counter)
 
     async def count(self, counter: str, now: float) -> int:
-        """The store's count (memory's while it is down, with what it counted meanwhile)."""
+        """The store's count (memory's while it is down, with what it counted meanwhile); only a booking's count is
+        kept for an outage (a count read here may come from a store that has not yet been given it back)."""
         try:
-            n = await self._stored(lambda: self._b.store.count(counter, now))
+            return await self._stored(lambda: self._b.store.count(counter, now))
         except StoreUnavailable:
             self._outage()
             return await self._fallback.count(counter, now)
-        self._memory.remember_count(counter, n, None)
-        return n
 
 
 class SharedRecords:

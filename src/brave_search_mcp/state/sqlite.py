@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -38,6 +39,8 @@ T = TypeVar("T")
 PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
 MERGED_PREFIX = "merged:"  # records naming the outage counts already added (``owed``): sent again, added once
+RESTORED_PREFIX = "restored:"  # per counter, the base put back into a file made afresh (``owed``)
+EPOCH_KEY = "state-epoch"  # the file's random id (``Store.epoch``)
 MERGED_KEPT_SECONDS = 7 * 86400.0
 
 
@@ -189,9 +192,19 @@ class SqliteStore:
 
         return await self.state.run(work)
 
+    @staticmethod
+    def _epoch(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT OR IGNORE INTO records VALUES (?, ?, NULL)", (EPOCH_KEY, json.dumps(uuid.uuid4().hex)))
+        return str(json.loads(conn.execute("SELECT value FROM records WHERE key = ?", (EPOCH_KEY,)).fetchone()[0]))
+
+    async def epoch(self) -> str:
+        """This file's random id (made with its first epoch read): a file made afresh has another."""
+        return await self.state.run(self._epoch)
+
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
-        """One transaction: add the outage's batch unless its token is recorded, raised to its floor."""
-        marker = MERGED_PREFIX + batch.token
+        """One transaction: add the outage's batch unless its token is recorded; on another epoch, put its base
+        back too (``owed``)."""
+        marker, restored = MERGED_PREFIX + batch.token, RESTORED_PREFIX + counter
 
         def work(conn: sqlite3.Connection) -> int:
             row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
@@ -199,12 +212,20 @@ class SqliteStore:
             n = int(row[0]) if live else 0
             if conn.execute("SELECT 1 FROM records WHERE key = ?", (marker,)).fetchone() is not None:
                 return n
-            merged = max(n + batch.delta, batch.floor, 0)
             expires = max(batch.expires, row[1] if live else 0.0)
-            conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, merged, expires))
+            merged = n + batch.delta
+            if batch.epoch is not None and batch.epoch != self._epoch(conn):  # the file lost what it held
+                found = conn.execute("SELECT value FROM records WHERE key = ?", (restored,)).fetchone()
+                put_back = int(json.loads(found[0])) if found is not None else 0
+                if batch.base > put_back:
+                    merged += batch.base - put_back
+                    conn.execute(
+                        "INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (restored, str(batch.base), expires)
+                    )
+            conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, max(0, merged), expires))
             conn.execute("DELETE FROM records WHERE key LIKE ? AND expires <= ?", (MERGED_PREFIX + "%", now))
             conn.execute("INSERT INTO records VALUES (?, '{}', ?)", (marker, now + MERGED_KEPT_SECONDS))
-            return merged
+            return max(0, merged)
 
         return await self.state.run(work)
 

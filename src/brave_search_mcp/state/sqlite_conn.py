@@ -33,6 +33,9 @@ T = TypeVar("T")
 
 CHECKPOINT_EVERY = 200  # operations between two WAL checkpoints (in a thread; SQLite's own is turned off)
 LOCK_WAIT_SECONDS = 1.0  # the longest an operation waits for another connection's write lock
+# After the file holding counts was found replaced, operations fail this long: the outage is recorded (and the counts
+# this process knew kept for the new file) before any operation reads a count from the new file.
+REPLACED_HOLD_SECONDS = 0.25
 
 
 class _Busy(Exception):
@@ -56,6 +59,7 @@ class FileConnection:
         self._counts = counts  # the file holds counts: its replacement is an outage, so they are put back
         self._identity = identity(path) if conn is not None else None
         self._broken: BaseException | None = None  # the error after which the connection is opened afresh
+        self._held_until = -1.0  # operations fail until then (``REPLACED_HOLD_SECONDS``)
         self._lock = threading.Lock()
         self._closed = False
         self._operations = 0  # since the last WAL checkpoint
@@ -78,6 +82,8 @@ class FileConnection:
         (``LOCK_WAIT_SECONDS`` at most, counted from now)."""
         if self._replaced():
             await anyio.to_thread.run_sync(self._reopen)
+        if time.monotonic() < self._held_until:
+            raise StoreUnavailable(self._replacement())
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         done = False
         if self._lock.acquire(blocking=False):  # free unless a worker thread is using the connection
@@ -132,7 +138,11 @@ class FileConnection:
             self._checkpointer = Checkpointer(self.path)
             logger.info("state: opened %s again", self.path)
         if replaced and self._counts:
-            raise StoreUnavailable(f"{self.path} was replaced by a new file; its counts are put back")
+            self._held_until = time.monotonic() + REPLACED_HOLD_SECONDS
+            raise StoreUnavailable(self._replacement())
+
+    def _replacement(self) -> str:
+        return f"{self.path} was replaced by a new file; its counts are put back"
 
     def _execute(self, statement: str) -> None:
         try:

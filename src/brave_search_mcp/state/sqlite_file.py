@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SHORT_READ = 522  # SQLITE_IOERR_SHORT_READ: the file is shorter than its own pages say (a WAL written over)
 OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
 
 # The state: the rate limiter's plans and recent starts, the monthly counters, the breakers' records.
@@ -58,7 +59,8 @@ class Corrupt(sqlite3.DatabaseError):
 
 def corrupt(exc: BaseException) -> bool:
     """SQLite says the file is not a database, or a damaged one."""
-    return isinstance(exc, Corrupt) or getattr(exc, "sqlite_errorcode", 0) & 0xFF in _CORRUPT_CODES
+    code = getattr(exc, "sqlite_errorcode", 0)
+    return isinstance(exc, Corrupt) or code & 0xFF in _CORRUPT_CODES or code == _SHORT_READ
 
 
 def identity(path: Path) -> tuple[int, int] | None:
