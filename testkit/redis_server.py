@@ -1,4 +1,6 @@
-"""A real redis-server on 127.0.0.1 for tests and bench: start, stop, kill -9, restart on the same port."""
+"""A real redis-server on 127.0.0.1 for tests and bench: start, stop, kill -9, pause (SIGSTOP), restart on the same
+port, and the settings a fault needs (``CONFIG SET maxmemory``).
+"""
 
 from __future__ import annotations
 
@@ -21,13 +23,19 @@ def redis_server_binary() -> str | None:
     return shutil.which("redis-server")
 
 
-def _ping(port: int) -> bool:
+def _command(port: int, *args: str, timeout: float = 0.2) -> bytes:
+    """One command in Redis's wire format; the first reply line (b"" when the server does not answer)."""
+    request = f"*{len(args)}\r\n".encode() + b"".join(f"${len(a.encode())}\r\n{a}\r\n".encode() for a in args)
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(request)
+            return s.recv(4096).split(b"\r\n", 1)[0]
     except OSError:
-        return False
+        return b""
+
+
+def _ping(port: int) -> bool:
+    return _command(port, "PING").startswith(b"+PONG")
 
 
 class RedisServer:
@@ -76,15 +84,33 @@ class RedisServer:
     def kill(self) -> None:
         """SIGKILL, as a crash would (nothing flushed, connections reset)."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGKILL)
+            self._proc.send_signal(signal.SIGKILL)  # works on a paused process too
             self._proc.wait(timeout=5)
         self._proc = None
+
+    def pause(self) -> None:
+        """SIGSTOP: the process holds its connections and answers nothing (a stalled host, a long GC)."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise RuntimeError("redis-server is not running")
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``: the commands sent meanwhile are answered now."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+
+    def config(self, name: str, value: str) -> None:
+        """``CONFIG SET name value`` (e.g. ``maxmemory`` and ``maxmemory-policy`` for a full server)."""
+        reply = _command(self.port, "CONFIG", "SET", name, value, timeout=2.0)
+        if reply != b"+OK":
+            raise RuntimeError(f"CONFIG SET {name} {value} answered {reply!r}")
 
     def stop(self) -> None:
         """Terminate politely (bounded), then kill."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
+        proc.send_signal(signal.SIGCONT)  # a paused server would not act on the SIGTERM
         proc.terminate()
         try:
             proc.wait(timeout=3)

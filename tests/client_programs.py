@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import pytest
 
 from brave_search_mcp.tools.registry import all_tools
+from testkit import programs
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
@@ -39,9 +40,7 @@ def node_bin() -> Path:
 
 def unavailable(reason: str) -> NoReturn:
     """Skip with the reason; under CI (CI=true) fail instead: there these tests must really run."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must run the real-client tests, but {reason}")
-    pytest.skip(reason)
+    programs.unavailable(reason)
 
 
 def require_tools(*names: str) -> Path:

@@ -192,6 +192,14 @@ def test_inputs_are_strict() -> None:
     assert AnswerArgs.model_validate({"query": "alias works"}).question == "alias works"
 
 
+@pytest.mark.parametrize("question", ["\x1b", "\x00 \x07\t"])
+def test_a_question_of_control_characters_only_is_refused_not_sent_empty(question: str) -> None:
+    """Found by the argument fuzz (issue 36): it passed the blank check, was cleaned to "" and sent, and Brave
+    answered 422 UPSTREAM_VALIDATION ("exactly one user message")."""
+    with pytest.raises(errors.InvalidArgument, match="question must not be empty"):
+        prepare(AnswerArgs(question=question))
+
+
 # ------------------------------------------------------------------------- broken streams, deadlines
 
 

@@ -21,16 +21,16 @@ import trustme
 from brave_search_mcp.compose import open_tools
 from brave_search_mcp.config import Settings
 from brave_search_mcp.tools.boundary import ToolOutcome
-from testkit import forward_proxy
 from testkit.brave.http_server import FakeBraveServer
 from testkit.forward_proxy import Forwarded, ForwardProxy
+from testkit.programs import require
 from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
 from testkit.tracked_server import free_port
 
+require("tinyproxy", ".ci/run installs it: apt-get install -y tinyproxy")
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not forward_proxy.available(), reason="tinyproxy is not installed (.ci/run installs it)"),
     pytest.mark.usefixtures("network_env"),  # no proxy or CA setting from the machine: each test sets what it checks
 ]
 

@@ -30,7 +30,8 @@ from brave_search_mcp.ratelimit.plan import (
     horizon,
     matters_after,
 )
-from testkit.redis_server import RedisServer, redis_server_binary
+from testkit.programs import require
+from testkit.redis_server import RedisServer
 
 NOW = 1_764_000_000.123456  # wall-clock sized, so precision is exercised as in production
 
@@ -309,8 +310,7 @@ def _same_decision(
 
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
-    if redis_server_binary() is None:
-        pytest.skip("redis-server is not installed here")
+    require("redis-server", ".ci/run installs it: apt-get install -y redis-server")
     with RedisServer() as server:
         yield server.url
 

@@ -12,14 +12,12 @@ from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
-from testkit.redis_server import RedisServer, redis_server_binary
+from testkit.programs import require
+from testkit.redis_server import RedisServer
 from tests import state_contract as contract
 from tests.test_state_memory import CASES
 
-pytestmark = pytest.mark.skipif(
-    redis_server_binary() is None,
-    reason="redis-server is not installed here (.ci/run installs it with apt-get install -y redis-server)",
-)
+require("redis-server", ".ci/run installs it: apt-get install -y redis-server")
 
 
 @pytest.fixture(scope="module")

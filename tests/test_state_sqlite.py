@@ -109,16 +109,11 @@ async def test_cache_is_bounded_by_entries_and_bytes_least_recently_used_first(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("damage", ["corrupt", "unwritable"])
-async def test_unusable_file_warns_once_and_calls_still_work(
-    damage: str, clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+async def test_a_file_that_cannot_be_made_warns_once_calls_still_work_and_it_is_used_once_it_can(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    if damage == "corrupt":
-        path = tmp_path / "s.db"
-        path.write_bytes(b"this is not a database, just garbage " * 200)
-    else:
-        (tmp_path / "a-file").write_text("x")
-        path = tmp_path / "a-file" / "s.db"  # its parent is a file: nothing can be created there (even as root)
+    (tmp_path / "a-file").write_text("x")
+    path = tmp_path / "a-file" / "s.db"  # its parent is a file: nothing can be created there (even as root)
     with caplog.at_level(logging.WARNING):
         backend = await _sqlite(path, clock)
         limiter = backend.limiter("brave", rate=RATE_FAST, burst=1)
@@ -129,7 +124,12 @@ async def test_unusable_file_warns_once_and_calls_still_work(
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and str(path) in warnings[0].getMessage()
     health = backend.health()
-    assert backend.name == "memory" and health["degraded"] is True and str(path) in health["warning"]
+    assert backend.name == "sqlite" and health["degraded"] is True and str(path) in health["warning"]
+    (tmp_path / "a-file").unlink()  # the directory can be made now: the next try after the interval uses the file
+    await clock.sleep(5.0)
+    await limiter.acquire()
+    assert backend.health()["degraded"] is False and path.exists()
+    await backend.aclose()
 
 
 @pytest.fixture

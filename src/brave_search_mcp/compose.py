@@ -61,7 +61,11 @@ async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
     default_path = Path(settings.state_default_path) if settings.state_default_path else None
     cache_path = Path(settings.cache_default_path) if settings.cache_default_path else None
     backend = await open_state(
-        settings.state, cache_max_entries=settings.cache_size, default_path=default_path, cache_path=cache_path
+        settings.state,
+        cache_max_entries=settings.cache_size,
+        default_path=default_path,
+        cache_path=cache_path,
+        retry_interval=settings.state_retry_seconds,
     )
     try:
         yield backend

@@ -103,6 +103,8 @@ class Settings(BaseModel):
     # their state directory and the response cache in their cache directory; "memory"; "sqlite:///path" (one file
     # holds it all, the cache too); "redis://host:port/db"
     state: str | None = Field(None, alias="BRAVE_SEARCH_STATE")
+    # after the shared state fails, calls run on per-process memory this long before it is tried again
+    state_retry_seconds: float = Field(5.0, alias="BRAVE_SEARCH_STATE_RETRY_SECONDS", ge=0.05, le=300.0)
     state_default_path: str | None = None  # where None puts the state file (from XDG_STATE_HOME / HOME)
     cache_default_path: str | None = None  # where None puts the cache file (from XDG_CACHE_HOME / HOME)
     ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them

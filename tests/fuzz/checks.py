@@ -25,7 +25,7 @@ from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-ARGUMENT_FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=_QUIET)  # 4 tool calls each
+ARGUMENT_FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=_QUIET)  # 8 tool calls each
 BODY_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=_QUIET)
 CALL_LIMIT = 10.0  # seconds any single fuzzed call may take before it counts as hung
 ERROR_CODES = frozenset(code.value for code in ErrorCode)
@@ -37,6 +37,10 @@ ERROR_CODES = frozenset(code.value for code in ErrorCode)
 ALLOWED_CODES: dict[str, frozenset[str]] = {
     "brave_web_search": frozenset({"INVALID_ARGUMENT", "NO_RESULTS"}),
     "brave_summarizer": frozenset({"INVALID_ARGUMENT", "NO_RESULTS", "SUMMARY_UNAVAILABLE"}),
+    "brave_llm_context": frozenset({"INVALID_ARGUMENT", "NO_RESULTS"}),
+    "brave_local_search": frozenset({"INVALID_ARGUMENT", "NO_RESULTS"}),
+    "brave_answer": frozenset({"INVALID_ARGUMENT"}),
+    "read_url": frozenset({"INVALID_ARGUMENT", "FETCH_BLOCKED"}),  # the fuzz's URLs are never fetched
     "brave_web_search_help": frozenset({"INVALID_ARGUMENT"}),
     "brave_web_search_status": frozenset({"INVALID_ARGUMENT"}),
 }

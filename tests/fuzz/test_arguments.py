@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp.types import CallToolResult
 
+from brave_search_mcp.tools.registry import all_tools
 from testkit.in_memory import mcp_client
 from testkit.settings import make_settings
 from tests.fuzz.checks import (
@@ -31,11 +32,20 @@ from tests.fuzz.strategies import surrogate_text, texts, values
 pytestmark = pytest.mark.anyio
 
 
-TOOL_NAMES = ("brave_web_search", "brave_summarizer", "brave_web_search_help", "brave_web_search_status")
+TOOLS = {tool.name: tool.input_model for tool in all_tools()}
+TOOL_NAMES = tuple(TOOLS)
 
+# URLs read_url refuses or cannot parse, and never fetches (the fuzz reaches no network): loopback, private,
+# metadata and odd forms, other schemes, junk.
+BLOCKED_URLS = (
+    "http://127.0.0.1:1/page", "https://[::1]/x", "http://169.254.169.254/latest", "http://localhost./",
+    "http://10.0.0.1/", "http://0.0.0.0/", "file:///etc/passwd", "ftp://127.0.0.1/x", "javascript:alert(1)",
+    "not a url", "http://", "https://user:pw@127.0.0.1/", "http://2130706433/", "HTTP://LOCALHOST/x",
+)  # fmt: skip
 
 # Values each field accepts (and a few it soft-corrects), so most examples get past validation to the upstream.
 _bools = st.booleans()
+_counts = st.integers(0, 120)
 PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "search_type": st.sampled_from(["web", "news", "images", "videos"]),
     "result_filter": st.one_of(
@@ -48,6 +58,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "country": st.sampled_from(["US", "de", "ALL", "XX", "gb", ""]),
     "search_language": st.sampled_from(["en", "zh-hant", "de", "xx", "EN"]),
     "search_lang": st.sampled_from(["en", "jp", "pt-br"]),
+    "language": st.sampled_from(["en", "de", "xx", "pt-br", ""]),
     "ui_language": st.sampled_from(["en-US", "de-DE", "xx-YY", "en-us"]),
     "ui_lang": st.sampled_from(["en-GB", "fr-FR"]),
     "safe_search": st.sampled_from(["off", "moderate", "strict"]),
@@ -57,38 +68,80 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "goggles": st.lists(st.sampled_from(["https://x.example/g", "$discard\n$site=a.example", "http://x"]), max_size=4),
     "max_lines": st.integers(0, 500),
     "max_bytes": st.integers(0, 200_000),
+    "max_chars": st.integers(0, 200_000),
+    "start_char": st.integers(-5, 2_000_000),
     "key": st.text(min_size=1, max_size=40),
     "query": st.one_of(st.text(min_size=1, max_size=80), texts),
+    "question": st.one_of(st.text(min_size=1, max_size=80), texts),
+    "url": st.one_of(st.sampled_from(BLOCKED_URLS), st.text(max_size=30)),
+    "urls": st.lists(st.one_of(st.sampled_from(BLOCKED_URLS), st.text(max_size=30)), max_size=7),
+    "links": st.sampled_from(["same_site", "all", "none", "bogus"]),
+    **dict.fromkeys(
+        ("sites", "exclude_sites"),
+        st.lists(
+            st.one_of(
+                st.sampled_from(["docs.python.org", "*.example.com", "a.example/docs", "https://x.example", "*"]),
+                st.text(max_size=20),
+            ),
+            max_size=12,
+        ),
+    ),
+    "section": st.one_of(st.text(max_size=30), texts),
+    "format": st.sampled_from(["markdown", "text", "html"]),
     "deadline_seconds": st.floats(0.01, 200),
     "topic": st.sampled_from(["params", "examples", "limits", "errors", "all", "bogus"]),
+    "context_threshold_mode": st.sampled_from(["strict", "balanced", "lenient", "disabled", "bogus"]),
+    "latitude": st.floats(-100, 100),
+    "longitude": st.floats(-200, 200),
+    "radius": st.floats(-1, 200_000),
+    "location": st.one_of(st.sampled_from(["Berlin", "San Francisco, CA", ""]), texts),
+    "city": st.sampled_from(["Berlin", "Paris", ""]),
+    "state": st.sampled_from(["CA", "BY", "x" * 40]),
+    "state_name": st.sampled_from(["California", "Bavaria", ""]),
+    "location_country": st.sampled_from(["US", "DE", "XX"]),
+    "postal_code": st.sampled_from(["94107", "10115", "!!"]),
+    **dict.fromkeys(
+        (
+            "maximum_number_of_urls", "maximum_number_of_tokens", "maximum_number_of_snippets",
+            "maximum_number_of_tokens_per_url", "maximum_number_of_snippets_per_url",
+            "research_maximum_number_of_tokens_per_query", "research_maximum_number_of_queries",
+            "research_maximum_number_of_iterations", "research_maximum_number_of_seconds",
+            "research_maximum_number_of_results_per_query",
+        ),
+        _counts,
+    ),
     **dict.fromkeys(
         (
             "spellcheck", "extra_snippets", "text_decorations", "summary", "debug", "include_raw_payload",
             "include_request_url", "disable_cache", "disable_throttle", "entity_info", "inline_references",
-            "probe_connectivity", "verbose", "include_limits",
+            "probe_connectivity", "verbose", "include_limits", "enable_local", "descriptions", "research",
+            "research_allow_thinking", "enable_citations",
         ),
         _bools,
     ),
 }  # fmt: skip
-TOOL_FIELDS: dict[str, tuple[str, ...]] = {
-    "brave_web_search": (
-        "search_type", "result_filter", "max_results", "count", "offset", "country", "search_language",
-        "search_lang", "ui_language", "ui_lang", "safe_search", "safesearch", "units", "freshness", "spellcheck",
-        "extra_snippets", "text_decorations", "goggles", "summary", "max_lines", "max_bytes", "debug",
-        "include_raw_payload", "include_request_url", "disable_cache", "disable_throttle",
-    ),
-    "brave_summarizer": (
-        "entity_info", "inline_references", "country", "search_language", "search_lang", "deadline_seconds",
-    ),
-    "brave_web_search_help": ("topic",),
-    "brave_web_search_status": ("probe_connectivity", "verbose", "include_limits"),
-}  # fmt: skip
+
+
+def fields_of(model: Any) -> tuple[str, ...]:
+    """A tool's argument names as an agent may spell them: its fields and their aliases."""
+    aliases = [alias for names in getattr(model, "ALIASES", {}).values() for alias in names]
+    return (*model.model_fields, *aliases)
+
+
+TOOL_FIELDS = {tool: fields_of(model) for tool, model in TOOLS.items()}
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "brave_web_search": ("query",),
-    "brave_summarizer": ("key", "query"),  # exactly one of them
-    "brave_web_search_help": (),
-    "brave_web_search_status": (),
+    tool: tuple(name for name, field in model.model_fields.items() if field.is_required())
+    for tool, model in TOOLS.items()
 }
+REQUIRED["brave_summarizer"] = ("key", "query")  # exactly one of them
+REQUIRED["read_url"] = ("url", "urls")  # exactly one of them
+
+
+def test_every_argument_of_every_tool_has_plausible_values() -> None:
+    """A new tool or argument cannot slip past the fuzz: every one needs values here."""
+    missing = {tool: [f for f in names if f not in PLAUSIBLE] for tool, names in TOOL_FIELDS.items()}
+    assert {tool: names for tool, names in missing.items() if names} == {}
+    assert len(TOOL_NAMES) == 8
 
 
 def tool_arguments(tool: str, *, wild: bool, max_depth: int) -> st.SearchStrategy[dict[str, Any]]:

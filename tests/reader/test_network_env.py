@@ -14,8 +14,8 @@ import pytest
 import trustme
 
 from brave_search_mcp.models.errors import NetworkError
-from testkit import forward_proxy
 from testkit.forward_proxy import ForwardProxy
+from testkit.programs import require
 from testkit.sites import FakeSite
 
 from .conftest import MakeReader, read
@@ -34,10 +34,10 @@ def secure_site(ca: trustme.CA) -> Iterator[FakeSite]:
         yield site
 
 
-@pytest.mark.skipif(not forward_proxy.available(), reason="tinyproxy is not installed (.ci/run installs it)")
 async def test_the_reader_connects_directly_even_with_a_proxy_set(
     make_reader: MakeReader, site: FakeSite, tmp_path: Path, network_env: pytest.MonkeyPatch
 ) -> None:
+    require("tinyproxy", ".ci/run installs it: apt-get install -y tinyproxy")
     site.page("/", PAGE.format("read without the proxy " * 20))
     with ForwardProxy(tmp_path) as proxy:
         network_env.setenv("HTTP_PROXY", proxy.url)

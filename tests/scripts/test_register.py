@@ -9,13 +9,13 @@ commands are tested in test_helper.py.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from brave_search_mcp.tools.registry import all_tools
+from testkit.programs import require
 from tests.scripts.sandbox import (
     FAKE_KEY,
     REPO,
@@ -261,9 +261,7 @@ def test_restore_refuses_a_file_that_is_not_a_backup(home: Path, bin_dir: Path, 
 
 
 def test_scripts_pass_shellcheck() -> None:
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
+    shellcheck = require("shellcheck", ".ci/run installs it: apt-get install -y shellcheck")
     files = [*sorted(str(p) for p in SCRIPTS.glob("*.sh")), str(REPO / ".ci" / "install-node-tools.sh")]
     result = subprocess.run(
         [shellcheck, "-x", *files], cwd=REPO, capture_output=True, text=True, timeout=120, check=False

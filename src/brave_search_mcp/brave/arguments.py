@@ -14,7 +14,7 @@ from brave_search_mcp.brave.facts import (
     SEARCH_LANGUAGES,
 )
 from brave_search_mcp.models.envelopes import WarningItem
-from brave_search_mcp.models.errors import WarningCode
+from brave_search_mcp.models.errors import InvalidArgument, WarningCode
 from brave_search_mcp.render.text import shown, strip_controls
 
 Params = list[tuple[str, str]]
@@ -36,8 +36,13 @@ class Collector:
         self.params.append((key, value))
 
     def query(self, name: str, raw: str, *, max_chars: int = MAX_QUERY_CHARS, max_words: int = MAX_QUERY_WORDS) -> str:
-        """A query Brave accepts: whitespace folded, cut at a word boundary to its limits (with a warning)."""
+        """A query Brave accepts: whitespace folded, cut at a word boundary to its limits (with a warning); one
+        with nothing else (only control or white-space characters) is refused, never sent empty."""
         clean = " ".join(strip_controls(raw).split())
+        if not clean:
+            raise InvalidArgument(
+                f"{name} must not be empty (it had only control, zero-width or white-space characters)", field=name
+            )
         words = clean.split(" ")[:max_words]
         while len(words) > 1 and len(" ".join(words)) > max_chars:
             words.pop()

@@ -14,7 +14,7 @@ from typing import Any
 
 from brave_search_mcp.brave.responses import _Fetched
 from brave_search_mcp.models import errors
-from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.base import Check, StateBackend
 from brave_search_mcp.upstream.bodies import GZIP, decode_json_object, gunzip_capped
 
 
@@ -43,6 +43,17 @@ def unpack(value: bytes) -> Stored:
     return int(fields["status"]), body, str(fields.get("encoding", IDENTITY))
 
 
+def _decoded(status: int, body: bytes, encoding: str, cap: int) -> _Fetched:
+    """A stored answer as the client hands it on; ParseError for one this version cannot read."""
+    if not 200 <= status < 300:
+        raise errors.ParseError(f"A stored Brave answer has the status {status}; only answers are stored.")
+    if encoding == GZIP:
+        body = gunzip_capped(body, cap)
+    elif encoding != IDENTITY:
+        raise errors.ParseError(f"A stored Brave answer has an encoding this version cannot read ({encoding!r}).")
+    return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+
+
 class SharedUpstream:
     """The shared response cache of one upstream key, in the client's own terms (its limits are ``BraveLimits``)."""
 
@@ -51,9 +62,11 @@ class SharedUpstream:
         self._id = upstream
         self.namespace = f"{upstream}:"
 
-    async def cached(self, key: str, fetch: Callable[[], Awaitable[Stored]], ttl: float) -> tuple[Stored, bool]:
+    async def cached(
+        self, key: str, fetch: Callable[[], Awaitable[Stored]], ttl: float, check: Check | None = None
+    ) -> tuple[Stored, bool]:
         """``((status, body, encoding), hit)``: a fresh shared answer, or one fetch shared by every process asking
-        at once."""
+        at once (a stored answer ``check`` refuses is dropped and fetched again)."""
         fetched: list[Stored] = []
 
         async def fetch_packed() -> bytes:
@@ -61,15 +74,17 @@ class SharedUpstream:
             fetched.append(stored)
             return pack(*stored)
 
-        value, hit = await self.backend.cache.get_or_fetch(f"{self._id}:{FORMAT}:{key}", fetch_packed, ttl)
+        value, hit = await self.backend.cache.get_or_fetch(f"{self._id}:{FORMAT}:{key}", fetch_packed, ttl, check)
         if fetched:  # this call fetched the answer: it is what came back (no copy of the body out of ``value``)
             return fetched[0], hit
         return unpack(value), hit
 
     async def answer(self, key: str, upstream: Callable[[], Awaitable[_Fetched]], ttl: float, cap: int) -> _Fetched:
         """The answer to ``key``: this process's own fetch when it made one (the store keeps Brave's gzip bytes when
-        the answer came gzip-encoded), else the stored answer, decoded under this process's ``cap``."""
+        the answer came gzip-encoded), else the stored answer, decoded under this process's ``cap`` (one that cannot
+        be decoded is dropped from the store and fetched again)."""
         mine: list[_Fetched] = []
+        read: list[_Fetched | errors.ResponseTooLarge] = []
 
         async def fetch() -> Stored:
             fetched = await upstream()
@@ -78,14 +93,20 @@ class SharedUpstream:
                 return fetched.status, fetched.wire, GZIP
             return fetched.status, fetched.raw_body, IDENTITY
 
-        (status, body, encoding), _ = await self.cached(key, fetch, ttl)
+        def readable(value: bytes) -> bool:
+            try:
+                read.append(_decoded(*unpack(value), cap))
+            except errors.ResponseTooLarge as exc:  # a good answer, over this process's cap: kept for the others
+                read.append(exc)
+            return True
+
+        stored, _ = await self.cached(key, fetch, ttl, readable)
         if mine:
             return mine[0]
-        if encoding == GZIP:
-            body = gunzip_capped(body, cap)
-        elif encoding != IDENTITY:
-            raise errors.ParseError(f"A stored Brave answer has an encoding this version cannot read ({encoding!r}).")
-        return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+        found = read[-1] if read else _decoded(*stored, cap)
+        if isinstance(found, errors.ResponseTooLarge):
+            raise found
+        return found
 
     async def snapshot(self) -> dict[str, Any]:
         """The backend's health, for the status tool."""

@@ -16,6 +16,7 @@ status tool can name the cause in every process.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -24,6 +25,12 @@ from typing import Any
 from brave_search_mcp.clock import Clock
 
 __all__ = ["BreakerState", "CircuitBreaker"]
+
+# What a breaker record shared by another process may hold (``adopt``): anything else is not one of ours.
+MAX_FAILURES = 1_000_000
+RECORD_AGE_SECONDS = 86_400.0  # records live a day (providers.chain)
+CLOCK_SKEW_SECONDS = 300.0  # another host's wall clock may run this far ahead
+MAX_ERROR_CHARS = 1_000
 
 
 class BreakerState(StrEnum):
@@ -132,17 +139,29 @@ class CircuitBreaker:
         }
 
     def adopt(self, record: dict[str, Any]) -> None:
-        """Take over what another process learned about this provider (its own half-open trial stays its own)."""
-        failures, opened = record.get("failures"), record.get("opened_wall")
-        if isinstance(failures, int) and failures >= 0:
-            self._failures = failures
-        if opened is None:
-            self._opened_at = None
-        elif isinstance(opened, int | float):
-            self._opened_at = self._clock() - (self._wall_clock() - float(opened))
-        error, setting = record.get("last_error"), record.get("misconfigured")
-        self.last_error = error if isinstance(error, str) else None
-        self.misconfigured = setting if isinstance(setting, str) else None
+        """Take over what another process learned about this provider (its own half-open trial stays its own).
+
+        ValueError (nothing adopted) for a record no process of this project wrote: a failure count that is not a
+        whole number up to ``MAX_FAILURES``, an opening time that is not a finite wall time within a day of now, an
+        error or a misconfiguration that is not short text."""
+        failures = record.get("failures", self._failures)
+        opened, error, setting = record.get("opened_wall"), record.get("last_error"), record.get("misconfigured")
+        if isinstance(failures, bool) or not isinstance(failures, int) or not 0 <= failures <= MAX_FAILURES:
+            raise ValueError(f"failures {str(failures)[:40]!r} is not a count up to {MAX_FAILURES}")
+        now = self._wall_clock()
+        if opened is not None and (
+            isinstance(opened, bool)
+            or not isinstance(opened, int | float)
+            or not math.isfinite(opened)
+            or not now - RECORD_AGE_SECONDS <= opened <= now + CLOCK_SKEW_SECONDS
+        ):
+            raise ValueError(f"opened_wall {str(opened)[:40]!r} is not a time within a day of now")
+        for name, text in (("last_error", error), ("misconfigured", setting)):
+            if text is not None and (not isinstance(text, str) or len(text) > MAX_ERROR_CHARS):
+                raise ValueError(f"{name} is not text of at most {MAX_ERROR_CHARS} characters")
+        self._failures = failures
+        self._opened_at = None if opened is None else self._clock() - (now - float(opened))
+        self.last_error, self.misconfigured = error, setting
 
     def snapshot(self) -> dict[str, Any]:
         """What the status tool shows: state, failure count and, when open, when it will be tried again."""

@@ -77,8 +77,11 @@ FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
 NO_FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (InvalidArgument, UpstreamValidation, NoResults)
 # Failures of the provider's configuration: fall back, but no breaker count (only a fix of the setting helps).
 CONFIG_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed, NotInPlan)
+# Of those, the ones the status tool names until the provider answers again (a plan's limits are shown per tool).
+SETTING_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed)
 SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 _REASON_LIMIT = 160
+BREAKER_RECORD_SECONDS = 86_400.0  # a breaker record nobody wrote for a day is forgotten
 
 
 def _short(message: str) -> str:
@@ -195,20 +198,32 @@ class FallbackChain:
         return f"{self._namespace}breaker:{name}"
 
     async def _adopt_shared(self) -> None:
-        assert self._records is not None
+        """Every breaker as the store holds it; a record that fails validation is dropped and written anew from
+        this process's own breakers (never adopted, never raised on every call)."""
+        records = self._records
+        assert records is not None
         for name, breaker in self.breakers.items():
             try:
-                record = await self._records.get(self._key(name))
+                record = await records.get(self._key(name))
+                if record is None:
+                    continue
+                try:
+                    self._adopt(name, breaker, record)
+                except ValueError as refused:
+                    await records.drop(self._key(name), f"{name} breaker: {refused}")
+                    await self._publish(name)
             except Exception:  # the store falls back by itself; a breaker must never fail a call
-                logger.debug("breaker state of %s could not be read", name, exc_info=True)
-                continue
-            if record is None:
-                continue
-            breaker.adopt(record)
-            kinds = record.get("search_types")
-            for (owner, kind), typed in self.type_breakers.items():
-                if owner == name and isinstance(kinds, dict) and isinstance(kinds.get(kind), dict):
-                    typed.adopt(kinds[kind])
+                logger.warning("breaker state of %s could not be read", name, exc_info=True)
+
+    def _adopt(self, name: str, breaker: CircuitBreaker, record: dict[str, Any]) -> None:
+        """Take over a provider's shared record and its search types' (ValueError: one of them is not ours)."""
+        kinds = record.get("search_types", {})
+        if not isinstance(kinds, dict):
+            raise ValueError("search_types is not a mapping")
+        breaker.adopt(record)
+        for (owner, kind), typed in self.type_breakers.items():
+            if owner == name and isinstance(kinds.get(kind), dict):
+                typed.adopt(kinds[kind])
 
     async def _publish(self, *names: str) -> None:
         """Share the breakers of ``names`` (every provider when none is named)."""
@@ -220,7 +235,7 @@ class FallbackChain:
                 kind: typed.export() for (owner, kind), typed in self.type_breakers.items() if owner == name
             }
             try:
-                await self._records.put(self._key(name), record, ttl=86_400.0)
+                await self._records.put(self._key(name), record, ttl=BREAKER_RECORD_SECONDS)
             except Exception:
                 logger.debug("breaker state of %s could not be shared", name, exc_info=True)
 
@@ -267,10 +282,11 @@ class FallbackChain:
                 if isinstance(exc, SearchTypeFailure):  # it answered, but this type's sources failed
                     breaker.record_success()
                     typed.record_failure(reason)
-                elif isinstance(exc, CONFIG_ERRORS):  # a setting is wrong: not unhealthy, but worth naming
+                elif isinstance(exc, SETTING_ERRORS):  # a setting is wrong: not unhealthy, but worth naming
                     breaker.record_misconfigured(reason)
                     typed.release()
-                elif isinstance(exc, RateLimited) or exc.details.get("client_side"):  # "slower", not "ill"
+                elif isinstance(exc, (*CONFIG_ERRORS, RateLimited)) or exc.details.get("client_side"):
+                    # not in the plan (status names it per tool), or "slower", not "ill"
                     breaker.release()
                     typed.release()
                 else:

@@ -5,17 +5,20 @@ Every upstream request passes one ``Admission`` before it is sent (``admit``) an
 in the shared state. Every refusal here sends nothing and answers at once with the typed error an agent can
 act on (``QUOTA_EXCEEDED`` naming the reset or the cap; ``RATE_LIMITED`` with ``retry_after_ms``) instead
 of letting the call sit until its deadline. A call is refused for the queue's length only when the plan's
-rate is known: while it is being learned, calls wait for the probe's answer instead of a guess.
+rate is known: while it is being learned, calls wait for the probe's answer instead of a guess. An unexpected
+failure inside admission (a bug, a value nothing validated) never fails the call: it goes out without it, one
+warning is logged and the status tool names it (``degrades``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 
@@ -28,6 +31,8 @@ from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
 
 logger = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Without a reset figure, a used-up quota is re-checked after this long.
 DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
@@ -125,6 +130,30 @@ class Ticket:
     queued: bool
 
 
+def degrades(
+    default: R,
+) -> Callable[[Callable[Concatenate[Admission, P], Awaitable[R]]], Callable[Concatenate[Admission, P], Awaitable[R]]]:
+    """An Admission step that returns ``default`` instead of raising anything but a typed refusal (or cancellation):
+    the call goes on without admission's help, and ``Admission.fault`` says why."""
+
+    def wrap(
+        step: Callable[Concatenate[Admission, P], Awaitable[R]],
+    ) -> Callable[Concatenate[Admission, P], Awaitable[R]]:
+        async def run(self: Admission, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return await step(self, *args, **kwargs)
+            except errors.BraveSearchError:
+                raise
+            except Exception as exc:
+                self.faulted(step.__name__, exc)
+                return default
+
+        functools.update_wrapper(run, step)
+        return run
+
+    return wrap
+
+
 class Admission:
     """The gatekeeper in front of one upstream family's queue."""
 
@@ -147,6 +176,13 @@ class Admission:
         self.budget = budget
         self._trial_every = quota_trial_seconds
         self._warnings = OnceEach(logger)
+        self.fault: str | None = None  # the last unexpected failure inside admission (``degrades``)
+
+    def faulted(self, step: str, exc: Exception) -> None:
+        """An unexpected failure in ``step``: logged (the first with its trace), named in the status tool."""
+        if self.fault is None:
+            logger.warning("%s admission failed in %s; calls go on without it", self.limiter.label, step, exc_info=exc)
+        self.fault = f"{self.limiter.label} {step}: {type(exc).__name__}: {exc}"[:300]
 
     def _there(self, t: float) -> float:
         """A time on the caller's clock, on the limiter's."""
@@ -182,6 +218,7 @@ class Admission:
                 wait,
             )
 
+    @degrades(Ticket(booked=False, queued=False))
     async def admit(self, deadline: float | None, *, queue: bool = True) -> Ticket:
         """Check, book the spending cap, then wait in the queue; the ticket goes to ``settle`` once the request
         ended, however it ended."""
@@ -203,6 +240,7 @@ class Admission:
             raise
         return Ticket(booked, queue)
 
+    @degrades(None)
     async def settle(self, ticket: Ticket, *, answered: bool) -> None:
         """After the request: the queue learns it is out no more; a booked one the upstream did not answer with
         success is given back."""
@@ -242,6 +280,7 @@ class Admission:
         else:
             await self.limiter.change(change)
 
+    @degrades(None)
     async def observe(self, info: RateLimitInfo, *, limited: bool = False) -> None:
         """Learn the plan from the headers, honour a spent per-second window, and open or close the quota gate.
         Values the headers held outside any plan's range were left out when they were read: one warning says so.
@@ -275,6 +314,7 @@ class Admission:
             until = self._there(info.observed_at) + wait
             await self._change(lambda p: p.blocked(until))
 
+    @degrades(None)
     async def succeeded(self) -> None:
         """A clean answer: it counts towards trusting whole bursts (stored after the reply: no start waits on the
         count); a probe without headers frees the next one (at once: the next start waits on it)."""
@@ -282,10 +322,12 @@ class Admission:
         later = self.limiter.plan.learned
         await self._change(lambda p: p.confirmed(now) if p.learned else p.probe_released(), later=later)
 
+    @degrades(None)
     async def failed(self) -> None:
         """No answer worth learning from (a network error, a 5xx without headers): a pending probe is freed."""
         await self._change(lambda p: p.probe_released())
 
+    @degrades(None)
     async def refused(self, error: errors.BraveSearchError) -> None:
         """The upstream said no: a spent month closes the gate; a 429 pauses every start and lowers the rate."""
         now = self.limiter.clock()
@@ -332,4 +374,6 @@ class Admission:
             }
         if self.budget is not None:
             report["month"] = await self.budget.snapshot()
+        if self.fault is not None:
+            report["fault"] = self.fault
         return report

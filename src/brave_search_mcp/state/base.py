@@ -9,6 +9,9 @@ counters), so every backend learns, backs off and counts alike.
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,10 +23,14 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, PlanState, check_limits
 
+logger = logging.getLogger(__name__)
+
 Fetch = Callable[[], Awaitable[bytes]]
+Check = Callable[[bytes], bool]  # whether a value read back from a store can be used (False: drop it, fetch again)
 
 LEASE_SECONDS = 30.0  # a single-flight lease whose holder died frees itself after this long
 RETRY_INTERVAL_SECONDS = 5.0  # after a store failure, memory is used this long before the store is tried again
+DROP_NOTICE_SECONDS = 3600.0  # the status tool names a dropped record this long after the last one
 
 
 @dataclass(frozen=True)
@@ -42,12 +49,38 @@ class StoreUnavailable(Exception):
     """The shared store (SQLite file or Redis) failed; the caller switches to per-process memory."""
 
 
+class DropLog:
+    """Stored values that failed validation and were dropped (each one rebuilt from what this process knows): one
+    warning line each, and the status tool names the latest for ``DROP_NOTICE_SECONDS``."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.count = 0
+        self._last: str | None = None
+        self._at = -math.inf
+
+    def note(self, what: str, why: str, *, logged: bool = False) -> None:
+        """One stored ``what`` was dropped because of ``why`` (neither may hold a secret or a query); ``logged``: its
+        warning line was written already (the rate limiter says so itself)."""
+        self.count += 1
+        self._last, self._at = f"{what} ({why})", self._clock()
+        if not logged:
+            logger.warning("state: a stored %s failed validation and was dropped (%s); it is rebuilt", what, why)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """How many were dropped and the latest, while it is recent; None otherwise."""
+        if self._last is None or self._clock() - self._at > DROP_NOTICE_SECONDS:
+            return None
+        return {"count": self.count, "last": self._last, "seconds_ago": round(self._clock() - self._at)}
+
+
 @runtime_checkable
 class SharedCache(Protocol):
     """TTL cache of upstream bodies with single-flight across every process on the backend."""
 
-    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
-        """Return ``(value, hit)``; identical concurrent requests anywhere on the backend fetch once."""
+    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None = None) -> tuple[bytes, bool]:
+        """Return ``(value, hit)``; identical concurrent requests anywhere on the backend fetch once. A value read
+        back from a shared store that ``check`` refuses (or raises on) is dropped and fetched again."""
         ...
 
     async def stats(self) -> dict[str, Any]:
@@ -71,6 +104,10 @@ class RecordStore(Protocol):
         """Store ``value`` (expires after ``ttl`` seconds when given)."""
         ...
 
+    async def drop(self, key: str, why: str) -> None:
+        """The record failed its reader's validation: delete it (the reader rebuilds it) and say so in status."""
+        ...
+
 
 @runtime_checkable
 class StateBackend(Protocol):
@@ -88,7 +125,7 @@ class StateBackend(Protocol):
         ...
 
     def health(self) -> dict[str, Any]:
-        """Backend, location (no secrets), degraded flag and warning, for the status tool."""
+        """Backend, location (no secrets), degraded flag and warning, records dropped lately, for the status tool."""
         ...
 
     async def settle(self) -> None:

@@ -8,14 +8,15 @@ import contextlib
 import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any
 
 from cachetools import LRUCache
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
-from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState, decide, keep_after
-from brave_search_mcp.state.base import MAX_UPSTREAMS, Fetch, LimiterFactory, RecordStore, SharedCache
+from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, keep_after
+from brave_search_mcp.state.base import MAX_UPSTREAMS, Check, DropLog, Fetch, LimiterFactory, RecordStore, SharedCache
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -88,6 +89,30 @@ class MemorySlots:
             return 0
         return n
 
+    # -- what a shared store last said, kept for an outage ---------------------------------------
+
+    def remember(self, name: str, plan: PlanState) -> None:
+        """The store's plan of ``name``: an outage starts from it (a probe out in another process is not this one's
+        to wait for)."""
+        self._plans[name] = plan if plan.probe_until == NEVER else replace(plan, probe_until=NEVER)
+
+    def plan_of(self, name: str) -> PlanState | None:
+        """The plan last remembered or changed here, if any."""
+        return self._plans.get(name)
+
+    def counts(self, now: float) -> list[tuple[str, int, float]]:
+        """Every live counter: (name, count, expiry)."""
+        return [(name, n, expires) for name, (n, expires) in self._counters.items() if expires > now]
+
+    def remember_count(self, counter: str, n: int, expires: float | None) -> None:
+        """A count the store gave: an outage counts on from the highest one seen (answers to calls made together
+        arrive in any order; ``expires`` None: as before)."""
+        old = self._counters.get(counter)
+        if old is None:
+            self._counters[counter] = (n, math.inf if expires is None else expires)
+        else:
+            self._counters[counter] = (max(n, old[0]), old[1] if expires is None else expires)
+
 
 class MemoryCache:
     """ResponseCache of bytes: TTL+LRU bounded by entries, single-flight within this process."""
@@ -96,8 +121,9 @@ class MemoryCache:
         # The default TTL is unused: every call passes its own.
         self._cache: ResponseCache[bytes] = ResponseCache(max_entries, math.inf, clock=clock)
 
-    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
-        """Return ``(value, hit)``; concurrent twins in this process fetch once."""
+    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None = None) -> tuple[bytes, bool]:
+        """Return ``(value, hit)``; concurrent twins in this process fetch once. ``check`` is not run: every value
+        here is one this process fetched and its caller read."""
         value, hit, _shared = await self._cache.get_or_fetch(key, fetch, ttl=ttl)
         return value, hit
 
@@ -114,9 +140,10 @@ class MemoryCache:
 class MemoryRecords:
     """A dict of JSON records with optional expiry."""
 
-    def __init__(self, *, clock: Clock) -> None:
+    def __init__(self, *, clock: Clock, dropped: DropLog | None = None) -> None:
         self._clock = clock
         self._items: dict[str, tuple[dict[str, Any], float]] = {}
+        self.dropped = dropped if dropped is not None else DropLog()
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """The record, or None when absent or expired."""
@@ -131,6 +158,15 @@ class MemoryRecords:
         expires = math.inf if ttl is None else self._clock() + ttl
         self._items[key] = (dict(value), expires)
 
+    async def drop(self, key: str, why: str) -> None:
+        """Forget the record its reader refused."""
+        self._items.pop(key, None)
+        self.dropped.note("record", why)
+
+    async def forget(self, key: str) -> None:
+        """Forget the record without a word (a shared store dropped it: this copy goes with it)."""
+        self._items.pop(key, None)
+
 
 class MemoryBackend(LimiterFactory):
     """State of this process only: what every server had before issue 14, and the shared backends' fallback."""
@@ -140,15 +176,20 @@ class MemoryBackend(LimiterFactory):
     def __init__(self, *, clock: Clock, sleep: Sleep, cache_max_entries: int, reason: str | None = None) -> None:
         super().__init__(clock=clock, sleep=sleep)
         self._reason = reason
-        self.slots: SlotStore = MemorySlots(clock=clock)
+        self.memory_slots = MemorySlots(clock=clock)
+        self.slots: SlotStore = self.memory_slots
         self.cache: SharedCache = MemoryCache(cache_max_entries, clock=clock)
-        self.records: RecordStore = MemoryRecords(clock=clock)
+        self.memory_records = MemoryRecords(clock=clock)
+        self.records: RecordStore = self.memory_records
 
     def health(self) -> dict[str, Any]:
         """Memory is always healthy; degraded only when it stands in for a shared store that failed to open."""
         out: dict[str, Any] = {"backend": "memory", "location": "process", "degraded": self._reason is not None}
         if self._reason is not None:
             out["warning"] = self._reason
+        dropped = self.memory_records.dropped.snapshot()
+        if dropped is not None:
+            out["dropped"] = dropped
         return out
 
     async def settle(self) -> None:

@@ -1,117 +1,81 @@
-"""Limiter, cache and records over any shared store, with the per-process fallback written once.
+"""Limiter numbers and records over any shared store, with the per-process fallback written once.
 
 SQLite and Redis differ only in how they store a plan, reserve a start, count a month, keep a value and
-take a lease (the ``Store`` protocol). Single-flight polling and the switch to memory when the store
-fails (and back when it heals) live here; queueing and the rules live in ``ratelimit``, so both
-backends behave the same.
+take a lease (the ``Store`` protocol). The switch to memory when the store fails (and back when it heals, ``guard``)
+lives here, and what an outage must not lose: memory keeps the plan and the month's count the store last gave, so
+calls meanwhile run at the learned plan and count on from the store's count, and the requests counted meanwhile are
+added to the store once it is back (``owed``). The cache and its single flight are ``shared_cache``; queueing and
+the rules live in ``ratelimit``, so both backends behave the same.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
-from brave_search_mcp.clock import Clock
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
 from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
 from brave_search_mcp.state.base import (
     LEASE_SECONDS,
-    Fetch,
+    DropLog,
     LimiterFactory,
     RecordStore,
     SharedCache,
     StateOptions,
     StoreUnavailable,
 )
+from brave_search_mcp.state.guard import Guard
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.memory import MemoryBackend
-from brave_search_mcp.state.response_cache import ResponseCache
+from brave_search_mcp.state.owed import Batch, OwedCounts
+from brave_search_mcp.state.shared_cache import CacheStore, SharedStoreCache
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-MAX_POLLS = 100_000  # bound on any wait loop
-MAX_LEASE_POLL_SECONDS = 0.1
+MAX_RECORD_CHARS = 64 * 1024  # a record bigger than this was not written by this project
 
 
-class Store(SlotNumbers, Protocol):
+class Store(SlotNumbers, CacheStore, Protocol):
     """What a shared backend must do atomically; every method raises StoreUnavailable when the store fails."""
+
+    dropped: DropLog  # stored values it read back, failed and dropped
 
     def location(self) -> str:
         """Where the state lives, without secrets."""
         ...
 
-    def cache_location(self) -> str:
-        """Where the cached values live (the same as ``location`` when one place holds both)."""
+    async def epoch(self) -> str:
+        """This store's random id, made on first use: a store that lost what it held (restarted empty, made afresh)
+        has a new one."""
         ...
 
-    async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
-        """``(value, False)`` for a live value; else ``(None, True)`` when this took the single-flight lease of
-        ``key`` until ``until`` (it was free or expired), ``(None, False)`` while another holds it (atomic)."""
+    async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
+        """Add ``batch.delta`` to the counter once per ``batch.token`` (a batch sent again changes nothing); if the
+        store's epoch is not ``batch.epoch``, also put back ``batch.base`` where it exceeds the base already put
+        back (kept beside the count); the count after it."""
         ...
 
-    async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
-        """Store ``value`` (None: nothing) until ``expires``, evicting least recently used entries over the bounds,
-        and give the lease back if ``owner`` still holds it (atomic: a follower's next look finds the value)."""
+    async def record_get(self, key: str, now: float) -> str | None:
+        """A live record's JSON text, or None."""
         ...
 
-    async def cache_stats(self, now: float) -> dict[str, Any]:
-        """Entries (and bytes where known) stored now."""
+    async def record_put(self, key: str, text: str, expires: float | None, now: float) -> None:
+        """Store a record's JSON text."""
         ...
 
-    async def cache_clear(self) -> None:
-        """Delete every cached value."""
-        ...
-
-    async def record_get(self, key: str, now: float) -> dict[str, Any] | None:
-        """A live record, or None."""
-        ...
-
-    async def record_put(self, key: str, value: dict[str, Any], expires: float | None, now: float) -> None:
-        """Store a record."""
+    async def record_delete(self, key: str) -> None:
+        """Delete a record."""
         ...
 
     async def aclose(self) -> None:
         """Release connections."""
         ...
-
-
-class Guard:
-    """Tracks whether the store works; after a failure, callers use memory until the retry time, then try again."""
-
-    def __init__(self, name: str, *, clock: Clock, retry_interval: float) -> None:
-        self._name = name  # what fails and comes back: "sqlite state", "sqlite cache"
-        self._clock = clock
-        self._retry_interval = retry_interval
-        self._retry_at = float("-inf")
-        self.warning: str | None = None
-
-    @property
-    def degraded(self) -> bool:
-        """True while the store is considered down."""
-        return self.warning is not None
-
-    async def call(self, op: Callable[[], Awaitable[T]]) -> T:
-        """Run ``op`` on the store; StoreUnavailable (at once while cooling down) means: use memory."""
-        if self.warning is not None and self._clock() < self._retry_at:
-            raise StoreUnavailable(self.warning)
-        try:
-            result = await op()
-        except StoreUnavailable as exc:
-            self._retry_at = self._clock() + self._retry_interval
-            if self.warning is None:
-                self.warning = f"{self._name} unavailable ({exc}); using per-process memory until it returns"
-                logger.warning("%s", self.warning)
-            raise
-        if self.warning is not None:
-            logger.info("%s is back; shared again", self._name)
-            self.warning = None
-        return result
 
 
 class SharedSlots:
@@ -123,140 +87,152 @@ class SharedSlots:
         self._b = backend
         self.name = backend.name
         self._fallback = backend.fallback.slots
+        self._memory = backend.fallback.memory_slots
+        self.owed = OwedCounts()  # counted on memory during an outage, not yet in the store
+        self._outages = backend.guard.outages
+        self._epoch: str | None = None  # the store's epoch, once read (``owed``)
+
+    def _outage(self) -> None:
+        """The store failed: at the start of each outage, every count this process knows opens a batch holding it
+        and the store's epoch (a store that comes back empty, like a restarted Redis, gets them back)."""
+        outages = self._b.guard.outages
+        if outages != self._outages:
+            self._outages = outages
+            for counter, n, expires in self._memory.counts(self._b.clock()):
+                self.owed.start(counter, n, self._epoch, expires)
 
     @property
     def degraded(self) -> bool:
         """True while the store is down (calls run on this process's memory)."""
         return self._b.guard.degraded
 
-    async def _either(self, on_store: Callable[[], Awaitable[T]], in_memory: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await self._b.guard.call(on_store)
-        except StoreUnavailable:
-            return await in_memory()
+    async def _stored(self, op: Callable[[], Awaitable[T]]) -> T:
+        """``op`` on the store (StoreUnavailable while it is down); what an outage counted goes first, so the op
+        (a booking under the cap, a count) sees it."""
+        if self.owed:
+            await self._repay()
+        result = await self._b.guard.call(op)
+        if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
+            with contextlib.suppress(StoreUnavailable):
+                self._epoch = await self._b.guard.call(self._b.store.epoch)
+        return result
+
+    async def _repay(self) -> None:
+        """Add what was counted on memory during an outage to the store, now that it answers (``owed``)."""
+        b = self._b
+        merged = False
+
+        def merge(counter: str, batch: Batch) -> Awaitable[int]:
+            return b.guard.call(lambda: b.store.merge_count(counter, batch, b.clock()))
+
+        def seen(counter: str, n: int, expires: float) -> None:
+            nonlocal merged
+            merged = True
+            self._memory.remember_count(counter, n, expires)
+            logger.info("state: the requests counted during the outage were added to the store (now %d)", n)
+
+        await self.owed.repay(merge, seen)
+        if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
+            self._epoch = None
+
+    def _seeded(self, ask: Ask) -> Ask:
+        """A store that has no plan (new, or a Redis that restarted empty) starts from the one this process knows."""
+        known = self._memory.plan_of(ask.own)
+        if known is not None and known.learned and not ask.init.learned:
+            return replace(ask, init=known)
+        return ask
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
-        """The store's decision; memory's while the store is down."""
-        return await self._either(lambda: self._b.store.reserve(ask, now), lambda: self._fallback.reserve(ask, now))
+        """The store's decision (its plan kept in memory for an outage); memory's while the store is down."""
+        stored = self._seeded(ask)
+        try:
+            decision = await self._stored(lambda: self._b.store.reserve(stored, now))
+        except StoreUnavailable:
+            self._outage()
+            return await self._fallback.reserve(ask, now)
+        self._memory.remember(ask.own, decision.plan)
+        return decision
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Change the stored plan (and memory's, so an outage still knows it)."""
         local = await self._fallback.modify(ask, change)
-        return await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(local))
+        stored = self._seeded(ask)
+        try:
+            plan = await self._stored(lambda: self._b.store.modify(stored, change))
+        except StoreUnavailable:
+            self._outage()
+            return local
+        self._memory.remember(ask.own, plan)
+        return plan
 
     async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
         """Memory's plan now, the store's after the reply (``state.later``); then ``done``."""
         await self._fallback.modify(ask, change)
 
         async def store() -> None:
-            await self._either(lambda: self._b.store.modify(ask, change), lambda: _ready(None))
+            with contextlib.suppress(StoreUnavailable):
+                await self._stored(lambda: self._b.store.modify(ask, change))
             done()
 
         self._b.later.run(store)
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
-        """Count in the store; in memory while it is down (the cap then holds per process)."""
-        return await self._either(
-            lambda: self._b.store.book(counter, cap, expires, now),
-            lambda: self._fallback.book(counter, cap, expires, now),
-        )
+        """Count in the store; in memory while it is down (on from the store's last count), added to it later."""
+        try:
+            booked, n = await self._stored(lambda: self._b.store.book(counter, cap, expires, now))
+        except StoreUnavailable:
+            self._outage()
+            booked, n = await self._fallback.book(counter, cap, expires, now)
+            if booked:
+                self.owed.add(counter, 1, expires)
+            return booked, n
+        self._memory.remember_count(counter, n, expires)
+        return booked, n
 
     async def unbook(self, counter: str) -> None:
-        """Give one back in the store (memory while it is down)."""
-        await self._either(lambda: self._b.store.unbook(counter), lambda: self._fallback.unbook(counter))
+        """Give one back in the store (memory's copy too); on memory while it is down, given back to the store later."""
+        try:
+            await self._stored(lambda: self._b.store.unbook(counter))
+        except StoreUnavailable:
+            self._outage()
+            await self._fallback.unbook(counter)
+            self.owed.add(counter, -1, 0.0)
+            return
+        await self._fallback.unbook(counter)
 
     async def count(self, counter: str, now: float) -> int:
-        """The store's count (memory's while it is down)."""
-        return await self._either(lambda: self._b.store.count(counter, now), lambda: self._fallback.count(counter, now))
-
-
-async def _ready(value: T) -> T:
-    return value
-
-
-class SharedStoreCache:
-    """Cache in the store with single-flight across processes: one lease holder fetches, the others poll."""
-
-    def __init__(self, backend: SharedBackend) -> None:
-        self._b = backend
-        # storing disabled: only its in-process single-flight is used, so twins in this process poll once
-        self._local: ResponseCache[tuple[bytes, bool]] = ResponseCache(0, 0, clock=backend.clock)
-        self.hits = self.misses = self.shared = 0
-        self._owner = uuid.uuid4().hex  # this process's lease owners: this, then a serial number
-        self._flights = itertools.count()
-
-    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
-        """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
-        (value, hit), _, shared = await self._local.get_or_fetch(key, lambda: self._shared_fetch(key, fetch, ttl))
-        if shared:
-            self.shared += 1
-            return value, True
-        return value, hit
-
-    async def _shared_fetch(self, key: str, fetch: Fetch, ttl: float) -> tuple[bytes, bool]:
-        b = self._b
-        owner = f"{self._owner}-{next(self._flights)}"
-        delay = 0.005
+        """The store's count (memory's while it is down, with what it counted meanwhile); only a booking's count is
+        kept for an outage (a count read here may come from a store that has not yet been given it back)."""
         try:
-            for _ in range(MAX_POLLS):
-                now = b.clock()
-                until = now + b.lease_seconds
-                found, leased = await b.cache_guard.call(
-                    lambda: b.store.cache_get_or_lease(key, owner, now, until)  # noqa: B023
-                )
-                if found is not None:
-                    self.hits += 1
-                    return found, True
-                if leased:
-                    break
-                await b.sleep(delay)
-                delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
+            return await self._stored(lambda: self._b.store.count(counter, now))
         except StoreUnavailable:
-            return await b.fallback.cache.get_or_fetch(key, fetch, ttl)
-        self.misses += 1
-        kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
-        try:
-            value = await fetch()
-            if ttl > 0:
-                kept = value
-        finally:  # stored (or the lease given back, after a failure) once the reply is out: ``state.later``
-            now = b.clock()
-            b.later.run(lambda: self._quietly(lambda: b.store.cache_put_release(key, owner, kept, now + ttl, now)))
-        return value, False
-
-    async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:
-        with contextlib.suppress(StoreUnavailable):
-            await self._b.cache_guard.call(op)
-
-    async def stats(self) -> dict[str, Any]:
-        """This process's counters plus what the store holds."""
-        b = self._b
-        out: dict[str, Any] = {"hits": self.hits, "misses": self.misses, "shared": self.shared}
-        try:
-            out.update(await b.cache_guard.call(lambda: b.store.cache_stats(b.clock())))
-        except StoreUnavailable:
-            out.update(await b.fallback.cache.stats())
-        return out
-
-    async def clear(self) -> None:
-        """Forget every stored answer (for every process)."""
-        await self._b.fallback.cache.clear()
-        await self._quietly(self._b.store.cache_clear)
+            self._outage()
+            return await self._fallback.count(counter, now)
 
 
 class SharedRecords:
-    """JSON records in the store (memory while it is down)."""
+    """JSON records in the store (memory while it is down); one that is not a JSON object is dropped."""
 
     def __init__(self, backend: SharedBackend) -> None:
         self._b = backend
 
     async def get(self, key: str) -> dict[str, Any] | None:
-        """The record, or None."""
+        """The record, or None (also for one the store held that is not a JSON object: it is dropped)."""
         b = self._b
         try:
-            return await b.guard.call(lambda: b.store.record_get(key, b.clock()))
+            text = await b.guard.call(lambda: b.store.record_get(key, b.clock()))
         except StoreUnavailable:
             return await b.fallback.records.get(key)
+        if text is None:
+            return None
+        try:
+            found = json.loads(text) if len(text) <= MAX_RECORD_CHARS else None
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            return found
+        await self.drop(key, "not a JSON object")
+        return None
 
     async def put(self, key: str, value: dict[str, Any], ttl: float | None = None) -> None:
         """Store the record (in memory too, so a later outage still sees it)."""
@@ -264,35 +240,51 @@ class SharedRecords:
         await b.fallback.records.put(key, value, ttl)
         now = b.clock()
         expires = None if ttl is None else now + ttl
+        text = json.dumps(value)
         with contextlib.suppress(StoreUnavailable):
-            await b.guard.call(lambda: b.store.record_put(key, value, expires, now))
+            await b.guard.call(lambda: b.store.record_put(key, text, expires, now))
+
+    async def drop(self, key: str, why: str) -> None:
+        """Delete a record its reader refused, here and in memory; the status tool says so for a while."""
+        b = self._b
+        b.store.dropped.note("record", why)
+        await b.fallback.memory_records.forget(key)
+        with contextlib.suppress(StoreUnavailable):
+            await b.guard.call(lambda: b.store.record_delete(key))
 
 
 class SharedBackend(LimiterFactory):
-    """A StateBackend over a Store: shared limiter numbers, cache and records, degrading to memory on failure."""
+    """A StateBackend over a Store: shared limiter numbers, cache and records, degrading to memory on failure.
 
-    def __init__(self, name: str, store: Store, options: StateOptions) -> None:
+    ``down``: why the store could not be opened (calls start on memory and the store is tried after the interval).
+    """
+
+    def __init__(self, name: str, store: Store, options: StateOptions, *, down: str | None = None) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
         super().__init__(clock=options.clock, sleep=options.sleep)
         self.name = name
         self.store = store
         self.lease_seconds = options.lease_seconds
-        self.guard = Guard(f"{name} state", clock=options.clock, retry_interval=options.retry_interval)
+        retry = options.retry_interval
+        self.guard = Guard(f"{name} state", clock=options.clock, retry_interval=retry, down=down)
         # a cache of its own fails and heals on its own (the counters stay shared while it is gone)
         separate = store.cache_location() != store.location()
-        cache_guard = Guard(f"{name} cache", clock=options.clock, retry_interval=options.retry_interval)
+        cache_guard = Guard(f"{name} cache", clock=options.clock, retry_interval=retry)
         self.cache_guard = cache_guard if separate else self.guard
         self.fallback = MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
-        self.slots: SlotStore = SharedSlots(self)
-        self.cache: SharedCache = SharedStoreCache(self)
-        self.records: RecordStore = SharedRecords(self)
         self.later = Later()  # the cache's writes that wait until the reply is out
+        self.slots: SlotStore = SharedSlots(self)
+        self.cache: SharedCache = SharedStoreCache(
+            store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
+        )
+        self.records: RecordStore = SharedRecords(self)
 
     def health(self) -> dict[str, Any]:
-        """Backend, where the state and the cache live, and whether calls currently run on the per-process fallback."""
+        """Backend, where the state and the cache live, whether calls currently run on the per-process fallback,
+        and stored values dropped lately."""
         out: dict[str, Any] = {
             "backend": self.name,
             "location": self.store.location(),
@@ -302,6 +294,9 @@ class SharedBackend(LimiterFactory):
         warnings = dict.fromkeys(w for w in (self.guard.warning, self.cache_guard.warning) if w is not None)
         if warnings:
             out["warning"] = "; ".join(warnings)
+        dropped = self.store.dropped.snapshot()
+        if dropped is not None:
+            out["dropped"] = dropped
         return out
 
     async def settle(self) -> None:

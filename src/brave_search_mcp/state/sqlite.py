@@ -6,9 +6,10 @@ their cache directory, so wiping the cache loses no count. Every operation touch
 short ``BEGIN IMMEDIATE`` transaction on its file (``sqlite_conn``); nobody holds a lock while waiting on the
 network (a single-flight "lock" is a lease row with an expiry). A file the user names (``sqlite:///path``) holds
 both. The first opening of a new state file moves the counters an older version kept in the cache directory
-(``sqlite_legacy``). A state file that is corrupt or cannot be written logs one warning and the process runs on
-memory instead: state is an optimisation, never a reason for a call to fail; a cache file that cannot be opened
-degrades the cache alone.
+(``sqlite_legacy``). A corrupt file is moved aside and made afresh (``sqlite_file``); a state file that cannot be
+opened or written (a read-only file or directory, a full disk, a lock held for over a second) logs one warning and
+the process runs on memory until the file works again, tried every few seconds: state is an optimisation, never a
+reason for a call to fail; a cache file that cannot be opened degrades the cache alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import logging
 import math
 import sqlite3
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -35,8 +37,8 @@ from brave_search_mcp.ratelimit.plan import (
     keep_after,
     matters_after,
 )
-from brave_search_mcp.state.base import StateBackend, StateOptions
-from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions
+from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.shared import SharedBackend
 from brave_search_mcp.state.sqlite_conn import FileConnection
 from brave_search_mcp.state.sqlite_file import ALL_TABLES, CACHE_TABLES, STATE_TABLES, connect
@@ -47,6 +49,10 @@ T = TypeVar("T")
 
 PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
+MERGED_PREFIX = "merged:"  # records naming the outage counts already added (``owed``): sent again, added once
+RESTORED_PREFIX = "restored:"  # per counter, the base put back into a file made afresh (``owed``)
+EPOCH_KEY = "state-epoch"  # the file's random id (``Store.epoch``)
+MERGED_KEPT_SECONDS = 7 * 86400.0
 
 
 class _NewestStarts(Sequence[float]):
@@ -98,6 +104,7 @@ class SqliteStore:
         self.cache = cache if cache is not None else state
         self._max_entries = max_entries
         self._max_bytes = max_bytes
+        self.dropped = DropLog()
         self._plan_of: LRUCache[str, PlanState] = LRUCache(PLANS_KEPT)  # stored JSON -> plan
         self._text_of: LRUCache[PlanState, str] = LRUCache(PLANS_KEPT)
         self._warnings = OnceEach(logger)
@@ -135,10 +142,7 @@ class SqliteStore:
                     raise ValueError("not a JSON object")
                 plan = PlanState.from_json(found)
             except (ValueError, TypeError, RecursionError) as exc:
-                self._warnings.warn(
-                    "plan", "A stored rate-limit plan in %s was unreadable (%s); it was dropped and is rebuilt.",
-                    self.state.path, exc,
-                )  # fmt: skip
+                self.dropped.note("rate-limit plan", str(exc)[:120])
                 return None
             if isinstance(text, str):
                 self._plan_of[text] = plan
@@ -180,6 +184,8 @@ class SqliteStore:
             shared_limits = shared.in_force(now) if shared is not None and shared.trusted(now) else None
             shared_starts = self._starts(conn, ask.shared, now, shared_limits, ask) if ask.shared is not None else []
             decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
+            if decision.dropped:  # the limiter logs it; status names it
+                self.dropped.note("rate-limit plan", "not a plan any rule makes", logged=True)
             if decision.plan != own:
                 self._put(conn, ask.own, decision.plan)
             if decision.granted:
@@ -224,6 +230,43 @@ class SqliteStore:
 
         return await self.state.run(work)
 
+    @staticmethod
+    def _epoch(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT OR IGNORE INTO records VALUES (?, ?, NULL)", (EPOCH_KEY, json.dumps(uuid.uuid4().hex)))
+        return str(json.loads(conn.execute("SELECT value FROM records WHERE key = ?", (EPOCH_KEY,)).fetchone()[0]))
+
+    async def epoch(self) -> str:
+        """This file's random id (made with its first epoch read): a file made afresh has another."""
+        return await self.state.run(self._epoch)
+
+    async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
+        """One transaction: add the outage's batch unless its token is recorded; on another epoch, put its base
+        back too (``owed``)."""
+        marker, restored = MERGED_PREFIX + batch.token, RESTORED_PREFIX + counter
+
+        def work(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
+            live = row is not None and row[1] > now
+            n = int(row[0]) if live else 0
+            if conn.execute("SELECT 1 FROM records WHERE key = ?", (marker,)).fetchone() is not None:
+                return n
+            expires = max(batch.expires, row[1] if live else 0.0)
+            merged = n + batch.delta
+            if batch.epoch is not None and batch.epoch != self._epoch(conn):  # the file lost what it held
+                found = conn.execute("SELECT value FROM records WHERE key = ?", (restored,)).fetchone()
+                put_back = int(json.loads(found[0])) if found is not None else 0
+                if batch.base > put_back:
+                    merged += batch.base - put_back
+                    conn.execute(
+                        "INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (restored, str(batch.base), expires)
+                    )
+            conn.execute("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (counter, max(0, merged), expires))
+            conn.execute("DELETE FROM records WHERE key LIKE ? AND expires <= ?", (MERGED_PREFIX + "%", now))
+            conn.execute("INSERT INTO records VALUES (?, '{}', ?)", (marker, now + MERGED_KEPT_SECONDS))
+            return max(0, merged)
+
+        return await self.state.run(work)
+
     async def unbook(self, counter: str) -> None:
         """Give one back."""
         await self.state.run(lambda c: c.execute("UPDATE counters SET n = MAX(0, n - 1) WHERE name = ?", (counter,)))
@@ -264,6 +307,19 @@ class SqliteStore:
             return None, True
 
         return await self.cache.run(work)
+
+    async def cache_renew(self, key: str, owner: str, now: float, until: float) -> bool:
+        """Move the lease's expiry to ``until`` if ``owner`` still holds it."""
+
+        def work(conn: sqlite3.Connection) -> bool:
+            sql = "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?"
+            return conn.execute(sql, (until, key, owner)).rowcount > 0
+
+        return await self.cache.run(work)
+
+    async def cache_drop(self, key: str) -> None:
+        """Delete one value."""
+        await self.cache.run(lambda c: c.execute("DELETE FROM cache WHERE key = ?", (key,)))
 
     async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
         """One transaction: store ``value`` (unless None or over the byte bound), drop expired entries and the least
@@ -312,24 +368,26 @@ class SqliteStore:
         """Delete every cached value."""
         await self.cache.run(lambda c: c.execute("DELETE FROM cache"), tx=False)
 
-    async def record_get(self, key: str, now: float) -> dict[str, Any] | None:
-        """A live record, or None."""
+    async def record_get(self, key: str, now: float) -> str | None:
+        """A live record's text, or None."""
 
-        def work(conn: sqlite3.Connection) -> dict[str, Any] | None:
+        def work(conn: sqlite3.Connection) -> str | None:
             row = conn.execute("SELECT value, expires FROM records WHERE key = ?", (key,)).fetchone()
             if row is None or (row[1] is not None and row[1] <= now):
                 return None
-            found = json.loads(row[0])
-            return found if isinstance(found, dict) else None
+            return row[0] if isinstance(row[0], str) else repr(row[0])  # a number or a blob: its reader drops it
 
         return await self.state.run(work, tx=False)
 
-    async def record_put(self, key: str, value: dict[str, Any], expires: float | None, now: float) -> None:
+    async def record_put(self, key: str, text: str, expires: float | None, now: float) -> None:
         """Store a record."""
-        text = json.dumps(value)
         await self.state.run(
             lambda c: c.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, text, expires)), tx=False
         )
+
+    async def record_delete(self, key: str) -> None:
+        """Delete a record."""
+        await self.state.run(lambda c: c.execute("DELETE FROM records WHERE key = ?", (key,)), tx=False)
 
     async def aclose(self) -> None:
         """Close the files."""
@@ -363,21 +421,19 @@ async def open_sqlite(
     path: Path, options: StateOptions, *, cache_path: Path | None = None, legacy_path: Path | None = None
 ) -> StateBackend:
     """Open the state file ``path`` and the cache file ``cache_path`` (None: ``path`` holds the cache too), moving
-    what an older version kept at ``legacy_path`` once; if the state file is corrupt or unwritable, log one warning
-    and return a memory backend."""
+    what an older version kept at ``legacy_path`` once; if the state file cannot be opened now, log one warning and
+    run on memory until it can (tried again every ``options.retry_interval`` seconds)."""
     if cache_path == path:
         cache_path = None
     if legacy_path in (path, cache_path):
         legacy_path = None
+    down = None
     try:
         conn, cache_conn = await anyio.to_thread.run_sync(_open_files, path, cache_path, legacy_path)
-    except (sqlite3.Error, OSError) as exc:
-        reason = f"state file {path} unusable ({type(exc).__name__}: {exc}); using per-process memory state"
-        logger.warning("%s", reason)
-        return MemoryBackend(
-            clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries, reason=reason
-        )
-    state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES)
-    cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES, follow=True)
+    except Exception as exc:  # unopenable now (read-only, a file where its directory should be...): tried again later
+        down = f"state file {path} unusable ({type(exc).__name__}: {exc})"
+        conn, cache_conn = None, None
+    state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES, counts=True)
+    cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES)
     store = SqliteStore(state, cache, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
-    return SharedBackend("sqlite", store, options)
+    return SharedBackend("sqlite", store, options, down=down)

@@ -3,12 +3,15 @@
 Each file is shared by every process of a user, old versions and new alike: the schema is created if absent, and a
 migration is one transaction that leaves tables every version's statements still run on. One that cannot run now
 (another process holds the file too long, or the disk is full) leaves the file as it was: the next opening tries
-again, and nothing depends on it meanwhile.
+again, and nothing depends on it meanwhile. A file SQLite calls corrupt (garbage bytes, a failed integrity check) is
+moved aside to ``<name>.corrupt`` (the previous one replaced) and made afresh: state is rebuilt, never a reason for
+every call to fail.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -20,6 +23,8 @@ logger = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 5000  # how long an operation in a worker thread waits for another connection's write lock
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SHORT_READ = 522  # SQLITE_IOERR_SHORT_READ: the file is shorter than its own pages say (a WAL written over)
 OPEN_PAUSE_SECONDS = 0.005  # opening a file another process is converting: tries 5 ms apart, growing to 50 ms
 
 # The state: the rate limiter's plans and recent starts, the monthly counters, the breakers' records.
@@ -48,6 +53,43 @@ def busy(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES
 
 
+class Corrupt(sqlite3.DatabaseError):
+    """The file failed SQLite's integrity check."""
+
+
+def corrupt(exc: BaseException) -> bool:
+    """SQLite says the file is not a database, or a damaged one."""
+    code = getattr(exc, "sqlite_errorcode", 0)
+    return isinstance(exc, Corrupt) or code & 0xFF in _CORRUPT_CODES or code == _SHORT_READ
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` now (None: none)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def move_aside(path: Path, seen: tuple[int, int] | None) -> bool:
+    """Move the corrupt file ``path`` (with its WAL and shared-memory files) to ``<name>.corrupt``, if it is still
+    the file found corrupt (``seen``: another process may have moved it and made a new one already)."""
+    if seen is None or identity(path) != seen:
+        return False
+    aside = path.with_name(path.name + ".corrupt")
+    try:
+        for suffix in ("-wal", "-shm", ""):  # the database last: a process opening it meanwhile finds no stale WAL
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                os.replace(source, Path(f"{aside}{suffix}"))
+    except OSError as exc:
+        logger.warning("state: %s is corrupt and could not be moved aside (%s)", path, exc)
+        return False
+    logger.warning("state: %s was corrupt; moved aside to %s and made afresh", path, aside)
+    return True
+
+
 def connect(
     path: Path,
     *,
@@ -60,10 +102,16 @@ def connect(
     without its busy wait, so two hosts starting their servers together would otherwise leave one on memory."""
     deadline = clock() + BUSY_TIMEOUT_MS / 1000
     attempt = 1
-    while True:  # bounded: the deadline, at most about a hundred tries
+    moved = False
+    while True:  # bounded: the deadline, at most about a hundred tries, one file moved aside
+        seen = identity(path)
         try:
             return _connect_once(path, tables)
         except sqlite3.Error as exc:
+            if corrupt(exc) and not moved:
+                moved = True
+                move_aside(path, seen)
+                continue
             if not busy(exc) or clock() >= deadline:
                 raise
         pause(min(OPEN_PAUSE_SECONDS * attempt, 10 * OPEN_PAUSE_SECONDS))
@@ -82,7 +130,9 @@ def _connect_once(path: Path, tables: str) -> sqlite3.Connection:
         # builds zero them: an evicted 50 KB answer cost a dozen more page writes); the next answer reuses them.
         conn.execute("PRAGMA secure_delete=FAST")
         conn.executescript(tables)
-        conn.execute("PRAGMA quick_check(1)").fetchone()
+        checked = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if checked is None or checked[0] != "ok":
+            raise Corrupt(f"integrity check: {checked[0] if checked else 'no answer'}")
         _migrate(conn)
         conn.execute("PRAGMA wal_autocheckpoint=0")  # SqliteStore checkpoints off the event loop
         conn.execute("PRAGMA busy_timeout=0")  # on the event loop an operation never waits (see SqliteStore._run)

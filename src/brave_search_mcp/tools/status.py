@@ -151,9 +151,8 @@ async def build_status(
     brave_alone = {"brave": {"state": "closed", "fallback": False}}
     report["providers"] = await ports.chain.status() if ports.chain else brave_alone
     others = {name: state.pop("counters", {}) for name, state in report["providers"].items()}
-    report["state"] = await client.shared.snapshot() if client.shared else {"backend": "memory"}
-    if report["state"].get("degraded"):
-        reasons.append(f"shared state unavailable, using per-process state: {report['state'].get('warning', '')}")
+    report["state"] = client.limits.state.health()
+    reasons += troubles(report, client.counters() if uses_brave else {})
     paused = [
         f"{name} {kind} search" if kind else name
         for name, state in report["providers"].items()
@@ -235,6 +234,31 @@ def _unpaused(figures: dict[str, Any], before: dict[str, Any], elapsed: float) -
     if "paused_for_seconds" in figures and before.get("paused_for_seconds", 0.0) <= elapsed:
         return {key: value for key, value in figures.items() if key not in ("paused_for_seconds", "paused_until")}
     return dict(figures)
+
+
+def troubles(report: dict[str, Any], counters: dict[str, EndpointCounters]) -> list[str]:
+    """Why the server is not ``ok`` although calls answer: the shared state degraded or a stored value dropped, the
+    rate limiting failing, the last calls failing on a setting (a rejected key, a misconfigured provider)."""
+    found: list[str] = []
+    state = report["state"]
+    if state.get("degraded"):
+        found.append(f"shared state unavailable, using per-process state: {state.get('warning', '')}")
+    dropped = state.get("dropped")
+    if dropped:
+        found.append(
+            f"{dropped['count']} stored value(s) failed validation and were dropped and rebuilt (last: "
+            f"{dropped['last']}, {dropped['seconds_ago']} s ago)"
+        )
+    throttle = report.get("throttle") or {}
+    faults = [figures["fault"] for figures in (throttle, throttle.get("answers") or {}) if figures.get("fault")]
+    found += [f"rate limiting failed, calls go out without it: {fault}" for fault in faults]
+    rejected = [name for name, c in counters.items() if c.last == ErrorCode.AUTH_FAILED.value]
+    if rejected:
+        found.append(f"Brave rejected the API key (AUTH_FAILED) on the last call to {', '.join(rejected)}")
+    for name, provider in (report.get("providers") or {}).items():
+        if provider.get("misconfigured"):
+            found.append(f"{name}: the last call failed on its configuration ({provider['misconfigured']})")
+    return found
 
 
 def pauses(throttle: dict[str, Any]) -> list[str]:

@@ -214,6 +214,12 @@ class SearxngProvider:
             await fetch()
             return mine[0]
         key = make_key(f"{self._cache_prefix}/search", list(fields.items()))
-        body, hit = await self._cache.get_or_fetch(key, fetch, ttl)
+        pages: list[dict[str, Any]] = []
+
+        def readable(body: bytes) -> bool:  # a stored page that is not one is dropped and fetched again
+            pages.append(decode_json_object(body, "SearXNG", NOT_JSON_HINT))
+            return page_failure(pages[-1], request.search_type) is None
+
+        body, hit = await self._cache.get_or_fetch(key, fetch, ttl, readable)
         budget.cache_hits += hit
-        return mine[0] if mine else decode_json_object(body, "SearXNG", NOT_JSON_HINT)
+        return mine[0] if mine else pages[-1] if pages else decode_json_object(body, "SearXNG", NOT_JSON_HINT)

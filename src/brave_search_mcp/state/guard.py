@@ -1,0 +1,71 @@
+"""Whether a shared store works now: after a failure calls use per-process memory, and one call at a time tries again.
+
+Any exception inside a store operation counts as a failure, not only the ones a backend names: a store that answers
+something this version cannot read, or a bug on the way, degrades the call to memory instead of failing it. While the
+store is down, one call every ``retry_interval`` seconds tries it (the others go on on memory, so a store that hangs
+costs one call its socket timeout, not every call); the first that succeeds brings every call back to the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from brave_search_mcp.clock import Clock
+from brave_search_mcp.state.base import StoreUnavailable
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Guard:
+    """Tracks whether the store works; after a failure, callers use memory until the retry time, then one tries."""
+
+    def __init__(self, name: str, *, clock: Clock, retry_interval: float, down: str | None = None) -> None:
+        self._name = name  # what fails and comes back: "sqlite state", "sqlite cache", "redis state"
+        self._clock = clock
+        self._retry_interval = retry_interval
+        self._retry_at = float("-inf")
+        self._trying = False  # one call is trying the store again
+        self.warning: str | None = None
+        self.outages = 0  # how many times the store went down (each logged once)
+        if down is not None:  # the store could not be opened: down from the start, tried again after the interval
+            self._down(down)
+
+    @property
+    def degraded(self) -> bool:
+        """True while the store is considered down."""
+        return self.warning is not None
+
+    def _down(self, reason: str) -> None:
+        self._retry_at = self._clock() + self._retry_interval
+        if self.warning is None:
+            self.outages += 1
+            self.warning = f"{self._name} unavailable ({reason}); using per-process memory until it returns"
+            logger.warning("%s", self.warning)
+
+    async def call(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run ``op`` on the store; StoreUnavailable (at once while the store is down) means: use memory."""
+        trying = False
+        if self.warning is not None:
+            if self._trying or self._clock() < self._retry_at:
+                raise StoreUnavailable(self.warning)
+            self._trying = trying = True
+        try:
+            result = await op()
+        except StoreUnavailable as exc:
+            self._down(str(exc))
+            raise
+        except Exception as exc:  # not a named store failure: a bug or an answer this version cannot read
+            if self.warning is None:
+                logger.error("%s: unexpected failure, calls use per-process memory", self._name, exc_info=True)
+            self._down(f"{type(exc).__name__}: {exc}"[:300])
+            raise StoreUnavailable(str(exc)) from exc
+        finally:
+            if trying:
+                self._trying = False
+        if self.warning is not None:
+            logger.info("%s is back; shared again", self._name)
+            self.warning = None
+        return result

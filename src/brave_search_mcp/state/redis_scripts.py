@@ -1,0 +1,318 @@
+"""The Redis backend's Lua scripts: each is one atomic step on the server (``redis``)."""
+
+from __future__ import annotations
+
+# ``plan.decide`` in Lua, so a reservation is one atomic step: the contract test tests/test_rate_rules.py runs
+# this script and the Python rule on the same inputs and demands the same decisions. A plan is a hash of
+# PlanState's fields (an absent field is None / never).
+# KEYS: own plan, own starts[, shared plan, shared starts].  ARGV: now, initial plan (JSON), member, margin
+# factor, margin seconds, keep seconds, recovery factor, recovery period, probe hold, pinned rate, pinned burst,
+# spread seconds, then the bounds of a sound plan (``PlanState.check`` and ``trusted``): least and most rate, most
+# burst, clock skew, month, longest pause, default trial period; then '1' to decide on the server's clock (the
+# initial plan's times moved to it; '' : on ``now``).
+# Returns {granted 1/0, ready, reason, plan as field/value pairs, the server's clock minus ``now`` (0: not used),
+# 1 when the stored plan was dropped and rebuilt}; ready and the plan's times are on the clock decided on.
+RESERVE = """
+local NEVER = -math.huge
+local now = tonumber(ARGV[1])
+local shift = 0  -- the server's clock minus the caller's, when the server's clock is used
+if ARGV[20] == '1' then
+  local t = redis.call('TIME')
+  local server = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  shift = server - now
+  now = server
+end
+local TIMES = {penalty_at = true, strike_at = true, blocked_until = true, probe_until = true, quota_until = true,
+  quota_trial_at = true}
+local SHIFT = string.format('%.17g', shift)
+local MF, MS, KEEP = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local RF, RP, HOLD = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local SPREAD = tonumber(ARGV[12])
+local MINR, MAXR, MAXB = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+local SKEW, MONTH, MAXWAIT, EVERY = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+local function finite(v) return v ~= nil and v == v and v ~= math.huge and v ~= -math.huge end
+local function load(key)
+  local raw = redis.call('HGETALL', key)
+  if #raw == 0 then return nil, true end
+  local p, ok = {}, true
+  for i = 1, #raw, 2 do
+    local v = tonumber(raw[i + 1])
+    if not finite(v) then ok = false end
+    p[raw[i]] = v
+  end
+  return p, ok
+end
+local function t(p, f) if p[f] == nil then return NEVER end return p[f] end
+local function whole(v, low, high) return v >= low and v <= high and v == math.floor(v) end
+local function sound(p)
+  for _, f in ipairs({'plan_rate', 'penalty_rate'}) do
+    if p[f] ~= nil and (p[f] < MINR or p[f] > MAXR) then return false end
+  end
+  if not whole(p.plan_burst or 1, 1, MAXB) or not whole(p.clean or 0, 0, MAXB) then return false end
+  local every = p.quota_every or EVERY
+  if every <= 0 or every > MONTH then return false end
+  local ahead = now + SKEW
+  return math.max(t(p, 'penalty_at'), t(p, 'strike_at')) <= ahead and t(p, 'blocked_until') <= ahead + MAXWAIT
+    and t(p, 'probe_until') <= ahead + HOLD and t(p, 'quota_until') <= ahead + MONTH
+    and t(p, 'quota_trial_at') <= ahead + every
+end
+local function pairs_of(p)
+  local out = {}
+  for f, v in pairs(p) do out[#out + 1] = f; out[#out + 1] = string.format('%.17g', v) end
+  return out
+end
+local function in_force(p)
+  if p.plan_rate == nil then return nil, nil end
+  local rate, burst = p.plan_rate, p.plan_burst or 1
+  if p.penalty_rate ~= nil then
+    local minutes = math.floor((now - t(p, 'penalty_at')) / RP)
+    if minutes < 0 then minutes = 0 end
+    if minutes > 200 then minutes = 200 end
+    rate = math.min(rate, p.penalty_rate * RF ^ minutes)
+  end
+  return rate, burst
+end
+local function spread(p)
+  local rate, burst = in_force(p)
+  if rate == nil then return nil end
+  local clean = p.clean or 0
+  if rate >= p.plan_rate and clean >= burst then return nil end
+  return math.max(1, math.min(burst, math.max(clean, math.floor(rate * SPREAD))))
+end
+local function nth(key, n)
+  local last = redis.call('ZREVRANGE', key, n - 1, n - 1, 'WITHSCORES')
+  if #last < 2 then return NEVER end
+  return tonumber(last[2])
+end
+local function recent(key, rate, burst, at_once)
+  local h = 0
+  if rate ~= nil then h = burst / rate * MF + MS end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - math.max(h, KEEP))
+  redis.call('ZREMRANGEBYSCORE', key, '(' .. string.format('%.17g', now + SKEW), '+inf')
+  if rate == nil then return NEVER end
+  local at = nth(key, burst) + h
+  if at_once ~= nil then at = math.max(at, nth(key, at_once) + at_once / rate) end
+  return at
+end
+local own, own_ok = load(KEYS[1])
+local dropped = 0
+if own ~= nil and not (own_ok and sound(own)) then
+  own, dropped = nil, 1
+  redis.call('DEL', KEYS[1])
+end
+if own == nil then
+  own = {}
+  for f, v in pairs(cjson.decode(ARGV[2])) do
+    if v ~= cjson.null then
+      if TIMES[f] then v = v + shift end
+      own[f] = v
+    end
+  end
+  redis.call('HSET', KEYS[1], unpack(pairs_of(own)))
+end
+local shared = nil
+if #KEYS > 2 then
+  local found, found_ok = load(KEYS[3])
+  if found ~= nil and found_ok and sound(found) then shared = found end
+end
+if t(own, 'quota_until') > now and now < t(own, 'quota_trial_at') then
+  local gate = string.format('%.17g', math.min(own.quota_until, own.quota_trial_at))
+  return {0, gate, 'quota', pairs_of(own), SHIFT, dropped}
+end
+local ready, reason = now, 'ok'
+local pause = t(own, 'blocked_until')
+if shared ~= nil and t(shared, 'blocked_until') > pause then pause = t(shared, 'blocked_until') end
+if pause > ready then ready, reason = pause, 'paused' end
+local eff = own
+if ARGV[10] ~= '' then
+  eff = {plan_rate = tonumber(ARGV[10]), plan_burst = tonumber(ARGV[11]), clean = tonumber(ARGV[11])}
+end
+local rate, burst = in_force(eff)
+local at = recent(KEYS[2], rate, burst, spread(eff))
+if rate == nil then
+  if t(own, 'probe_until') > ready then ready, reason = own.probe_until, 'probe' end
+elseif at > ready then
+  ready, reason = at, 'window'
+end
+if #KEYS > 2 then
+  local srate, sburst, sspread = nil, nil, nil
+  if shared ~= nil then srate, sburst = in_force(shared); sspread = spread(shared) end
+  at = recent(KEYS[4], srate, sburst, sspread)
+  if at > ready then ready, reason = at, 'window' end
+end
+if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own), SHIFT, dropped} end
+local changed = false
+if rate == nil then own.probe_until = now + HOLD; changed = true end
+if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or 600); changed = true end
+if changed then redis.call('HSET', KEYS[1], unpack(pairs_of(own))) end
+local ms = math.ceil((math.max(KEEP, 60) + 1) * 1000)
+for i = 2, #KEYS, 2 do
+  redis.call('ZADD', KEYS[i], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[i], ms)
+end
+return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
+"""
+# A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
+# instead of closing the spending cap (or failing every booking) for the rest of the month.
+_COUNT = """
+local function count(key, most)
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n == nil or n ~= n or n < 0 or n > most or n ~= math.floor(n) then
+    redis.call('SET', key, '0', 'KEEPTTL')
+    return 0
+  end
+  return n
+end
+"""
+# KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any), most.  Returns
+# {booked 1/0, count}, or {-1, 0} when the server's epoch is another (it lost what it held: the caller's outage
+# begins).
+BOOK = (
+    _COUNT
+    + """
+if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0} end
+local n = count(KEYS[1], tonumber(ARGV[4]))
+local cap = tonumber(ARGV[1])
+if cap >= 0 and n >= cap then return {0, n} end
+n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, n}
+"""
+)
+# KEYS: counter.  ARGV: most.
+UNBOOK = (
+    _COUNT
+    + """
+if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+)
+# KEYS: epoch.  ARGV: a new random id.  Returns the store's epoch (made now if it had none).
+EPOCH = """
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+"""
+# KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
+# marker, the batch's epoch ('': none), a new random id.  Returns {the count, the server's epoch}. An outage's
+# batch (``state.owed``): added once per marker; on another epoch (the server lost what it held) its base is put
+# back where it exceeds the base already put back.
+MERGE = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+redis.call('SET', KEYS[3], ARGV[6], 'NX')
+if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3])} end
+local ttl = redis.call('PTTL', KEYS[1])
+local ms = math.max(tonumber(ARGV[3]), ttl)
+local merged = n + tonumber(ARGV[1])
+if ARGV[5] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then
+  local put_back = tonumber(redis.call('GET', KEYS[4]) or '0')
+  local base = tonumber(ARGV[2])
+  if base > put_back then
+    merged = merged + base - put_back
+    redis.call('SET', KEYS[4], base)
+    if ms > 0 then redis.call('PEXPIRE', KEYS[4], ms) end
+  end
+end
+merged = math.max(merged, 0)
+redis.call('SET', KEYS[1], merged)
+if ms > 0 then redis.call('PEXPIRE', KEYS[1], ms) end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+return {merged, redis.call('GET', KEYS[3])}
+"""
+
+# The cache's bookkeeping, shared by the scripts below. KEYS[3..6]: last use (sorted set, ms), expiry (sorted set,
+# ms), sizes (hash), bytes in all; members are cache keys, values live at prefix .. member.
+_CACHE_BOOKS = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function forget(prefix, member)
+  redis.call('DEL', prefix .. member)
+  redis.call('ZREM', KEYS[3], member)
+  redis.call('ZREM', KEYS[4], member)
+  local size = redis.call('HGET', KEYS[5], member)
+  if size then
+    redis.call('HDEL', KEYS[5], member)
+    redis.call('DECRBY', KEYS[6], size)
+  end
+end
+local function forget_expired(prefix, now)
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
+    forget(prefix, member)
+  end
+end
+"""
+# KEYS: cache, lease, then the bookkeeping.  ARGV: owner, lease ms, member.  Returns {1, value} for a stored value
+# (its last use noted), else {2} when the lease was taken, {0} while another holds it: a lease only while no value
+# is stored (no double fetch).
+GET_OR_LEASE = (
+    _CACHE_BOOKS
+    + """
+local value = redis.call('GET', KEYS[1])
+if value then
+  redis.call('ZADD', KEYS[3], 'XX', now_ms(), ARGV[3])
+  return {1, value}
+end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end
+return {0}
+"""
+)
+# KEYS: lease.  ARGV: owner, lease ms.  Returns 1 when the owner still held it (and holds it longer).
+RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+# KEYS: cache, lease, then the bookkeeping.  ARGV: owner, ms to live ('': store nothing), value, member, max
+# entries, max bytes (-1: none), prefix.  The value (the least recently used ones over the bounds evicted, the
+# expired ones forgotten), then the owner's lease goes.
+PUT_RELEASE = (
+    _CACHE_BOOKS
+    + """
+if ARGV[2] ~= '' then
+  local prefix, now = ARGV[7], now_ms()
+  forget_expired(prefix, now)
+  forget(prefix, ARGV[4])
+  local size = string.len(ARGV[3])
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2])
+  redis.call('ZADD', KEYS[3], now, ARGV[4])
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[4])
+  redis.call('HSET', KEYS[5], ARGV[4], size)
+  redis.call('INCRBY', KEYS[6], size)
+  local max_entries, max_bytes = tonumber(ARGV[5]), tonumber(ARGV[6])
+  for _ = 1, 100000 do
+    local over = redis.call('ZCARD', KEYS[3]) > max_entries
+    if not over and max_bytes >= 0 then over = tonumber(redis.call('GET', KEYS[6]) or '0') > max_bytes end
+    if not over then break end
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    if not oldest then  -- bytes counted for no entry (a clear under way): start the count again
+      redis.call('SET', KEYS[6], 0)
+      break
+    end
+    forget(prefix, oldest)
+  end
+end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 0
+"""
+)
+# KEYS: cache, lease, then the bookkeeping.  ARGV: member, prefix.
+CACHE_DROP = (
+    _CACHE_BOOKS
+    + """
+forget(ARGV[2], ARGV[1])
+return 0
+"""
+)
+# KEYS: the bookkeeping only, from KEYS[3] (two placeholders first).  ARGV: prefix.  Returns {entries, bytes}.
+CACHE_STATS = (
+    _CACHE_BOOKS
+    + """
+forget_expired(ARGV[1], now_ms())
+return {redis.call('ZCARD', KEYS[3]), tonumber(redis.call('GET', KEYS[6]) or '0')}
+"""
+)
+# KEYS: the bookkeeping.  Deletes it (the values are deleted by a scan).
+CACHE_CLEAR = """
+redis.call('DEL', unpack(KEYS))
+return 0
+"""

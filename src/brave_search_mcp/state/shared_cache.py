@@ -1,0 +1,174 @@
+"""The response cache in a shared store, with single flight across processes: one lease holder fetches, the others
+poll the store until the value is there.
+
+A value read back that its reader refuses (``check``: a damaged entry, one an older version wrote) is dropped and
+fetched again, never handed on. A fetch that outlives a lease keeps it: the holder renews it every third of its
+length while the fetch runs, so a slow upstream is asked once. While the store is down the per-process memory
+cache answers (``guard``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from brave_search_mcp.state.base import Check, DropLog, Fetch, SharedCache, StateOptions, StoreUnavailable
+from brave_search_mcp.state.guard import Guard
+from brave_search_mcp.state.later import Later
+from brave_search_mcp.state.response_cache import ResponseCache
+
+T = TypeVar("T")
+
+MAX_POLLS = 100_000  # bound on any wait loop
+MAX_LEASE_POLL_SECONDS = 0.1
+MAX_RENEWALS = 10_000  # bound on a lease's renewals (a fetch is bounded by its call's deadline long before)
+
+
+class CacheStore(Protocol):
+    """The cache half of a shared store; every method raises StoreUnavailable when the store fails."""
+
+    def cache_location(self) -> str:
+        """Where the cached values live."""
+        ...
+
+    async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
+        """``(value, False)`` for a live value; else ``(None, True)`` when this took the single-flight lease of
+        ``key`` until ``until`` (it was free or expired), ``(None, False)`` while another holds it (atomic)."""
+        ...
+
+    async def cache_renew(self, key: str, owner: str, now: float, until: float) -> bool:
+        """Hold the lease of ``key`` until ``until`` if ``owner`` still holds it; whether it did."""
+        ...
+
+    async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+        """Store ``value`` (None: nothing) until ``expires``, evicting least recently used entries over the bounds,
+        and give the lease back if ``owner`` still holds it (atomic: a follower's next look finds the value)."""
+        ...
+
+    async def cache_drop(self, key: str) -> None:
+        """Delete the value of ``key`` (its reader refused it)."""
+        ...
+
+    async def cache_stats(self, now: float) -> dict[str, Any]:
+        """Entries (and bytes where known) stored now."""
+        ...
+
+    async def cache_clear(self) -> None:
+        """Delete every cached value."""
+        ...
+
+
+def _usable(check: Check | None, value: bytes) -> bool:
+    if check is None:
+        return True
+    try:
+        return check(value)
+    except Exception:  # a reader that cannot read the value refuses it
+        return False
+
+
+class SharedStoreCache:
+    """Cache in the store with single-flight across processes: one lease holder fetches, the others poll."""
+
+    def __init__(
+        self,
+        store: CacheStore,
+        guard: Guard,
+        fallback: SharedCache,
+        later: Later,
+        options: StateOptions,
+        *,
+        dropped: DropLog,
+    ) -> None:
+        self._store, self._guard, self._fallback, self._later = store, guard, fallback, later
+        self._clock, self._sleep, self._lease = options.clock, options.sleep, options.lease_seconds
+        self._dropped = dropped
+        # storing disabled: only its in-process single-flight is used, so twins in this process poll once
+        self._local: ResponseCache[tuple[bytes, bool]] = ResponseCache(0, 0, clock=options.clock)
+        self.hits = self.misses = self.shared = 0
+        self._owner = uuid.uuid4().hex  # this process's lease owners: this, then a serial number
+        self._flights = itertools.count()
+
+    async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None = None) -> tuple[bytes, bool]:
+        """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
+        (value, hit), _, shared = await self._local.get_or_fetch(
+            key, lambda: self._shared_fetch(key, fetch, ttl, check)
+        )
+        if shared:
+            self.shared += 1
+            return value, True
+        return value, hit
+
+    async def _shared_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None) -> tuple[bytes, bool]:
+        owner = f"{self._owner}-{next(self._flights)}"
+        delay = 0.005
+        try:
+            for _ in range(MAX_POLLS):
+                now = self._clock()
+                until = now + self._lease
+                found, leased = await self._guard.call(
+                    lambda: self._store.cache_get_or_lease(key, owner, now, until)  # noqa: B023
+                )
+                if found is not None:
+                    if _usable(check, found):
+                        self.hits += 1
+                        return found, True
+                    self._dropped.note("cached answer", "its reader could not read it")
+                    await self._guard.call(lambda: self._store.cache_drop(key))
+                    continue  # the next look takes the lease
+                if leased:
+                    break
+                await self._sleep(delay)
+                delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
+        except StoreUnavailable:
+            return await self._fallback.get_or_fetch(key, fetch, ttl)
+        self.misses += 1
+        kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
+        renewal = asyncio.get_running_loop().create_task(self._renew(key, owner))
+        try:
+            value = await fetch()
+            if ttl > 0:
+                kept = value
+        finally:  # stored (or the lease given back, after a failure) once the reply is out: ``state.later``
+            renewal.cancel()
+            now = self._clock()
+            self._later.run(
+                lambda: self._quietly(lambda: self._store.cache_put_release(key, owner, kept, now + ttl, now))
+            )
+        return value, False
+
+    async def _renew(self, key: str, owner: str) -> None:
+        """While the fetch runs, hold its lease: every third of the lease, until the fetch ends (cancelled then)."""
+        for _ in range(MAX_RENEWALS):
+            await self._sleep(self._lease / 3)
+            now = self._clock()
+            try:
+                held = await self._guard.call(
+                    lambda: self._store.cache_renew(key, owner, now, now + self._lease)  # noqa: B023
+                )
+            except StoreUnavailable:
+                continue  # tried again at the next third (the lease may outlast a short outage)
+            if not held:
+                return  # taken over (this process stalled past the lease): the new holder fetches
+
+    async def _quietly(self, op: Callable[[], Awaitable[None]]) -> None:
+        with contextlib.suppress(StoreUnavailable):
+            await self._guard.call(op)
+
+    async def stats(self) -> dict[str, Any]:
+        """This process's counters plus what the store holds."""
+        out: dict[str, Any] = {"hits": self.hits, "misses": self.misses, "shared": self.shared}
+        try:
+            out.update(await self._guard.call(lambda: self._store.cache_stats(self._clock())))
+        except StoreUnavailable:
+            out.update(await self._fallback.stats())
+        return out
+
+    async def clear(self) -> None:
+        """Forget every stored answer (for every process)."""
+        await self._fallback.clear()
+        await self._quietly(self._store.cache_clear)
