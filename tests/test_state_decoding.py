@@ -10,15 +10,17 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pytest
 
 from brave_search_mcp.ratelimit.plan import MAX_MONTH_REQUESTS, PlanState
-from brave_search_mcp.state.base import StateBackend
+from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.shared import SharedBackend, Store
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
+from tests.test_state_outage import RETRY, Flaky
 
 pytestmark = pytest.mark.anyio
 
@@ -189,3 +191,34 @@ async def test_a_broken_monthly_count_restarts_from_zero_instead_of_closing_the_
             assert await backend.slots.count(COUNTER, clock()) == 1
         assert not backend.health()["degraded"]
         assert len(_warnings(caplog)) <= 1
+
+
+@pytest.mark.parametrize("value", BROKEN_COUNTS, ids=["words", "negative", "beyond-a-month", "fraction"])
+async def test_counts_made_during_an_outage_reach_a_store_whose_count_broke_meanwhile(
+    value: Any, kind: str, tmp_path: Path, redis_server: RedisServer | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The outage's counts are added to a broken stored count as to 0, as a booking reads it: the merge that raised
+    on it kept the store "down" for this process for good (every operation repays what is owed first)."""
+    clock = FakeClock()
+    async with opened(kind, tmp_path, redis_server, clock) as (shared, raw):
+        assert isinstance(shared, SharedBackend)
+        store = Flaky(shared.store)
+        backend = SharedBackend(kind, cast(Store, store), StateOptions(10, clock, clock.sleep, retry_interval=RETRY))
+
+        async def book() -> int:
+            return (await backend.slots.book(COUNTER, None, clock() + 86400, clock()))[1]
+
+        assert [await book() for _ in range(3)] == [1, 2, 3]
+        store.fault = StoreUnavailable("down")
+        assert [await book() for _ in range(2)] == [4, 5]  # on memory, owed to the store
+        store.fault = None
+        raw.count(COUNTER, value)
+        await clock.sleep(RETRY)
+        assert await book() == 3  # the broken count restarted from 0, the outage's two went first
+        await clock.sleep(RETRY)
+        assert await book() == 4
+        health = backend.health()
+        assert health["degraded"] is False, health
+        assert "monthly request count" in health["dropped"]["last"], health
+        assert await shared.slots.count(COUNTER, clock()) == 4  # in the store itself
+        assert len([line for line in _warnings(caplog) if "request count" in line]) == 1, _warnings(caplog)

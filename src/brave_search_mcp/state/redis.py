@@ -258,7 +258,9 @@ class RedisStore:
             MAX_MONTH_REQUESTS,
         ]
         keys = [f"{PREFIX}count:{counter}", EPOCH_KEY]
-        booked, n = await self._call(lambda: self._book(keys=keys, args=args))
+        booked, n, broken = await self._call(lambda: self._book(keys=keys, args=args))
+        if broken:
+            self._unreadable("a script found it broken")
         if booked == -1:
             raise StoreUnavailable("the Redis server lost this project's state (restarted empty); counts are put back")
         return bool(booked), int(n)
@@ -270,11 +272,22 @@ class RedisStore:
         return self._expected
 
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
-        """The merge script: the outage's batch added once per token; on another epoch its base put back too."""
+        """The merge script: the outage's batch added once per token; on another epoch its base put back too. A
+        broken stored count restarts from 0 (as ``book`` reads it) instead of failing every merge."""
         keys = [f"{PREFIX}count:{counter}", f"{PREFIX}merged:{batch.token}", EPOCH_KEY, f"{PREFIX}restored:{counter}"]
         ms = _ms(batch.expires - now) if batch.expires > now else 0
-        args: list[str | int] = [batch.delta, batch.base, ms, MERGED_KEPT_MS, batch.epoch or "", uuid.uuid4().hex]
-        merged, epoch = await self._call(lambda: self._merge(keys=keys, args=args))
+        args: list[str | int] = [
+            batch.delta,
+            batch.base,
+            ms,
+            MERGED_KEPT_MS,
+            batch.epoch or "",
+            uuid.uuid4().hex,
+            MAX_MONTH_REQUESTS,
+        ]
+        merged, epoch, broken = await self._call(lambda: self._merge(keys=keys, args=args))
+        if broken:
+            self._unreadable("a script found it broken")
         self._expected = _text(epoch)  # the counts this process knew are in: book on this server from now on
         return int(merged)
 
@@ -293,8 +306,14 @@ class RedisStore:
             n = -1
         if 0 <= n <= MAX_MONTH_REQUESTS:
             return n
-        self._warnings.warn("counter", "A monthly request count in Redis was unreadable (%s).", repr(raw)[:60])
+        self._unreadable(repr(raw)[:60])
         return 0
+
+    def _unreadable(self, shown: str) -> None:
+        """A stored monthly count that is no count a month can reach was read as 0: one warning, and status names it
+        (``DropLog``)."""
+        self._warnings.warn("counter", "A monthly request count in Redis was unreadable (%s); it restarts from 0.", shown)
+        self.dropped.note("monthly request count in Redis", "not a count a month can reach", logged=True)
 
     def _cache_keys(self, key: str) -> list[str]:
         return [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}", *CACHE_KEYS]

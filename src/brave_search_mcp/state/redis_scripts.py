@@ -143,7 +143,7 @@ end
 if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own), SHIFT, dropped} end
 local changed = false
 if rate == nil then own.probe_until = now + HOLD; changed = true end
-if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or 600); changed = true end
+if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or EVERY); changed = true end
 if changed then redis.call('HSET', KEYS[1], unpack(pairs_of(own))) end
 local ms = math.ceil((math.max(KEEP, 60) + 1) * 1000)
 for i = 2, #KEYS, 2 do
@@ -153,30 +153,31 @@ end
 return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
 """
 # A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
-# instead of closing the spending cap (or failing every booking) for the rest of the month.
+# instead of closing the spending cap (or failing every booking, or the outage's counts on their way back) for the
+# rest of the month. Returns the count, and 1 when it was broken (0 otherwise).
 _COUNT = """
 local function count(key, most)
   local n = tonumber(redis.call('GET', key) or '0')
   if n == nil or n ~= n or n < 0 or n > most or n ~= math.floor(n) then
     redis.call('SET', key, '0', 'KEEPTTL')
-    return 0
+    return 0, 1
   end
-  return n
+  return n, 0
 end
 """
 # KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any), most.  Returns
-# {booked 1/0, count}, or {-1, 0} when the server's epoch is another (it lost what it held: the caller's outage
-# begins).
+# {booked 1/0, count, 1 when the stored count was broken}, or {-1, 0, 0} when the server's epoch is another (it lost
+# what it held: the caller's outage begins).
 BOOK = (
     _COUNT
     + """
-if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0} end
-local n = count(KEYS[1], tonumber(ARGV[4]))
+if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0, 0} end
+local n, broken = count(KEYS[1], tonumber(ARGV[4]))
 local cap = tonumber(ARGV[1])
-if cap >= 0 and n >= cap then return {0, n} end
+if cap >= 0 and n >= cap then return {0, n, broken} end
 n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, n}
+return {1, n, broken}
 """
 )
 # KEYS: counter.  ARGV: most.
@@ -193,13 +194,15 @@ redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])
 """
 # KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
-# marker, the batch's epoch ('': none), a new random id.  Returns {the count, the server's epoch}. An outage's
-# batch (``state.owed``): added once per marker; on another epoch (the server lost what it held) its base is put
-# back where it exceeds the base already put back.
-MERGE = """
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+# marker, the batch's epoch ('': none), a new random id, most.  Returns {the count, the server's epoch, 1 when the
+# stored count was broken}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server
+# lost what it held) its base is put back where it exceeds the base already put back.
+MERGE = (
+    _COUNT
+    + """
+local n, broken = count(KEYS[1], tonumber(ARGV[7]))
 redis.call('SET', KEYS[3], ARGV[6], 'NX')
-if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3])} end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3]), broken} end
 local ttl = redis.call('PTTL', KEYS[1])
 local ms = math.max(tonumber(ARGV[3]), ttl)
 local merged = n + tonumber(ARGV[1])
@@ -216,8 +219,9 @@ merged = math.max(merged, 0)
 redis.call('SET', KEYS[1], merged)
 if ms > 0 then redis.call('PEXPIRE', KEYS[1], ms) end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-return {merged, redis.call('GET', KEYS[3])}
+return {merged, redis.call('GET', KEYS[3]), broken}
 """
+)
 
 # The cache's bookkeeping, shared by the scripts below. KEYS[3..6]: last use (sorted set, ms), expiry (sorted set,
 # ms), sizes (hash), bytes in all; members are cache keys, values live at prefix .. member.

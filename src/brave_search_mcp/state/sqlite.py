@@ -247,7 +247,7 @@ class SqliteStore:
         def work(conn: sqlite3.Connection) -> int:
             row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
             live = row is not None and row[1] > now
-            n = int(row[0]) if live else 0
+            n = self._count(row[0]) if live else 0  # a broken count restarts from 0, as ``book`` reads it
             if conn.execute("SELECT 1 FROM records WHERE key = ?", (marker,)).fetchone() is not None:
                 return n
             expires = max(batch.expires, row[1] if live else 0.0)
@@ -281,14 +281,16 @@ class SqliteStore:
         return await self.state.run(work, tx=False)
 
     def _count(self, stored: object) -> int:
-        """A stored monthly count, or 0 (and one warning) when it is not a whole number a month can reach: a broken
-        record must not close the spending cap for the rest of the month."""
+        """A stored monthly count, or 0 (one warning; status names it) when it is not a whole number a month can
+        reach: a broken record must neither close the spending cap for the rest of the month nor fail the outage's
+        counts on their way back (``merge_count``)."""
         if isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored <= MAX_MONTH_REQUESTS:
             return stored
         self._warnings.warn(
             "counter", "A monthly request count in %s was unreadable (%s); it restarts from 0.", self.state.path,
             repr(stored)[:60],
         )  # fmt: skip
+        self.dropped.note("monthly request count", "not a count a month can reach", logged=True)
         return 0
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
