@@ -5,6 +5,7 @@ rebuilt, never adopted."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -125,6 +126,34 @@ async def test_a_failure_inside_admission_goes_out_without_it_and_is_named(
         status, reasons, _ = await _status(tools)
     assert status == "degraded"
     assert any("rate limiting failed" in r and "ZeroDivisionError: a plan nobody validated" in r for r in reasons)
+
+
+async def test_a_failure_inside_admission_is_named_while_it_lasts_and_logged_once(
+    fake: FakeBrave, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The failure is named while the step keeps failing (one warning with its trace for all of them); the first
+    call whose step works again clears it, so status says ok again instead of "degraded" for the process's life."""
+    clock = FakeClock()
+    settings = make_settings()
+
+    async def broken(self: Any, **_: Any) -> float:
+        raise ZeroDivisionError("a glitch")
+
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        assert isinstance(client.limits.search, Admission)
+        monkeypatch.setattr(type(client.limits.search.limiter), "acquire", broken)
+        with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
+            for query in ("one", "two"):
+                assert not (await tools.call("brave_web_search", {"query": query})).is_error
+                status, reasons, _ = await _status(tools)
+                assert status == "degraded" and any("ZeroDivisionError: a glitch" in r for r in reasons), reasons
+        traces = [r for r in caplog.records if "admission failed in admit" in r.getMessage()]
+        assert len(traces) == 1 and traces[0].exc_info is not None
+        monkeypatch.undo()  # the glitch is over
+        assert not (await tools.call("brave_web_search", {"query": "three"})).is_error
+        status, reasons, _ = await _status(tools)
+    assert (status, reasons) == ("ok", [])
 
 
 @pytest.mark.parametrize(

@@ -61,12 +61,13 @@ class OnceEach:
         self._logger = logger
         self._seen: set[str] = set()  # bounded: kinds are a few names fixed in the code
 
-    def warn(self, kind: str, message: str, *args: object) -> bool:
-        """Log ``message`` unless ``kind`` was logged before; True when it was logged now."""
+    def warn(self, kind: str, message: str, *args: object, exc_info: BaseException | None = None) -> bool:
+        """Log ``message`` (with ``exc_info``'s trace when given) unless ``kind`` was logged before; True when it was
+        logged now."""
         if kind in self._seen:
             return False
         self._seen.add(kind)
-        self._logger.warning(message, *args)
+        self._logger.warning(message, *args, exc_info=exc_info)
         return True
 
 

@@ -134,19 +134,22 @@ def degrades(
     default: R,
 ) -> Callable[[Callable[Concatenate[Admission, P], Awaitable[R]]], Callable[Concatenate[Admission, P], Awaitable[R]]]:
     """An Admission step that returns ``default`` instead of raising anything but a typed refusal (or cancellation):
-    the call goes on without admission's help, and ``Admission.fault`` says why."""
+    the call goes on without admission's help, and ``Admission.fault`` says why until the same step works again."""
 
     def wrap(
         step: Callable[Concatenate[Admission, P], Awaitable[R]],
     ) -> Callable[Concatenate[Admission, P], Awaitable[R]]:
         async def run(self: Admission, /, *args: P.args, **kwargs: P.kwargs) -> R:
             try:
-                return await step(self, *args, **kwargs)
+                result = await step(self, *args, **kwargs)
             except errors.BraveSearchError:
+                self.recovered(step.__name__)  # a typed refusal: the step did its work
                 raise
             except Exception as exc:
                 self.faulted(step.__name__, exc)
                 return default
+            self.recovered(step.__name__)
+            return result
 
         functools.update_wrapper(run, step)
         return run
@@ -176,13 +179,25 @@ class Admission:
         self.budget = budget
         self._trial_every = quota_trial_seconds
         self._warnings = OnceEach(logger)
-        self.fault: str | None = None  # the last unexpected failure inside admission (``degrades``)
+        self._faults: dict[str, str] = {}  # per step, its last unexpected failure while it lasts (``degrades``)
+
+    @property
+    def fault(self) -> str | None:
+        """The latest unexpected failure of a step that has not worked since, for the status tool (None: none)."""
+        return next(reversed(self._faults.values()), None)
 
     def faulted(self, step: str, exc: Exception) -> None:
-        """An unexpected failure in ``step``: logged (the first with its trace), named in the status tool."""
-        if self.fault is None:
-            logger.warning("%s admission failed in %s; calls go on without it", self.limiter.label, step, exc_info=exc)
-        self.fault = f"{self.limiter.label} {step}: {type(exc).__name__}: {exc}"[:300]
+        """An unexpected failure in ``step``: logged (the first of each step with its trace), named in the status
+        tool until the step works again."""
+        label = self.limiter.label
+        self._warnings.warn(f"fault:{step}", "%s admission failed in %s; calls go on without it", label, step, exc_info=exc)
+        self._faults.pop(step, None)  # the latest last
+        self._faults[step] = f"{label} {step}: {type(exc).__name__}: {exc}"[:300]
+
+    def recovered(self, step: str) -> None:
+        """``step`` worked: a failure it had is over, and status stops naming it."""
+        if self._faults:
+            self._faults.pop(step, None)
 
     def _there(self, t: float) -> float:
         """A time on the caller's clock, on the limiter's."""
