@@ -5,6 +5,7 @@ rebuilt, never adopted."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
@@ -103,6 +104,30 @@ async def test_a_dropped_record_is_named(fake: FakeBrave, tmp_path: Path) -> Non
         status, reasons, _ = await _status(tools)
     assert status == "degraded"
     assert any("1 stored value(s) failed validation and were dropped" in r for r in reasons), reasons
+
+
+async def test_a_stored_plan_status_refuses_is_named_not_silently_repaired(
+    fake: FakeBrave, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored plan holding a pause of four months (no rule sets one) is dropped and rebuilt when status reads it:
+    status says so (degraded, the cause named) instead of repairing it silently and saying ok; one warning line."""
+    path = tmp_path / "s.db"
+    async with _on_sqlite(fake, path) as tools:
+        assert not (await tools.call("brave_web_search", {"query": "learn the plan"})).is_error
+        await tools.ports.client.limits.state.settle()
+        with sqlite3.connect(path) as other:
+            for name, text in other.execute("SELECT upstream, state FROM plans").fetchall():
+                plan = json.loads(text) | {"blocked_until": time.time() + 10**7}
+                other.execute("UPDATE plans SET state = ? WHERE upstream = ?", (json.dumps(plan), name))
+        with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
+            status, reasons, _ = await _status(tools)
+        with sqlite3.connect(path) as other:
+            stored = [json.loads(text) for (text,) in other.execute("SELECT state FROM plans")]
+    assert status == "degraded"
+    assert any("failed validation and were dropped" in r and "rate-limit plan" in r for r in reasons), reasons
+    assert all(plan.get("blocked_until") is None or plan["blocked_until"] < time.time() + 60 for plan in stored)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "plan" in r.getMessage()]
+    assert len(warnings) == 1, warnings
 
 
 async def test_a_failure_inside_admission_goes_out_without_it_and_is_named(

@@ -99,6 +99,11 @@ class SlotStore(SlotNumbers, Protocol):
         (``state.later``); ``done`` runs once it is written."""
         ...
 
+    def note_dropped(self, what: str, why: str) -> None:
+        """A stored ``what`` the limiter refused and replaced (its warning is logged already): the status tool names
+        it for a while (``state.base.DropLog``)."""
+        ...
+
 
 class _Arrived:
     """The turn of a caller who found the queue empty: it never waits for it, so it needs no event."""
@@ -263,10 +268,14 @@ class Limiter:
         """``change`` applied to the stored plan, or to the family's initial one when the stored one is not
         ``trusted`` now (a pause of a year obeyed by ``check`` would refuse every call before any reservation)."""
         now = self.clock()
+        noted: list[bool] = []  # memory and the store may each run it: one stored plan, one note
 
         def checked(plan: PlanState) -> PlanState:
             if not plan.trusted(now):
-                self._dropped()
+                if not noted:
+                    noted.append(True)
+                    self._dropped()
+                    self.slots.note_dropped("rate-limit plan", "not a plan any rule makes")
                 plan = self.ask.init
             return change(plan)
 

@@ -27,8 +27,9 @@ class MemorySlots:
     shared = False
     degraded = False
 
-    def __init__(self, *, clock: Clock) -> None:
+    def __init__(self, *, clock: Clock, dropped: DropLog | None = None) -> None:
         self._clock = clock
+        self.dropped = dropped if dropped is not None else DropLog()
         # Bounded: a long-lived server reading pages meets a new host limiter per site; the least recently used
         # ones are forgotten (a forgotten host restarts at its published politeness rate, a Brave key re-learns).
         self._plans: LRUCache[str, PlanState] = LRUCache(MAX_UPSTREAMS)
@@ -62,6 +63,10 @@ class MemorySlots:
         """Memory has nothing to defer: ``modify`` now."""
         await self.modify(ask, change)
         done()
+
+    def note_dropped(self, what: str, why: str) -> None:
+        """A plan the limiter refused: status names it (logged already)."""
+        self.dropped.note(what, why, logged=True)
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Apply ``change`` to the family's plan."""
@@ -176,10 +181,11 @@ class MemoryBackend(LimiterFactory):
     def __init__(self, *, clock: Clock, sleep: Sleep, cache_max_entries: int, reason: str | None = None) -> None:
         super().__init__(clock=clock, sleep=sleep)
         self._reason = reason
-        self.memory_slots = MemorySlots(clock=clock)
+        dropped = DropLog()  # one for the plans and the records: the health names the latest
+        self.memory_slots = MemorySlots(clock=clock, dropped=dropped)
         self.slots: SlotStore = self.memory_slots
         self.cache: SharedCache = MemoryCache(cache_max_entries, clock=clock)
-        self.memory_records = MemoryRecords(clock=clock)
+        self.memory_records = MemoryRecords(clock=clock, dropped=dropped)
         self.records: RecordStore = self.memory_records
 
     def health(self) -> dict[str, Any]:

@@ -176,6 +176,10 @@ class SharedSlots:
 
         self._b.later.run(store)
 
+    def note_dropped(self, what: str, why: str) -> None:
+        """A stored plan the limiter refused: the store's drop log names it in status (logged already)."""
+        self._b.store.dropped.note(what, why, logged=True)
+
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
         """Count in the store; in memory while it is down (on from the store's last count), added to it later."""
         try:
