@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import pytest
@@ -144,6 +145,38 @@ async def test_status_reads_the_breakers_other_processes_opened(clock: FakeClock
     shared = await second.status()
     assert (shared["searxng"]["state"], shared["searxng"]["failures"]) == ("open", 3)
     assert shared["searxng"]["last_error"].startswith("TIMEOUT")
+
+
+class Probed(Scripted):
+    """A scripted provider with a reachability probe that answers ``answers``."""
+
+    def __init__(self, name: str, *outcomes: Outcome, answers: bool = True) -> None:
+        super().__init__(name, *outcomes)
+        self.answers = answers
+
+    async def probe(self, *, deadline: float | None = None) -> dict[str, Any]:
+        return {"provider": self.name, "ok": self.answers}
+
+
+@pytest.mark.anyio
+async def test_a_probe_that_answers_clears_a_misconfiguration_everywhere_but_no_failure_count(clock: FakeClock) -> None:
+    """``status --probe`` must not say "probe searxng: ok" beside "searxng: misconfigured": a probe that answers
+    shows the setting was fixed, for every process sharing the records; the failures counted stay (only calls
+    count them), and a probe that fails proves nothing."""
+    records = MemoryRecords(clock=clock)
+    searxng = Probed("searxng", timeout, lambda: ProviderMisconfigured("json off"), answers=False)
+    first = FallbackChain([searxng, Scripted("brave")], clock=clock, records=records)
+    for _ in range(2):
+        await first.search(REQUEST)
+    before = first.snapshot()["searxng"]
+    assert (before["failures"], before["misconfigured"]) == (1, "PROVIDER_MISCONFIGURED: json off")
+    assert await first.probe() == [{"provider": "searxng", "ok": False}]
+    assert (await first.status())["searxng"]["misconfigured"] == "PROVIDER_MISCONFIGURED: json off"
+    other = FallbackChain([Probed("searxng"), Scripted("brave")], clock=clock, records=records)
+    assert await other.probe() == [{"provider": "searxng", "ok": True}]  # another process, the instance fixed
+    for chain in (other, first):
+        shown = (await chain.status())["searxng"]
+        assert "misconfigured" not in shown and shown["failures"] == 1, shown
 
 
 @pytest.mark.parametrize(

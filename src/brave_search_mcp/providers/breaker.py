@@ -116,6 +116,11 @@ class CircuitBreaker:
         self.misconfigured = reason
         self._trial_in_flight = False
 
+    def record_configured(self) -> None:
+        """A probe found the provider working as configured: the setting was fixed (failures are the calls' to
+        count)."""
+        self.misconfigured = None
+
     def record_failure(self, reason: str | None = None) -> None:
         """The call failed after its retries: count it, open at the threshold, re-open after a failed trial."""
         self._failures += 1

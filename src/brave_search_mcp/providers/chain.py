@@ -171,12 +171,22 @@ class FallbackChain:
         return found
 
     async def probe(self, *, deadline: float | None = None) -> list[dict[str, Any]]:
-        """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere)."""
+        """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere). A
+        probe that answers OK shows the setting a failed call named was fixed: the breaker forgets it (failure
+        counts stay: only calls count them) and every process is told, so status agrees with its probes."""
         found: list[dict[str, Any]] = []
+        if self._records is not None:
+            await self._adopt_shared()
         for provider in self.providers:
             check = getattr(provider, "probe", None)
-            if check is not None:
-                found.append(await check(deadline=deadline))
+            if check is None:
+                continue
+            entry = await check(deadline=deadline)
+            found.append(entry)
+            breaker = self.breakers[provider.name]
+            if entry.get("ok") and breaker.misconfigured is not None:
+                breaker.record_configured()
+                await self._publish(provider.name)
         return found
 
     async def search(self, request: SearchRequest, *, deadline: float | None = None) -> ProviderPage:
