@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -298,13 +300,18 @@ def _same_decision(
     shared_plan: PlanState | None,
     shared_starts: list[float],
     now: float,
+    by: float = 0.0,
 ) -> Decision:
-    """Assert a store's reservation is the Python rule's on the full lists of starts; returns the rule's."""
+    """Assert a store's reservation is the Python rule's on the full lists of starts; returns the rule's. ``by``:
+    the store decided on a clock that far ahead of the caller's (``now`` and the inputs are on it) and handed the
+    times back on the caller's (``redis.shifted``)."""
+    from brave_search_mcp.state.redis import shifted
+
     shared = shared_plan if ask.shared is not None else None
     mine, theirs = _made(own_starts, now), _made(shared_starts, now) if shared else []
     expected = decide(ask, own, mine, now, shared=shared, shared_starts=theirs)
-    assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready, expected.reason), ask
-    assert got.plan == expected.plan
+    assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready - by, expected.reason), ask
+    assert got.plan == shifted(expected.plan, -by)
     return expected
 
 
@@ -315,29 +322,54 @@ def redis_url() -> Iterator[str]:
         yield server.url
 
 
-@pytest.fixture
-async def store(redis_url: str) -> AsyncIterator[object]:
+@pytest.fixture(params=["caller's clock", "server's clock"])
+async def store(redis_url: str, request: pytest.FixtureRequest) -> AsyncIterator[object]:
+    """A Redis store on the caller's times, or (as ``open_redis`` builds it) deciding on the server's clock."""
     from redis.asyncio import Redis
 
     from brave_search_mcp.state.redis import RedisStore
 
     client = Redis.from_url(redis_url)
     await client.flushdb()
-    yield RedisStore(redis_url, client)
+    yield RedisStore(redis_url, client, clock=time.time if request.param == "server's clock" else None)
     await client.aclose()
 
 
 @pytest.mark.anyio
-async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: object) -> None:
-    """Same plans, starts and time in, same grant, ready time, reason, plan and recorded start out (400 cases)."""
-    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of, plan_of
+async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
+    store: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same plans, starts and time in, same grant, ready time, reason, plan and recorded start out (400 cases).
+
+    On the server's clock (production's mode) the script decides at the server's ``TIME`` with the family's initial
+    plan moved onto it and hands times back moved onto the caller's clock: each case's stored plans and starts are
+    written on the server's clock, and the rule is run at the moment the script read (the caller's time plus the
+    shift the script reports, which adds up exactly: both clocks are within a factor of two)."""
+    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of, plan_of, shifted
 
     assert isinstance(store, RedisStore)
     r = store._r
+    shifts: list[float] = []  # per reservation, the server's clock minus the caller's, as the script found it
+    if store._clock is not None:
+        script = store._reserve
+
+        async def reserve(*, keys: list[str], args: list[str | float]) -> Any:
+            found = await script(keys=keys, args=args)
+            shifts.append(float(found[4]))
+            return found
+
+        monkeypatch.setattr(store, "_reserve", reserve)
     rng = random.Random(22)
     kinds: set[str] = set()
     for _ in range(400):
         ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+        there = 0.0  # the case's times moved onto the clock the script decides on
+        if store._clock is not None:
+            seconds, micros = await r.time()
+            there = seconds + micros / 1e6 - now
+            stored = shifted(stored, there) if stored is not None else None
+            shared_plan = shifted(shared_plan, there) if shared_plan is not None else None
+            own_starts, shared_starts = [t + there for t in own_starts], [t + there for t in shared_starts]
         if stored is not None:
             await r.hset(f"{PREFIX}plan:{ask.own}", mapping=fields_of(stored))  # type: ignore[misc]
         if shared_plan is not None and ask.shared is not None:
@@ -345,23 +377,27 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(store: obj
         for name, starts in ((ask.own, own_starts), (ask.shared, shared_starts)):
             if name is not None and starts:
                 await r.zadd(f"{PREFIX}starts:{name}", {f"s{i}": t for i, t in enumerate(starts)})
-        own = stored if stored is not None else ask.init
         got = await store.reserve(ask, now)
-        expected = _same_decision(got, ask, own, own_starts, shared_plan, shared_starts, now)
+        by = shifts[-1] if shifts else 0.0
+        at = now + by  # the script's moment, on its clock
+        ask = replace(ask, init=shifted(ask.init, by))
+        own = stored if stored is not None else ask.init
+        expected = _same_decision(got, ask, own, own_starts, shared_plan, shared_starts, at, by)
         assert got.dropped == expected.dropped
         if got.dropped:
             kinds.add("dropped")
             stored_now = await r.hgetall(f"{PREFIX}plan:{ask.own}")  # type: ignore[misc]
             assert plan_of([x for kv in stored_now.items() for x in kv]) == expected.plan  # rebuilt, not kept
-        recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", now, now)
+        recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", at, at)
         assert len(recorded) == (1 if expected.granted else 0)
         kept = await r.zrange(f"{PREFIX}starts:{ask.own}", 0, -1, withscores=True)
-        limits = (ask.init if got.dropped else own).pinned(ask.pinned).in_force(now)
+        limits = (ask.init if got.dropped else own).pinned(ask.pinned).in_force(at)
         window = horizon(*limits, ask.margin) if limits is not None else 0.0
-        assert all(t > now - max(window, KEEP_STARTS_SECONDS) for _, t in kept)
+        assert all(t > at - max(window, KEEP_STARTS_SECONDS) for _, t in kept)
         if expected.reason != QUOTA:  # a closed gate reads no start, so it drops none
-            assert all(t <= now + CLOCK_SKEW_SECONDS for _, t in kept)
+            assert all(t <= at + CLOCK_SKEW_SECONDS for _, t in kept)
         kinds.add(f"{expected.granted}:{expected.reason}")
+    assert len(shifts) == (400 if store._clock is not None else 0)
     assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}", "dropped"}
 
 
