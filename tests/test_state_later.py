@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -82,6 +83,30 @@ async def test_a_clean_answer_is_counted_in_the_store_after_the_reply_and_the_qu
         await one.settle()
         assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 1
         assert woken == [True]  # the head of the queue asks again with the stored count
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+@pytest.mark.parametrize("deferred", [True, False], ids=["after-the-reply", "at-once"])
+async def test_a_clean_answer_on_a_store_that_lost_its_plans_stores_the_plan_this_process_knows(
+    deferred: bool, tmp_path: Path
+) -> None:
+    """A state file made afresh (or a Redis restarted empty) under a process that learned 20/s: the first clean
+    answer's write (deferred, or at once) stores that plan with the answer counted once, not the family's unknown
+    initial plan (which would make every process probe and re-learn it)."""
+    clock = FakeClock()
+    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
+    try:
+        mine = one.limiter("brave:k", rate=None, family="search")
+        await mine.change(lambda p: p.learned_as(20.0, 10))
+        with sqlite3.connect(tmp_path / "s.db") as other:
+            other.execute("DELETE FROM plans")
+        clean = (mine.change_later if deferred else mine.change)
+        await clean(lambda p: p.confirmed(clock()) if p.learned else p.probe_released())
+        await one.settle()
+        stored = await two.slots.modify(two.limiter("brave:k", rate=None, family="search").ask, lambda p: p)
+        assert (stored.plan_rate, stored.plan_burst, stored.clean) == (20.0, 10, 1)
     finally:
         await one.aclose()
         await two.aclose()

@@ -155,8 +155,8 @@ class SharedSlots:
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Change the stored plan (and memory's, so an outage still knows it)."""
+        stored = self._seeded(ask)  # memory's plan before the change: a store that has none gets it changed once
         local = await self._fallback.modify(ask, change)
-        stored = self._seeded(ask)
         try:
             plan = await self._stored(lambda: self._b.store.modify(stored, change))
         except StoreUnavailable:
@@ -166,12 +166,14 @@ class SharedSlots:
         return plan
 
     async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """Memory's plan now, the store's after the reply (``state.later``); then ``done``."""
+        """Memory's plan now, the store's after the reply (``state.later``); then ``done``. A store that has no plan
+        (new, or restarted empty) starts from the one this process knew, as ``modify`` does."""
+        stored = self._seeded(ask)
         await self._fallback.modify(ask, change)
 
         async def store() -> None:
             with contextlib.suppress(StoreUnavailable):
-                await self._stored(lambda: self._b.store.modify(ask, change))
+                await self._stored(lambda: self._b.store.modify(stored, change))
             done()
 
         self._b.later.run(store)
