@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from pathlib import Path
+
+import anyio
 import pytest
 
 from brave_search_mcp.models.errors import FetchBlocked, InvalidArgument, WarningCode
-from brave_search_mcp.reader import Document, render_read
+from brave_search_mcp.reader import Document, UrlReader, render_read
+from brave_search_mcp.reader.addresses import system_resolver
 from brave_search_mcp.reader.document import open_fence
 from brave_search_mcp.reader.reading import cache_key
+from brave_search_mcp.state.location import open_state
+from testkit.settings import make_settings
 from testkit.sites import FakeSite, Reply
 from testkit.sites.dns import ScriptedDNS
 from testkit.sites.pages import big_page, page
@@ -198,6 +206,32 @@ async def test_no_store_pages_are_fetched_every_time(make_reader: MakeReader, si
     second, _ = await read(reader, site.url("/account"))
     assert first["cached"] is False and second["cached"] is False
     assert site.count("/account") == 2
+
+
+@pytest.mark.anyio
+async def test_a_damaged_page_in_the_shared_cache_is_dropped_and_stored_afresh(site: FakeSite, tmp_path: Path) -> None:
+    """A cached page that no longer decodes (a damaged file, an older layout) is dropped and read again, and the
+    fresh copy is stored: the next read is a hit again (it used to go to the site on every read until the entry
+    expired). Status names the drop. Real time: a fake one would run away while the page is fetched for real (the
+    lease's renewal sleeps on it); nothing here waits."""
+    site.page("/p", "<html><body><article><p>" + "Fresh words. " * 40 + "</p></article></body></html>")
+    path = tmp_path / "s.db"
+    backend = await open_state(f"sqlite://{path}", cache_max_entries=10, clock=time.monotonic, sleep=anyio.sleep)
+    try:
+        settings = make_settings(read_allowed_hosts=("127.0.0.1",))
+        reader = UrlReader(settings, backend, time.monotonic, system_resolver, None, None, anyio.sleep)
+        assert not (await reader.read(site.url("/p"))).cached
+        await backend.settle()
+        with sqlite3.connect(path) as other:
+            assert other.execute("UPDATE cache SET value = ?", (b'{"v": "an older layout"}',)).rowcount == 1
+        again = await reader.read(site.url("/p"))
+        assert not again.cached and "Fresh words." in again.document.markdown
+        await backend.settle()
+        assert (await reader.read(site.url("/p"))).cached
+        assert site.count("/p") == 2
+        assert backend.health()["dropped"]["last"].startswith("cached answer")
+    finally:
+        await backend.aclose()
 
 
 @pytest.mark.anyio

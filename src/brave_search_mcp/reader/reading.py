@@ -134,12 +134,21 @@ class UrlReader:
                 raise _NotStored(fresh.result.document)
             return fresh.result.document.to_bytes()
 
+        read: list[Document] = []
+
+        def readable(raw: bytes) -> bool:  # a stored page that is none (damaged, an older layout) is dropped, fetched
+            document = Document.from_bytes(raw)
+            if document is None:
+                return False
+            read.append(document)
+            return True
+
         try:
-            raw, hit = await self.backend.cache.get_or_fetch(cache_key(str(target)), fetch, ttl)
+            raw, hit = await self.backend.cache.get_or_fetch(cache_key(str(target)), fetch, ttl, readable)
         except _NotStored:
             return fetched[0].result
-        document = Document.from_bytes(raw)
-        if document is None:  # a damaged or older entry: read afresh (it is replaced when it expires)
+        document = read[-1] if read else Document.from_bytes(raw)
+        if document is None:  # not one a shared store gave (those pass ``readable``): read afresh, never fail
             return (await self._fetch(str(target), deadline)).result
         recheck(document.hops, self._policy())  # the policy in force decides, whoever fetched the page
         if not hit and cache_key(document.final_url) != cache_key(str(target)):
