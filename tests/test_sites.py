@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from brave_search_mcp.models.sites import SiteFilter
+from brave_search_mcp.reader.links import same_site
+from brave_search_mcp.render.text import site_of
 from brave_search_mcp.usecases.llm_context import parse_and_render
 from testkit.brave.brave import WEB_PATH, FakeBrave
 from testkit.brave.routes.llm_context import context_body
@@ -150,3 +152,20 @@ def test_llm_context_drops_pages_outside_before_their_passages_count_as_seen() -
     assert "Install the tool, then run it once to create the configuration file." in deep.snippets
     assert [p.url for p in envelope.places] == ["https://pastelaria.example.pt", "https://tasca-teste.example.pt"]
     assert envelope.meta.site_filter is not None and envelope.meta.site_filter.dropped == 1  # one page, twice
+
+
+@pytest.mark.parametrize(
+    ("page", "link"),
+    [
+        ("https://bücher.example/a", "https://xn--bcher-kva.example./b"),
+        ("https://docs.example.com./guide", "https://DOCS.example.com/api"),
+    ],
+    ids=["international-name", "trailing-dot"],
+)
+def test_one_reading_of_a_host_for_site_filters_same_site_links_and_source_labels(page: str, link: str) -> None:
+    """One host spelled two ways (an international name in Unicode or punycode, a fully qualified name's trailing
+    dot) is one site for a ``sites`` filter, read_url's ``same_site`` links and the source label alike."""
+    site_filter = SiteFilter.of([host(page)], None)
+    assert site_filter is not None and site_filter.keeps(link)
+    assert same_site(link, page)
+    assert site_of(link) == site_of(page) == host(link).lower().rstrip(".")

@@ -51,6 +51,20 @@ class SiteRule:
         return self.matches(other.host, other.path)
 
 
+def host_key(host: str) -> str:
+    """A host as every comparison of sites reads it (site filters, same-site links, source labels), so none of them
+    disagrees on a spelling: lower case, without the trailing dot of a fully qualified name, and an international
+    name in its ASCII (punycode) form, as upstreams often write it. A name IDNA cannot encode stays as given: it
+    matches no ASCII entry."""
+    host = host.rstrip(".").lower()
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
 def _quoted(entry: str) -> str:
     text = "".join(char for char in entry if char.isprintable())
     return repr(text if len(text) <= 60 else text[:59] + "…")
@@ -70,11 +84,7 @@ def parse_site(entry: str) -> SiteRule:
     host, slash, path = text.removeprefix("*.").partition("/")
     if "?" in path or "#" in path or not _PATH.fullmatch(path):
         raise ValueError(f"{_quoted(text)}: a path prefix holds URL path characters only (no ?, #, * or spaces)")
-    host = host.rstrip(".").lower()
-    try:
-        host = host if host.isascii() else host.encode("idna").decode("ascii")
-    except UnicodeError:
-        host = ""
+    host = host_key(host)
     if not host or len(host) > 253 or not all(_LABEL.fullmatch(label) for label in host.split(".")):
         raise ValueError(f"{_quoted(text)} is not a domain such as docs.python.org (optionally with a path)")
     return SiteRule(host, ("/" + path).rstrip("/") if slash else "")
@@ -92,16 +102,10 @@ def check_sites(values: list[str] | None) -> list[str] | None:
 def _host_and_path(url: str) -> tuple[str, str] | None:
     try:
         parts = urlsplit(url)
-        host = (parts.hostname or "").rstrip(".")
+        host = host_key(parts.hostname or "")
     except ValueError:
         return None
-    if not host:
-        return None
-    try:
-        host = host if host.isascii() else host.encode("idna").decode("ascii")
-    except UnicodeError:
-        return None
-    return host, parts.path or "/"
+    return (host, parts.path or "/") if host else None
 
 
 class SiteFilterMeta(Envelope):

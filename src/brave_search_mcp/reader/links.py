@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from brave_search_mcp.models.sites import host_key
 from brave_search_mcp.render.text import clean_text, http_url, one_line
 
 LinkScope = Literal["same_site", "all"]
@@ -88,7 +89,7 @@ def _origin(url: str) -> tuple[str, int | None]:
     except ValueError:
         port = None
     default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return (parts.hostname or "").lower().removeprefix("www."), None if port == default else port
+    return host_key(parts.hostname or "").removeprefix("www."), None if port == default else port
 
 
 def links_for(page: Iterable[Link], content: Iterable[Link], scope: LinkScope, page_url: str) -> list[Link]:

@@ -15,6 +15,8 @@ import unicodedata
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from brave_search_mcp.models.sites import host_key
+
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _TAG_NAMES = (
     r"a|abbr|article|b|big|blockquote|body|br|button|center|cite|code|dd|del|details|div|dl|dt|em|figure|"
@@ -221,13 +223,14 @@ def http_url(value: Any) -> str | None:
 
 
 def site_of(url: str) -> str:
-    """The site a URL belongs to, as a reader names it (host without ``www.``)."""
+    """The site a URL belongs to, as a reader names it: its host (``models.sites.host_key``: an international name
+    in ASCII, so a look-alike letter cannot pass for another site) without ``www.``."""
     try:
         parts = urlsplit(url)
         host = _plain_host(parts.netloc) or parts.hostname or ""
     except ValueError:
         return ""
-    return host.removeprefix("www.")
+    return host_key(host).removeprefix("www.")
 
 
 def plural(count: int, word: str) -> str:
