@@ -337,53 +337,48 @@ class StateLocation:
     url: str | None = None  # redis
 
 
-def _xdg(environ: Mapping[str, str], name: str, fallback: Path) -> Path:
-    """An XDG base directory: the variable when it holds an absolute path (the spec ignores others), else the
-    fallback."""
-    value = environ.get(name, "")
-    return Path(value) if value and Path(value).is_absolute() else fallback
+def _user_dir(
+    environ: Mapping[str, str] | None,
+    platform: str,
+    home: Path | None,
+    xdg: str,
+    under_home: str,
+    library: str,
+    *windows: str,
+) -> Path:
+    """This app's directory of one kind by platformdirs' rule: the XDG variable ``xdg`` when it holds an absolute
+    path (the spec ignores others), else ``~/under_home``; ``~/Library/library`` on macOS; %LOCALAPPDATA% (then
+    ``windows``) on Windows. ``environ`` None: this process's environment."""
+    env = os.environ if environ is None else environ
+    base = home if home is not None else Path.home()
+    if platform.startswith("win"):
+        local = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else base / "AppData" / "Local"
+        return local.joinpath(APP_DIR, *windows)
+    if platform == "darwin":
+        return base / "Library" / library / APP_DIR
+    value = env.get(xdg, "")
+    return (Path(value) if value and Path(value).is_absolute() else base / under_home) / APP_DIR
 
 
 def user_cache_dir(
     environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
 ) -> Path:
-    """This app's cache directory by platformdirs' rule: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches;
-    %LOCALAPPDATA%/brave-search-mcp/Cache. ``environ`` None: this process's environment."""
-    env = os.environ if environ is None else environ
-    base_home = home if home is not None else Path.home()
-    if platform.startswith("win"):
-        return _local_app_data(env, base_home) / APP_DIR / "Cache"
-    if platform == "darwin":
-        return base_home / "Library" / "Caches" / APP_DIR
-    return _xdg(env, "XDG_CACHE_HOME", base_home / ".cache") / APP_DIR
+    """This app's cache directory: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches; %LOCALAPPDATA%/…/Cache."""
+    return _user_dir(environ, platform, home, "XDG_CACHE_HOME", ".cache", "Caches", "Cache")
 
 
 def user_state_dir(
     environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
 ) -> Path:
-    """This app's state directory by platformdirs' rule: XDG_STATE_HOME or ~/.local/state; ~/Library/Application
-    Support; %LOCALAPPDATA%/brave-search-mcp. ``environ`` None: this process's environment."""
-    env = os.environ if environ is None else environ
-    base_home = home if home is not None else Path.home()
-    if platform.startswith("win"):
-        return _local_app_data(env, base_home) / APP_DIR
-    if platform == "darwin":
-        return base_home / "Library" / "Application Support" / APP_DIR
-    return _xdg(env, "XDG_STATE_HOME", base_home / ".local" / "state") / APP_DIR
+    """This app's state directory: XDG_STATE_HOME or ~/.local/state; ~/Library/Application Support; %LOCALAPPDATA%."""
+    return _user_dir(environ, platform, home, "XDG_STATE_HOME", ".local/state", "Application Support")
 
 
 def user_config_dir(
     environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
 ) -> Path:
-    """This app's config directory by platformdirs' rule: XDG_CONFIG_HOME or ~/.config; ~/Library/Application
-    Support; %LOCALAPPDATA%/brave-search-mcp. ``environ`` None: this process's environment."""
-    env = os.environ if environ is None else environ
-    base_home = home if home is not None else Path.home()
-    if platform.startswith("win"):
-        return _local_app_data(env, base_home) / APP_DIR
-    if platform == "darwin":
-        return base_home / "Library" / "Application Support" / APP_DIR
-    return _xdg(env, "XDG_CONFIG_HOME", base_home / ".config") / APP_DIR
+    """This app's config directory: XDG_CONFIG_HOME or ~/.config; ~/Library/Application Support; %LOCALAPPDATA%."""
+    return _user_dir(environ, platform, home, "XDG_CONFIG_HOME", ".config", "Application Support")
 
 
 def default_key_path(
@@ -391,11 +386,6 @@ def default_key_path(
 ) -> Path:
     """The key file the registration script writes and every face reads when no key is set explicitly."""
     return user_config_dir(environ, platform=platform, home=home) / KEY_FILE
-
-
-def _local_app_data(environ: Mapping[str, str], home: Path) -> Path:
-    local = environ.get("LOCALAPPDATA")
-    return Path(local) if local else home / "AppData" / "Local"
 
 
 def default_state_path(
