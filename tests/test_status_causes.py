@@ -77,6 +77,26 @@ async def test_a_provider_misconfigured_is_named_although_the_fallback_answers(f
         assert (await _status(tools))[0] == "ok"
 
 
+async def test_a_rejected_key_in_a_chain_is_named_once(fake: FakeBrave) -> None:
+    """Brave first, SearXNG behind it: a rejected key falls back and status names it in one line (with the
+    endpoint), not twice (once more as the Brave breaker's setting error)."""
+    clock, searxng = FakeClock(), FakeSearxng()
+    settings = make_settings(providers="brave,searxng", searxng_url="http://searxng.test")
+    provider = SearxngProvider(
+        SearxngConfig("http://searxng.test"), transport=searxng.mock_transport(), clock=clock, sleep=clock.sleep
+    )
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        tools = build_tools(settings, client, clock=clock, sleep=clock.sleep, others={"searxng": provider})
+        fake.inject("422_token")
+        answered = await tools.call("brave_web_search", {"query": "rejected"})
+        assert answered.structured["meta"]["provider"] == "searxng", answered.text
+        status, reasons, _ = await _status(tools)
+    assert status == "degraded"
+    assert [r for r in reasons if "AUTH_FAILED" in r] == [
+        "Brave rejected the API key (AUTH_FAILED) on the last call to web"
+    ]
+
+
 @asynccontextmanager
 async def _on_sqlite(fake: FakeBrave, path: Path, **overrides: Any) -> AsyncIterator[ToolBoundary]:
     settings = make_settings(state=f"sqlite://{path}", **overrides)

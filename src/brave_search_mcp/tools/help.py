@@ -135,9 +135,9 @@ EXAMPLES: list[dict[str, Any]] = [
 ]
 
 
-# SearXNG alone (BRAVE_SEARCH_PROVIDERS=searxng): Brave's options, limits and words do not apply. What the
-# web search parameters and the warnings mean there, where Brave's own wording would mislead.
-_SEARXNG_ONLY_OPTIONS = frozenset({*BRAVE_ONLY, "summary", "text_decorations"})
+# SearXNG alone (BRAVE_SEARCH_PROVIDERS=searxng): Brave's options (the ones SearXNG lacks, hidden), limits and words
+# do not apply. What the web search parameters and the warnings mean there, where Brave's wording would mislead.
+_BRAVE_ONLY_OPTIONS = frozenset({*BRAVE_ONLY, "summary", "text_decorations"})
 _SEARXNG_WORDS: dict[str, str] = {
     "query": f'Search text; "phrase" and site: work with most engines. At most {MAX_QUERY_CHARS} characters.',
     "search_type": "Which SearXNG category to search: web (general), news, images or videos.",
@@ -199,7 +199,7 @@ def describe_model(model: type[BaseModel], *, searxng: bool = False) -> list[dic
     entries: list[dict[str, Any]] = []
     searxng = searxng and "search_type" in model.model_fields  # the web search's parameters
     for name, field in model.model_fields.items():
-        if searxng and name in _SEARXNG_ONLY_OPTIONS:
+        if searxng and name in _BRAVE_ONLY_OPTIONS:
             continue
         prop = props.get(name, {})
         entry: dict[str, Any] = {"name": name, "type": _type_name(prop), "required": field.is_required()}
@@ -251,7 +251,7 @@ def search_type_rules(*, searxng: bool = False) -> dict[str, dict[str, Any]]:
                 "max_results": {"min": 1, "max": rule.max_count, "default": rule.default_count},
                 "offset": {"min": 0, "max": brave_api.MAX_OFFSET},
                 "safe_search": {"values": ["off", "moderate", "strict"], "default": rule.default_safe_search},
-                "parameters": sorted((rule.supported | {"offset"}) - _SEARXNG_ONLY_OPTIONS),
+                "parameters": sorted((rule.supported | {"offset"}) - _BRAVE_ONLY_OPTIONS),
             }
             continue
         out[search_type] = {
@@ -367,7 +367,7 @@ def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -
         doc["examples"] = [
             example
             for example in EXAMPLES
-            if example["tool"] in names and not (searxng and _SEARXNG_ONLY_OPTIONS & set(example["arguments"]))
+            if example["tool"] in names and not (searxng and _BRAVE_ONLY_OPTIONS & set(example["arguments"]))
         ]
     if topic in ("limits", "all"):
         doc["limits"] = limits(settings)

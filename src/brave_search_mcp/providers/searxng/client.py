@@ -30,7 +30,7 @@ from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import BraveSearchError, InvalidArgument, NoResults, WarningCode
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
-from brave_search_mcp.providers.searxng.instance import NOT_JSON_HINT, Budget, Instance, SearxngConfig
+from brave_search_mcp.providers.searxng.instance import NOT_JSON_HINT, CallBudget, Instance, SearxngConfig
 from brave_search_mcp.providers.searxng.params import CATEGORIES, search_form
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, Window, page_failure, past_the_end, window_page
 from brave_search_mcp.ratelimit.limiter import Limiter
@@ -117,7 +117,7 @@ class SearxngProvider:
             counters.cache_hits += budget.cache_hits
         return page
 
-    async def _search(self, request: SearchRequest, deadline: float | None, budget: Budget) -> ProviderPage:
+    async def _search(self, request: SearchRequest, deadline: float | None, budget: CallBudget) -> ProviderPage:
         form, warnings = search_form(request)
         try:
             return await self._read(request, form, warnings, deadline, budget)
@@ -130,7 +130,7 @@ class SearxngProvider:
         form: dict[str, str],
         warnings: list[WarningItem],
         deadline: float | None,
-        budget: Budget,
+        budget: CallBudget,
     ) -> ProviderPage:
         now = datetime.fromtimestamp(self._wall_clock(), UTC)
         window = Window(request.offset, request.count, now=now)
@@ -193,7 +193,7 @@ class SearxngProvider:
     # ------------------------------------------------------------------------------ one instance page
 
     async def _page(
-        self, form: dict[str, str], pageno: int, request: SearchRequest, deadline: float | None, budget: Budget
+        self, form: dict[str, str], pageno: int, request: SearchRequest, deadline: float | None, budget: CallBudget
     ) -> dict[str, Any]:
         """One instance page, from the cache when it holds it (errors and failed pages are never cached)."""
         fields = {**form, "pageno": str(pageno)}

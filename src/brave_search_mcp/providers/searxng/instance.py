@@ -51,7 +51,7 @@ from brave_search_mcp.upstream.retry import RetryPolicy, start_margin
 from brave_search_mcp.upstream.retrying import Retrier
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
-__all__ = ["DEFAULT_TIMEOUT_SECONDS", "NOT_JSON_HINT", "Budget", "Instance", "SearxngConfig"]
+__all__ = ["DEFAULT_TIMEOUT_SECONDS", "NOT_JSON_HINT", "CallBudget", "Instance", "SearxngConfig"]
 
 DEFAULT_TIMEOUT_SECONDS = 8.0  # a searxng,brave chain has Brave's answer within ~10 s of a hung instance
 NOT_JSON_HINT = "Check that the SearXNG base URL points at SearXNG itself."
@@ -119,7 +119,7 @@ class SearxngConfig:
 
 
 @dataclass
-class Budget:
+class CallBudget:
     """One search call's dealings with the instance: when its time on it ends (moved on by waits for the pace),
     the requests it sent, the pages the cache answered and the 429s it sat out."""
 
@@ -172,9 +172,9 @@ class Instance:
             },
         )
 
-    def budget(self) -> Budget:
+    def budget(self) -> CallBudget:
         """A new call's time on the instance, starting now."""
-        return Budget(self._clock() + self.config.timeout)
+        return CallBudget(self._clock() + self.config.timeout)
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -184,7 +184,7 @@ class Instance:
         """The pace in force (learned from the instance's 429s, in the shared state), for the status tool."""
         return await self.limiter.snapshot()
 
-    async def fetch(self, fields: dict[str, str], deadline: float | None, budget: Budget) -> bytes:
+    async def fetch(self, fields: dict[str, str], deadline: float | None, budget: CallBudget) -> bytes:
         """One page's body: retried while it can help and time is left; the bot limiter's 429 slows the pace."""
         try:
             for _ in range(MAX_LIMITED_TRIES):
@@ -227,7 +227,7 @@ class Instance:
 
     # ------------------------------------------------------------------------------ one attempt
 
-    def _end(self, deadline: float | None, budget: Budget) -> float:
+    def _end(self, deadline: float | None, budget: CallBudget) -> float:
         return budget.ends if deadline is None else min(deadline, budget.ends)
 
     def _on_limiter_clock(self, deadline: float | None) -> float | None:
@@ -242,13 +242,13 @@ class Instance:
             text = text.replace(secret, "[redacted]")
         return clean_text(text, limit=limit, markup=False)
 
-    def _time_left(self, deadline: float | None, budget: Budget) -> float:
+    def _time_left(self, deadline: float | None, budget: CallBudget) -> float:
         left = self._end(deadline, budget) - self._clock()
         if left <= 0:
             raise self._out_of_time(deadline, budget)
         return left
 
-    def _out_of_time(self, deadline: float | None, budget: Budget) -> UpstreamTimeout:
+    def _out_of_time(self, deadline: float | None, budget: CallBudget) -> UpstreamTimeout:
         """The call's time on the instance, or its deadline, ran out (whichever came first)."""
         if deadline is not None and deadline < budget.ends:
             return UpstreamTimeout("SearXNG did not answer before the call's deadline.")
@@ -258,7 +258,7 @@ class Instance:
             details={"timeout_seconds": seconds, "setting": TIMEOUT_SETTING},
         )
 
-    async def _paced_attempt(self, fields: dict[str, str], deadline: float | None, budget: Budget) -> bytes:
+    async def _paced_attempt(self, fields: dict[str, str], deadline: float | None, budget: CallBudget) -> bytes:
         waited = await self.limiter.acquire(deadline=self._on_limiter_clock(deadline))
         budget.ends += waited  # waiting for the pace is not time on the instance
         budget.attempts += 1
@@ -290,7 +290,7 @@ class Instance:
 
     # ------------------------------------------------------------------------------ the bot limiter
 
-    def _limited(self, message: str, wait: float, budget: Budget) -> RateLimited:
+    def _limited(self, message: str, wait: float, budget: CallBudget) -> RateLimited:
         wait = max(0.0, wait)
         return RateLimited(
             f"{message} Retry in {wait:.1f} s.",
@@ -299,7 +299,7 @@ class Instance:
             details={"retry_after_ms": max(1, math.ceil(wait * 1000)), "limited": budget.limited},
         )
 
-    def _booked(self, exc: SlotUnavailable, budget: Budget) -> BraveSearchError:
+    def _booked(self, exc: SlotUnavailable, budget: CallBudget) -> BraveSearchError:
         """The pace leaves no start before the deadline: after the instance's 429, say it was the instance."""
         if not budget.limited:
             return exc  # our own queue is full (other calls, or a pace an earlier call learned)
@@ -312,7 +312,7 @@ class Instance:
         error.details["client_side"] = True  # the last word was our queue's: nothing was sent
         return error
 
-    def _still_limited(self, budget: Budget) -> RateLimited:
+    def _still_limited(self, budget: CallBudget) -> RateLimited:
         """429 after 429 although each try waited for a slower pace: an instance stricter than SearXNG's stock."""
         ready = self.limiter.estimate()
         wait = 0.0 if ready is None else ready - self.limiter.clock()
