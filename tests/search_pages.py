@@ -8,7 +8,6 @@ from brave_search_mcp.brave.results import parse_answer, pick_sections
 from brave_search_mcp.models.envelopes import Result, Section, WarningItem
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
-from brave_search_mcp.render.compact import summary_line
 from testkit.brave import FIXTURES_DIR
 
 HELLO_WORLD_PAGE = FIXTURES_DIR / "web_hello_world.json"  # the project's page with a real answer's sizes, markup, ages
@@ -146,7 +145,6 @@ def envelope_for(
     envelope = SearchEnvelope(
         summary="", sections=sections, meta=meta, warnings=warnings or [], summarizer_key=summarizer_key
     )
-    envelope.summary = summary_line(envelope)
     return envelope
 
 

@@ -16,7 +16,7 @@ from brave_search_mcp.models.envelopes import Result, Section, WarningItem
 from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
-from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.render.compact import fit_to_limits
 from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, mostly, query_objects
 from tests.fuzz.strategies import field_values as field_values_of
 
@@ -266,7 +266,6 @@ def envelope_of(
         server_version="0",
     )
     envelope = SearchEnvelope(summary="", sections=sections, meta=meta, warnings=warnings or [])
-    envelope.summary = summary_line(envelope)
     return envelope
 
 

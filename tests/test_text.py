@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brave_search_mcp.brave.summarizer import flatten_summary
 from brave_search_mcp.render.text import clean_block, clean_text, dedup_key
+from tests.brave.summary_source import complete, run, tok
 
 CODE_SNIPPETS = [
     "Vec<T>",
@@ -23,12 +23,13 @@ CODE_SNIPPETS = [
 WORDS = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=12)
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("code", CODE_SNIPPETS)
-def test_code_with_angle_brackets_survives_every_text_path(code: str) -> None:
+async def test_code_with_angle_brackets_survives_every_text_path(code: str) -> None:
     assert clean_text(code, limit=200) == code
     assert clean_block(code, limit=200) == code
-    summary, _ = flatten_summary([{"type": "token", "data": f"Use {code} here."}], inline_references=False)
-    assert summary == f"Use {code} here."
+    summary, _, _ = await run([complete(tok(f"Use {code} here."))])
+    assert summary.text == f"Use {code} here."
 
 
 @given(st.lists(st.sampled_from(CODE_SNIPPETS) | WORDS, min_size=1, max_size=8))

@@ -1,4 +1,5 @@
-"""Flattening a summary: inline references, lists, cleanup, references numbered and capped, long text capped."""
+"""Flattening a summary, as ``fetch_summary`` hands it over: inline references, lists, cleanup, references numbered
+and capped, long text capped."""
 
 from __future__ import annotations
 
@@ -6,36 +7,42 @@ from typing import Any
 
 import pytest
 
-from brave_search_mcp.brave.summarizer import flatten_summary
 from brave_search_mcp.models.summary import Reference
-from tests.brave.summary_source import K2, KANCH, complete, iref, item, run, tok
+from tests.brave.summary_source import K2, KANCH, complete, iref, item, run, run_error, tok
 
 pytestmark = pytest.mark.anyio
 
 
-def test_inline_references_on_puts_urls_in_the_text() -> None:
+async def flattened(messages: Any, *, inline_references: bool) -> tuple[str, list[Reference]]:
+    """The text and references of Brave's summary messages as ``fetch_summary`` hands them over."""
+    body = {"type": "summarizer", "status": "complete", "summary": messages}
+    summary, _, _ = await run([body], inline_references=inline_references)
+    return summary.text, summary.references
+
+
+async def test_inline_references_on_puts_urls_in_the_text() -> None:
     messages = [tok("K2 is 8,611 m tall."), iref(K2, 1), tok(" It is in the Karakoram.")]
 
-    text, refs = flatten_summary(messages, inline_references=True)
+    text, refs = await flattened(messages, inline_references=True)
 
     assert text == f"K2 is 8,611 m tall. ({K2}) It is in the Karakoram."
     assert refs == [Reference(number=1, url=K2)]
 
 
-def test_inline_reference_urls_survive_text_cleanup_untouched() -> None:
+async def test_inline_reference_urls_survive_text_cleanup_untouched() -> None:
     url = "https://example.com/search?q=a&copy=1&amp=2&lt;x"
     messages = [tok("Stray \x000\x00 marker &amp; <i>tag</i>."), iref(url, 1)]
 
-    text, refs = flatten_summary(messages, inline_references=True)
+    text, refs = await flattened(messages, inline_references=True)
 
     assert text == f"Stray 0 marker & tag. ({url})"
     assert refs == [Reference(number=1, url=url)]
 
 
-def test_inline_references_off_keeps_the_text_clean() -> None:
+async def test_inline_references_off_keeps_the_text_clean() -> None:
     messages = [tok("K2 is 8,611 m tall."), iref(K2, 1), tok(" It is in the Karakoram.")]
 
-    text, refs = flatten_summary(messages, inline_references=False)
+    text, refs = await flattened(messages, inline_references=False)
 
     assert text == "K2 is 8,611 m tall. It is in the Karakoram."
     assert "http" not in text
@@ -53,7 +60,7 @@ async def test_fetch_summary_honours_inline_references() -> None:
     assert with_refs.references == without.references == [Reference(number=4, url=K2)]
 
 
-def test_ordered_list_is_numbered() -> None:
+async def test_ordered_list_is_numbered() -> None:
     messages = [
         tok("The highest peaks after Everest are:"),
         {"type": "enum_start", "data": "ol"},
@@ -64,7 +71,7 @@ def test_ordered_list_is_numbered() -> None:
         tok(" All are in Asia."),
     ]
 
-    text, refs = flatten_summary(messages, inline_references=False)
+    text, refs = await flattened(messages, inline_references=False)
 
     assert text == (
         "The highest peaks after Everest are:\n"
@@ -76,7 +83,7 @@ def test_ordered_list_is_numbered() -> None:
     assert refs == [Reference(number=1, url=K2, title="K2"), Reference(number=2, url=KANCH, title="Kangchenjunga")]
 
 
-def test_unordered_list_uses_dashes_and_numbering_restarts_per_list() -> None:
+async def test_unordered_list_uses_dashes_and_numbering_restarts_per_list() -> None:
     messages = [
         tok("Options:"),
         {"type": "enum_start", "data": "ul"},
@@ -92,12 +99,12 @@ def test_unordered_list_uses_dashes_and_numbering_restarts_per_list() -> None:
         {"type": "enum_end"},
     ]
 
-    text, _ = flatten_summary(messages, inline_references=False)
+    text, _ = await flattened(messages, inline_references=False)
 
     assert text == "Options:\n- pip: the default installer\n- uv\nSteps:\n1. install\n1. run"
 
 
-def test_malformed_messages_are_ignored() -> None:
+async def test_malformed_messages_are_ignored() -> None:
     messages: list[Any] = [
         None,
         5,
@@ -117,18 +124,19 @@ def test_malformed_messages_are_ignored() -> None:
         tok(" text."),
     ]
 
-    text, refs = flatten_summary(messages, inline_references=True)
+    text, refs = await flattened(messages, inline_references=True)
 
     assert text == "Kept text."
     assert refs == []
 
 
 @pytest.mark.parametrize("messages", [None, {"type": "token", "data": "x"}, "token", 3])
-def test_non_list_summary_flattens_to_nothing(messages: Any) -> None:
-    assert flatten_summary(messages, inline_references=True) == ("", [])
+async def test_non_list_summary_flattens_to_nothing(messages: Any) -> None:
+    error, _, _ = await run_error([{"type": "summarizer", "status": "complete", "summary": messages}])
+    assert "no summary text" in error.message
 
 
-def test_html_is_stripped_and_spaces_collapsed_but_list_lines_kept() -> None:
+async def test_html_is_stripped_and_spaces_collapsed_but_list_lines_kept() -> None:
     messages = [
         tok("<strong>K2</strong>   is\t tall &amp; cold; 3 < 4 and 5 > 2. <str"),
         tok("ong>Split tag</strong> done."),
@@ -137,12 +145,12 @@ def test_html_is_stripped_and_spaces_collapsed_but_list_lines_kept() -> None:
         {"type": "enum_end"},
     ]
 
-    text, _ = flatten_summary(messages, inline_references=False)
+    text, _ = await flattened(messages, inline_references=False)
 
     assert text == "K2 is tall & cold; 3 < 4 and 5 > 2. Split tag done.\n- Everest: 8,849 m"
 
 
-def test_references_keep_brave_numbers_then_number_the_rest_and_drop_duplicates() -> None:
+async def test_references_keep_brave_numbers_then_number_the_rest_and_drop_duplicates() -> None:
     a, b, c, d = (f"https://example.com/{name}" for name in "abcd")
     messages = [
         tok("Text."),
@@ -157,7 +165,7 @@ def test_references_keep_brave_numbers_then_number_the_rest_and_drop_duplicates(
         iref(c, 9),  # seen before as an enum item: Brave's number wins
     ]
 
-    _, refs = flatten_summary(messages, inline_references=False)
+    _, refs = await flattened(messages, inline_references=False)
 
     assert refs == [
         Reference(number=2, url=a, title="Page A"),
@@ -192,24 +200,24 @@ async def test_context_urls_follow_summary_references_without_duplicates() -> No
     ]
 
 
-def test_references_are_capped_at_twenty() -> None:
+async def test_references_are_capped_at_twenty() -> None:
     messages = [
         {"type": "enum_start", "data": "ol"},
         *(item(f"Page {n}", f"https://example.com/{n}") for n in range(30)),
         {"type": "enum_end"},
     ]
 
-    text, refs = flatten_summary(messages, inline_references=False)
+    text, refs = await flattened(messages, inline_references=False)
 
     assert [r.number for r in refs] == list(range(1, 21))
     assert refs[-1].url == "https://example.com/19"
     assert text.count("\n") == 29  # all items still in the text
 
 
-def test_long_text_is_capped_at_8000_characters() -> None:
+async def test_long_text_is_capped_at_8000_characters() -> None:
     messages = [tok("word " * 5000)]
 
-    text, _ = flatten_summary(messages, inline_references=False)
+    text, _ = await flattened(messages, inline_references=False)
 
     assert len(text) <= 8000
     assert len(text) > 7700

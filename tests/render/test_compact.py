@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from brave_search_mcp.models.envelopes import Result, Section, WarningItem
-from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.models.search import SearchEnvelope
+from brave_search_mcp.render.compact import fit_to_limits
 from tests.search_pages import (
     envelope_for,
     full_web_answer,
@@ -15,6 +16,13 @@ from tests.search_pages import (
 )
 
 # ------------------------------------------------------------------------------------ summary line
+
+
+def summary_line(envelope: SearchEnvelope) -> str:
+    """The first line of the rendered answer (the summary), with room to spare."""
+    fitted, text = fit_to_limits(envelope, 300, 98_304)
+    assert text.split("\n")[0] == fitted.summary
+    return fitted.summary
 
 
 def test_summary_line_single_section_plural() -> None:

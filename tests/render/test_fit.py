@@ -11,7 +11,7 @@ from brave_search_mcp.models.envelopes import Result, Section, WarningItem
 from brave_search_mcp.models.errors import WarningCode
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.render import compact as render
-from brave_search_mcp.render.compact import fit_to_limits, summary_line
+from brave_search_mcp.render.compact import fit_to_limits
 from tests.search_pages import (
     HELLO_WORLD_PAGE,
     envelope_for,
@@ -79,7 +79,9 @@ def test_cut_keeps_structured_and_text_in_agreement() -> None:
     assert numbered_urls(text) == structured_urls(fitted)
     assert fitted.meta.returned == len(structured_urls(fitted))
     assert fitted.meta.has_more is True
-    assert text.split("\n")[0] == fitted.summary == summary_line(fitted)
+    assert text.split("\n")[0] == fitted.summary
+    shown = ", ".join(f"{len(s.results)} {s.key}" for s in fitted.sections)  # what is shown, not what was found
+    assert fitted.summary == f'{fitted.meta.returned} results for "hello world": {shown} (offset 0, more available).'
     assert [s.key for s in fitted.sections] == ["web", "news"][: len(fitted.sections)]
     assert fitted.sections[-1].section_limit_reached is True
     assert all(not s.section_limit_reached for s in fitted.sections[:-1])

@@ -214,12 +214,6 @@ def _flatten(messages: Any, *, inline_references: bool) -> tuple[str, _RefBook]:
     return cut(text, MAX_TEXT_CHARS), book
 
 
-def flatten_summary(messages: Any, *, inline_references: bool) -> tuple[str, list[Reference]]:
-    """Turn Brave's SummaryMessage list into plain text plus numbered references; junk items are skipped."""
-    text, book = _flatten(messages, inline_references=inline_references)
-    return text, book.build()
-
-
 # ---------------------------------------------------------------------------------------------
 # The rest of a complete body
 

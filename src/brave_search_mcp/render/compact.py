@@ -67,13 +67,6 @@ def _summary_text(
     return one_line(head + (f" ({', '.join(notes)})" if notes else "") + ".")
 
 
-def summary_line(envelope: SearchEnvelope) -> str:
-    """One sentence: how many results of what, for which query, and whether more exist."""
-    meta = envelope.meta
-    counts = [(s.key, len(s.results)) for s in envelope.sections if s.results]
-    return _summary_text(meta.query, meta.search_type, meta.offset, meta.has_more, counts, meta.returned)
-
-
 # ------------------------------------------------------------------------------------------ rendering
 
 
