@@ -142,10 +142,9 @@ def envelope_for(
         trace_id="trace-1",
         server_version="0.0.0",
     )
-    envelope = SearchEnvelope(
+    return SearchEnvelope(
         summary="", sections=sections, meta=meta, warnings=warnings or [], summarizer_key=summarizer_key
     )
-    return envelope
 
 
 MAX_PICKED = 10_000

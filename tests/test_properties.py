@@ -265,8 +265,7 @@ def envelope_of(
         trace_id="t",
         server_version="0",
     )
-    envelope = SearchEnvelope(summary="", sections=sections, meta=meta, warnings=warnings or [])
-    return envelope
+    return SearchEnvelope(summary="", sections=sections, meta=meta, warnings=warnings or [])
 
 
 def check_fit(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> None:

@@ -102,7 +102,7 @@ async def test_a_clean_answer_on_a_store_that_lost_its_plans_stores_the_plan_thi
         await mine.change(lambda p: p.learned_as(20.0, 10))
         with sqlite3.connect(tmp_path / "s.db") as other:
             other.execute("DELETE FROM plans")
-        clean = (mine.change_later if deferred else mine.change)
+        clean = mine.change_later if deferred else mine.change
         await clean(lambda p: p.confirmed(clock()) if p.learned else p.probe_released())
         await one.settle()
         stored = await two.slots.modify(two.limiter("brave:k", rate=None, family="search").ask, lambda p: p)

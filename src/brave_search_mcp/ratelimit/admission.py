@@ -190,7 +190,8 @@ class Admission:
         """An unexpected failure in ``step``: logged (the first of each step with its trace), named in the status
         tool until the step works again."""
         label = self.limiter.label
-        self._warnings.warn(f"fault:{step}", "%s admission failed in %s; calls go on without it", label, step, exc_info=exc)
+        message = "%s admission failed in %s; calls go on without it"
+        self._warnings.warn(f"fault:{step}", message, label, step, exc_info=exc)
         self._faults.pop(step, None)  # the latest last
         self._faults[step] = f"{label} {step}: {type(exc).__name__}: {exc}"[:300]
 

@@ -312,7 +312,8 @@ class RedisStore:
     def _unreadable(self, shown: str) -> None:
         """A stored monthly count that is no count a month can reach was read as 0: one warning, and status names it
         (``DropLog``)."""
-        self._warnings.warn("counter", "A monthly request count in Redis was unreadable (%s); it restarts from 0.", shown)
+        message = "A monthly request count in Redis was unreadable (%s); it restarts from 0."
+        self._warnings.warn("counter", message, shown)
         self.dropped.note("monthly request count in Redis", "not a count a month can reach", logged=True)
 
     def _cache_keys(self, key: str) -> list[str]:

@@ -256,9 +256,9 @@ def troubles(report: dict[str, Any], counters: dict[str, EndpointCounters]) -> l
     if rejected:
         found.append(f"Brave rejected the API key (AUTH_FAILED) on the last call to {', '.join(rejected)}")
     for name, provider in (report.get("providers") or {}).items():
-        said = name == "brave" and rejected and str(provider.get("misconfigured")).startswith(ErrorCode.AUTH_FAILED.value)
-        if provider.get("misconfigured") and not said:  # a rejected key: named once, with its endpoints, above
-            found.append(f"{name}: the last call failed on its configuration ({provider['misconfigured']})")
+        setting = provider.get("misconfigured")
+        if setting and not (name == "brave" and rejected and setting.startswith(ErrorCode.AUTH_FAILED.value)):
+            found.append(f"{name}: the last call failed on its configuration ({setting})")  # a rejected key: once
     return found
 
 
