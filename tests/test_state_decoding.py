@@ -17,6 +17,7 @@ import pytest
 from brave_search_mcp.ratelimit.plan import MAX_MONTH_REQUESTS, PlanState
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.shared import SharedBackend, Store
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
@@ -222,3 +223,24 @@ async def test_counts_made_during_an_outage_reach_a_store_whose_count_broke_mean
         assert "monthly request count" in health["dropped"]["last"], health
         assert await shared.slots.count(COUNTER, clock()) == 4  # in the store itself
         assert len([line for line in _warnings(caplog) if "request count" in line]) == 1, _warnings(caplog)
+
+
+@pytest.mark.parametrize("expires", ["never", b"\x00", float("inf")], ids=["words", "a-blob", "infinite"])
+async def test_a_broken_expiry_keeps_the_count_and_never_fails_a_booking(
+    expires: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite keeps a count's month end in a REAL column, which a damaged file can fill with anything: the count is
+    kept (the spending cap loses nothing), the month end repaired; neither a booking nor an outage's repayment
+    raises on it (which would keep the store "down" for good)."""
+    clock = FakeClock()
+    async with opened("sqlite", tmp_path, None, clock) as (shared, raw):
+        assert isinstance(shared, SharedBackend) and isinstance(raw, SqliteRaw)
+        raw._run("INSERT OR REPLACE INTO counters VALUES (?, ?, ?)", (COUNTER, 5, expires))
+        with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
+            assert await shared.slots.book(COUNTER, None, clock() + 86400, clock()) == (True, 6)
+            raw._run("UPDATE counters SET expires = ? WHERE name = ?", (expires, COUNTER))
+            store = shared.store
+            batch = Batch(token="t", delta=2, expires=clock() + 86400)
+            assert await store.merge_count(COUNTER, batch, clock()) == 8
+        assert not shared.health()["degraded"]
+        assert raw._run("SELECT n, expires FROM counters WHERE name = ?", (COUNTER,)) == [(8, clock() + 86400)]

@@ -217,7 +217,7 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> tuple[bool, int]:
             row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
-            live = row is not None and row[1] > now
+            live = row is not None and self._month_end(row[1], expires) > now
             n = self._count(row[0]) if live else 0
             if cap is not None and n >= cap:
                 return False, n
@@ -246,11 +246,12 @@ class SqliteStore:
 
         def work(conn: sqlite3.Connection) -> int:
             row = conn.execute("SELECT n, expires FROM counters WHERE name = ?", (counter,)).fetchone()
-            live = row is not None and row[1] > now
+            ends = self._month_end(row[1], batch.expires) if row is not None else 0.0
+            live = ends > now
             n = self._count(row[0]) if live else 0  # a broken count restarts from 0, as ``book`` reads it
             if conn.execute("SELECT 1 FROM records WHERE key = ?", (marker,)).fetchone() is not None:
                 return n
-            expires = max(batch.expires, row[1] if live else 0.0)
+            expires = max(batch.expires, ends if live else 0.0)
             merged = n + batch.delta
             if batch.epoch is not None and batch.epoch != self._epoch(conn):  # the file lost what it held
                 found = conn.execute("SELECT value FROM records WHERE key = ?", (restored,)).fetchone()
@@ -280,10 +281,16 @@ class SqliteStore:
 
         return await self.state.run(work, tx=False)
 
+    def _month_end(self, stored: object, month_end: float) -> float:
+        """A stored month end, else (noted) ``month_end``: a damaged one neither resets the cap nor raises."""
+        if isinstance(stored, int | float) and not isinstance(stored, bool) and math.isfinite(stored):
+            return float(stored)
+        self.dropped.note("monthly count's month end", f"not a time ({repr(stored)[:40]})")
+        return month_end
+
     def _count(self, stored: object) -> int:
         """A stored monthly count, or 0 (one warning; status names it) when it is not a whole number a month can
-        reach: a broken record must neither close the spending cap for the rest of the month nor fail the outage's
-        counts on their way back (``merge_count``)."""
+        reach: it must neither close the spending cap for the month nor fail the outage's counts (``merge_count``)."""
         if isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored <= MAX_MONTH_REQUESTS:
             return stored
         self._warnings.warn(
