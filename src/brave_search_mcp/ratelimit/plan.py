@@ -15,7 +15,7 @@ second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per c
 
 ``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
 and if not, when to ask again. The Redis backend runs the same rule as a Lua script; the contract test
-``tests/test_rate_rules.py`` feeds both the same inputs and demands the same decisions. A stored plan is checked
+``tests/test_rate_contract.py`` feeds both the same inputs and demands the same decisions. A stored plan is checked
 before any rule reads it (``from_json``: finite numbers in range; ``trusted``: no time further ahead than a rule
 sets one): a record that fails is rebuilt from the family's initial plan, never obeyed.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# ``plan.decide`` in Lua, so a reservation is one atomic step: the contract test tests/test_rate_rules.py runs
+# ``plan.decide`` in Lua, so a reservation is one atomic step: the contract test tests/test_rate_contract.py runs
 # this script and the Python rule on the same inputs and demands the same decisions. A plan is a hash of
 # PlanState's fields (an absent field is None / never).
 # KEYS: own plan, own starts[, shared plan, shared starts].  ARGV: now, initial plan (JSON), member, margin
