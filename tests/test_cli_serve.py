@@ -36,20 +36,26 @@ def _healthz(port: int, deadline: float) -> dict[str, str]:
             time.sleep(0.05)
 
 
-def test_http_transport_from_flags_serves_healthz_and_stops_on_sigterm(fake_server: FakeBraveServer) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)]
-    with subprocess.Popen(command, env=_env(fake_server.base_url), stderr=subprocess.PIPE, text=True) as proc:
+def _serve_then_stop(command: list[str], env: dict[str, str], port: int) -> tuple[dict[str, str], str, int]:
+    """Start the server, wait for its /healthz on ``port``, stop it with SIGTERM: its health, stderr and exit code."""
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
         try:
             health = _healthz(port, time.monotonic() + 15)
-            assert health["status"] == "ok" and set(health) == {"status", "version"}
             proc.send_signal(signal.SIGTERM)
             _, stderr = proc.communicate(timeout=5)
-            assert proc.returncode == 0
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate(timeout=5)
+    return health, stderr, proc.returncode
+
+
+def test_http_transport_from_flags_serves_healthz_and_stops_on_sigterm(fake_server: FakeBraveServer) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)]
+    health, stderr, code = _serve_then_stop(command, _env(fake_server.base_url), port)
+    assert health["status"] == "ok" and set(health) == {"status", "version"}
+    assert code == 0
     first = json.loads(stderr.splitlines()[0])  # not a TTY: the start line is a JSON log record like every other
     assert first["event"] == "start" and first["transport"] == "http"
     assert f"http://127.0.0.1:{port}/mcp" in first["msg"] and "key from BRAVE_SEARCH_API_KEY" in first["msg"]
@@ -157,16 +163,9 @@ def test_brave_official_server_variables_serve_http_on_their_port(fake_server: F
     env = {k: v for k, v in _env(fake_server.base_url).items() if k != "BRAVE_SEARCH_API_KEY"}
     env.update(BRAVE_MCP_TRANSPORT="http", BRAVE_MCP_PORT=str(port), BRAVE_MCP_ENABLED_TOOLS="brave_news_search")
     command = [sys.executable, "-m", "brave_search_mcp", "--brave-api-key", VALID_KEY]
-    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            assert _healthz(port, time.monotonic() + 15)["status"] == "ok"
-            proc.send_signal(signal.SIGTERM)
-            _, stderr = proc.communicate(timeout=5)
-            assert proc.returncode == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=5)
+    health, stderr, code = _serve_then_stop(command, env, port)
+    assert health["status"] == "ok"
+    assert code == 0
     first = json.loads(stderr.splitlines()[0])
     assert f"http://127.0.0.1:{port}/mcp" in first["msg"] and "key from --brave-api-key" in first["msg"]
     assert first["msg"].endswith("tools: brave_web_search")  # their news tool is our web search
@@ -176,15 +175,8 @@ def test_ours_win_over_the_official_servers_variables_with_a_warning(fake_server
     ours, theirs = free_port(), free_port()
     env = _env(fake_server.base_url, BRAVE_SEARCH_TRANSPORT="http", BRAVE_SEARCH_PORT=str(ours))
     env.update(BRAVE_MCP_TRANSPORT="stdio", BRAVE_MCP_PORT=str(theirs))
-    with subprocess.Popen([sys.executable, "-m", "brave_search_mcp"], env=env, stderr=subprocess.PIPE, text=True) as p:
-        try:
-            assert _healthz(ours, time.monotonic() + 15)["status"] == "ok"
-            p.send_signal(signal.SIGTERM)
-            _, stderr = p.communicate(timeout=5)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.communicate(timeout=5)
+    health, stderr, _ = _serve_then_stop([sys.executable, "-m", "brave_search_mcp"], env, ours)
+    assert health["status"] == "ok"
     warnings = [record for record in map(json.loads, stderr.splitlines()) if record["level"] == "warning"]
     assert {w["msg"] for w in warnings} >= {
         "BRAVE_MCP_TRANSPORT is ignored: BRAVE_SEARCH_TRANSPORT is set too (ours wins when both are set)",

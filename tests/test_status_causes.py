@@ -150,21 +150,29 @@ async def test_a_stored_plan_status_refuses_is_named_not_silently_repaired(
     assert len(warnings) == 1, warnings
 
 
+@asynccontextmanager
+async def _queue_raising(
+    error: Exception, fake: FakeBrave, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[ToolBoundary]:
+    """The tools over a client whose search queue raises ``error`` (something no layer expects) on every wait."""
+    clock = FakeClock()
+    settings = make_settings()
+
+    async def broken(self: Any, **_: Any) -> float:
+        raise error
+
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        assert isinstance(client.limits.search, Admission)
+        monkeypatch.setattr(type(client.limits.search.limiter), "acquire", broken)
+        yield tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+
+
 async def test_a_failure_inside_admission_goes_out_without_it_and_is_named(
     fake: FakeBrave, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug in admission (here: the queue raising something no layer expects) used to end the call with
     INTERNAL_ERROR; the request now goes out without admission and status names the failure."""
-    clock = FakeClock()
-    settings = make_settings()
-
-    async def broken(self: Any, **_: Any) -> float:
-        raise ZeroDivisionError("a plan nobody validated")
-
-    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
-        assert isinstance(client.limits.search, Admission)
-        monkeypatch.setattr(type(client.limits.search.limiter), "acquire", broken)
+    async with _queue_raising(ZeroDivisionError("a plan nobody validated"), fake, monkeypatch) as tools:
         answered = await tools.call("brave_web_search", {"query": "goes out anyway"})
         assert not answered.is_error, answered.text
         assert fake.hits("/web/search", status=200) == 1
@@ -178,16 +186,7 @@ async def test_a_failure_inside_admission_is_named_while_it_lasts_and_logged_onc
 ) -> None:
     """The failure is named while the step keeps failing (one warning with its trace for all of them); the first
     call whose step works again clears it, so status says ok again instead of "degraded" for the process's life."""
-    clock = FakeClock()
-    settings = make_settings()
-
-    async def broken(self: Any, **_: Any) -> float:
-        raise ZeroDivisionError("a glitch")
-
-    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
-        tools = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
-        assert isinstance(client.limits.search, Admission)
-        monkeypatch.setattr(type(client.limits.search.limiter), "acquire", broken)
+    async with _queue_raising(ZeroDivisionError("a glitch"), fake, monkeypatch) as tools:
         with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
             for query in ("one", "two"):
                 assert not (await tools.call("brave_web_search", {"query": query})).is_error

@@ -13,11 +13,11 @@ import pytest
 
 from testkit.sites import FakeSite, Reply
 from testkit.sites.pages import page
-from testkit.stdio import server_env, stdio_server
+from testkit.stdio import stdio_server
+from tests.reader.e2e import read_tool, reader_env
 
 pytestmark = pytest.mark.anyio
 HOSTS_PATCH = Path(__file__).resolve().parents[2] / "testkit" / "sites" / "hosts"
-NOT_BRAVE = "http://127.0.0.1:9"  # no Brave is reachable: read_url must not need it
 
 
 @pytest.fixture
@@ -37,18 +37,6 @@ def internal() -> Iterator[FakeSite]:
         yield running
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {**server_env(NOT_BRAVE, BRAVE_SEARCH_READ_ALLOWED_HOSTS="127.0.0.2"), **extra}
-    del env["BRAVE_SEARCH_API_KEY"]  # SearXNG-only and keyless users get the reader too
-    return env
-
-
-async def _read(session: Any, **arguments: Any) -> dict[str, Any]:
-    reply = await session.call("tools/call", {"name": "read_url", "arguments": arguments})
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
 async def test_every_content_type_reads_through_the_stdio_server_without_a_brave_key(site: FakeSite) -> None:
     site.page("/article", page("article.html"))
     site.page("/docs", page("docs.html"))
@@ -57,20 +45,20 @@ async def test_every_content_type_reads_through_the_stdio_server_without_a_brave
     site.page("/data.json", '{"name": "ganymede", "moons": 0}', content_type="application/json")
     site.page("/readme.md", "# Readme\n\nSome *markdown* here.", content_type="text/markdown")
     site.page("/logo.png", b"\x89PNG\r\n\x1a\n" + bytes(64), content_type="image/png")
-    async with stdio_server(_env()) as session:
+    async with stdio_server(reader_env()) as session:
         listed = await session.call("tools/list")
         assert "read_url" in [tool["name"] for tool in listed["result"]["tools"]]
         for path, expected in [
             ("/article", None), ("/docs", "```"), ("/paper.pdf", "queue"), ("/notes.txt", "Second line."),
             ("/data.json", "ganymede"), ("/readme.md", "# Readme"),
         ]:  # fmt: skip
-            result = await _read(session, url=site.url(path))
+            result = await read_tool(session, url=site.url(path))
             assert not result["isError"], (path, result)
             envelope = result["structuredContent"]
             assert envelope["content"] and envelope["meta"]["provider"] == "web", path
             if expected:
                 assert expected in envelope["content"], path
-        refused = await _read(session, url=site.url("/logo.png"))
+        refused = await read_tool(session, url=site.url("/logo.png"))
     assert refused["isError"]
     error = refused["structuredContent"]["error"]
     assert error["code"] == "UNSUPPORTED_CONTENT" and "image/png" in error["message"]
@@ -81,12 +69,12 @@ async def test_refusals_end_to_end_redirect_to_loopback_and_a_name_that_resolves
 ) -> None:
     internal.page("/admin", "secret")
     site.redirect("/go", internal.url("/admin"))
-    env = _env(PYTHONPATH=str(HOSTS_PATCH), TESTKIT_FAKE_HOSTS="intranet.example=10.1.2.3")
+    env = reader_env(PYTHONPATH=str(HOSTS_PATCH), TESTKIT_FAKE_HOSTS="intranet.example=10.1.2.3")
     async with stdio_server(env) as session:
-        redirected = await _read(session, url=site.url("/go"))
-        private = await _read(session, url="http://intranet.example/wiki")
-        metadata = await _read(session, url="http://169.254.169.254/latest/meta-data/")
-        scheme = await _read(session, url="file:///etc/passwd")
+        redirected = await read_tool(session, url=site.url("/go"))
+        private = await read_tool(session, url="http://intranet.example/wiki")
+        metadata = await read_tool(session, url="http://169.254.169.254/latest/meta-data/")
+        scheme = await read_tool(session, url="file:///etc/passwd")
     for result in (redirected, private, metadata, scheme):
         assert result["isError"]
         assert result["structuredContent"]["error"]["code"] == "FETCH_BLOCKED"
@@ -101,15 +89,15 @@ async def test_paging_to_the_end_of_a_long_page_reuses_one_fetch_and_bad_bytes_n
     said = b"<p>This paragraph was saved as Latin-1 but served as UTF-8: caf\xe9, na\xefve, \xff\xfe broken \x80.</p>"
     bad_bytes = b"<html><head><title>Mislabelled</title></head><body><article><h1>Bytes</h1>" + said * 5 + b"</article>"
     site.route("/bad", Reply(body=bad_bytes, content_type="text/html; charset=utf-8"))
-    async with stdio_server(_env()) as session:
+    async with stdio_server(reader_env()) as session:
         parts: list[dict[str, Any]] = []
         start: int | None = 0
         while start is not None and len(parts) < 60:
-            result = await _read(session, url=site.url("/long"), start_char=start, max_chars=4000)
+            result = await read_tool(session, url=site.url("/long"), start_char=start, max_chars=4000)
             assert not result["isError"], result
             parts.append(result["structuredContent"])
             start = parts[-1].get("next_start_char")  # absent on the last part
-        bad = await _read(session, url=site.url("/bad"))
+        bad = await read_tool(session, url=site.url("/bad"))
     assert start is None and len(parts) > 5
     assert parts[0]["headings"] and "ending 39." in parts[-1]["content"]
     assert [p["meta"]["cached"] for p in parts] == [False] + [True] * (len(parts) - 1)
@@ -122,29 +110,29 @@ async def test_paging_to_the_end_of_a_long_page_reuses_one_fetch_and_bad_bytes_n
 def test_the_cli_reads_a_page_and_refuses_what_it_must(site: FakeSite) -> None:
     site.page("/article", page("article.html"))
     command = [sys.executable, "-m", "brave_search_mcp", "read"]
-    ok = subprocess.run([*command, site.url("/article"), "--max-chars", "800"], env=_env(), capture_output=True,
+    ok = subprocess.run([*command, site.url("/article"), "--max-chars", "800"], env=reader_env(), capture_output=True,
                         text=True, timeout=60, check=False)  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("# ") and "URL: " + site.url("/article") in ok.stdout
-    as_json = subprocess.run([*command, site.url("/article"), "--json", "--format", "text"], env=_env(),
+    as_json = subprocess.run([*command, site.url("/article"), "--json", "--format", "text"], env=reader_env(),
                              capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     envelope = json.loads(as_json.stdout)
     assert envelope["format"] == "text" and "```" not in envelope["content"]
-    refused = subprocess.run([*command, "http://localhost:1/x"], env=_env(), capture_output=True, text=True,
+    refused = subprocess.run([*command, "http://localhost:1/x"], env=reader_env(), capture_output=True, text=True,
                              timeout=60, check=False)  # fmt: skip
     assert refused.returncode == 1 and "FETCH_BLOCKED" in refused.stderr
 
 
 async def test_read_url_is_hidden_like_any_tool_when_disabled() -> None:
-    async with stdio_server(_env(BRAVE_SEARCH_DISABLED_TOOLS="read_url")) as session:
+    async with stdio_server(reader_env(BRAVE_SEARCH_DISABLED_TOOLS="read_url")) as session:
         listed = await session.call("tools/list")
     assert "read_url" not in [tool["name"] for tool in listed["result"]["tools"]]
 
 
 async def test_a_failing_site_is_named_not_brave(site: FakeSite) -> None:
     site.route("/down", Reply(status=503))
-    async with stdio_server(_env()) as session:
-        result = await _read(session, url=site.url("/down"))
+    async with stdio_server(reader_env()) as session:
+        result = await read_tool(session, url=site.url("/down"))
     envelope = result["structuredContent"]
     assert envelope["meta"]["provider"] == "web" and envelope["error"]["code"] == "UPSTREAM_ERROR"
     text = result["content"][0]["text"]

@@ -8,16 +8,15 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from testkit.sites import FakeSite
 from testkit.sites.pages import page
-from testkit.stdio import server_env, stdio_server, user_dirs
+from testkit.stdio import stdio_server, user_dirs
+from tests.reader.e2e import read_tool, reader_env
 
 pytestmark = pytest.mark.anyio
-NOT_BRAVE = "http://127.0.0.1:9"
 DOCS = "/en/3.2/retries.html"
 CLI = [sys.executable, "-m", "brave_search_mcp", "read"]
 
@@ -46,26 +45,14 @@ def site_pages(site: FakeSite) -> None:
     site.page(DOCS, page("docs.html"))
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {**server_env(NOT_BRAVE, BRAVE_SEARCH_READ_ALLOWED_HOSTS="127.0.0.2"), **extra}
-    del env["BRAVE_SEARCH_API_KEY"]
-    return env
-
-
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
-async def _read(session: Any, **arguments: Any) -> dict[str, Any]:
-    reply = await session.call("tools/call", {"name": "read_url", "arguments": arguments})
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
 async def test_three_urls_one_refused_through_the_stdio_server(site: FakeSite, internal: FakeSite) -> None:
     urls = [site.url("/article"), internal.url("/secret"), site.url(DOCS)]
-    async with stdio_server(_env()) as session:
-        result = await _read(session, urls=urls, max_chars=2500)
+    async with stdio_server(reader_env()) as session:
+        result = await read_tool(session, urls=urls, max_chars=2500)
     assert not result["isError"], result
     pages = result["structuredContent"]["pages"]
     assert [p.get("error", {}).get("code") for p in pages] == [None, "FETCH_BLOCKED", None]
@@ -77,30 +64,30 @@ async def test_three_urls_one_refused_through_the_stdio_server(site: FakeSite, i
 
 
 def test_three_urls_one_refused_through_the_cli(site: FakeSite, internal: FakeSite) -> None:
-    done = _cli(site.url("/article"), internal.url("/secret"), site.url(DOCS), "--max-chars", "2500", env=_env())
+    done = _cli(site.url("/article"), internal.url("/secret"), site.url(DOCS), "--max-chars", "2500", env=reader_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Read 2 of 3 pages within max_chars 2500 (shared); 1 failed.")
     assert "--- page 2 of 3 ---" in done.stdout and "FETCH_BLOCKED" in done.stdout
-    one = _cli(site.url("/article"), "--json", env=_env())  # one URL is still a one-page read
+    one = _cli(site.url("/article"), "--json", env=reader_env())  # one URL is still a one-page read
     assert json.loads(one.stdout)["title"] == "Why the river town rebuilt its wooden bridge"
 
 
 async def test_same_site_links_of_a_docs_page_through_the_stdio_server_and_the_cli(site: FakeSite) -> None:
     docs = site.url("/en/3.2/")
-    async with stdio_server(_env()) as session:
-        result = await _read(session, url=site.url(DOCS), links="same_site")
+    async with stdio_server(reader_env()) as session:
+        result = await read_tool(session, url=site.url(DOCS), links="same_site")
     links = result["structuredContent"]["links"]
     assert [link["url"] for link in links] == [docs + "queues.html#ordering", docs + "dead-letters.html",
                                                docs + "scheduling.html", docs + "api.html#quayside.Retry"]  # fmt: skip
-    done = _cli(site.url(DOCS), "--links", "same_site", "--format", "text", env=_env())
+    done = _cli(site.url(DOCS), "--links", "same_site", "--format", "text", env=reader_env())
     assert done.returncode == 0, done.stderr
     assert f"Links (in the content, on this site): 4.\n- queue: {docs}queues.html#ordering" in done.stdout
 
 
 async def test_bad_urls_are_invalid_arguments_and_localhost_with_a_dot_is_refused(site: FakeSite) -> None:
-    async with stdio_server(_env()) as session:
-        garbage = await _read(session, url="not a url")
-        dotted = await _read(session, url="http://localhost./admin")
+    async with stdio_server(reader_env()) as session:
+        garbage = await read_tool(session, url="not a url")
+        dotted = await read_tool(session, url="http://localhost./admin")
     assert garbage["structuredContent"]["error"]["code"] == "INVALID_ARGUMENT"
     assert dotted["structuredContent"]["error"]["code"] == "FETCH_BLOCKED"
 
@@ -109,7 +96,7 @@ def test_a_page_cached_by_an_allowed_process_is_refused_to_one_without_the_allow
     internal: FakeSite, tmp_path: Path
 ) -> None:
     """Two real processes on one user's state (the default SQLite files): the cache is shared, the policy is not."""
-    shared = {**_env(), **user_dirs(tmp_path)}
+    shared = {**reader_env(), **user_dirs(tmp_path)}
     del shared["BRAVE_SEARCH_STATE"]  # the shipped default: state and cache shared by the user's processes
     allowed = _cli(internal.url("/secret"), "--json", env={**shared, "BRAVE_SEARCH_READ_ALLOWED_HOSTS": "127.0.0.1"})
     assert allowed.returncode == 0, allowed.stderr
