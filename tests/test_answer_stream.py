@@ -1,13 +1,15 @@
 """Brave Answers' stream is bounded: one event and one whole stream each have a byte cap, and reading stays linear.
 
 Through the real client against the fake Brave's real HTTP server: an endless ``data:`` line ends at the event cap
-with UPSTREAM_ERROR, without the client ever holding the line; a stream longer than its cap is cut with what arrived.
-In process: tiny network pieces cost time in proportion to the bytes, and a body that is neither an event stream nor
-JSON is named in its error.
+with UPSTREAM_ERROR, without the client ever holding the line; a stream longer than its cap is cut with what arrived,
+its size counted decoded (a gzip stream by what it inflates to). In process: tiny network pieces cost time in
+proportion to the bytes, an answer longer than any call can show is not held whole, and a body that is neither an
+event stream nor JSON is named in its error.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -23,7 +25,7 @@ from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.upstream.bodies import EVENT_CAP_BYTES, STREAM_CAP_RESPONSES
-from brave_search_mcp.usecases.answer import AnswerArgs, ask
+from brave_search_mcp.usecases.answer import KEEP_CHARS, AnswerArgs, ask
 from brave_search_mcp.usecases.contract import StreamPost
 from testkit.brave.http_server import FakeBraveServer
 from tests.brave_client_support import settings
@@ -91,6 +93,35 @@ async def test_a_stream_over_its_cap_is_cut_keeping_what_arrived() -> None:
     assert info.value.details == {"status": 200, "limit_bytes": cap, "attempts": 1}
 
 
+async def test_a_gzip_stream_is_capped_by_what_it_inflates_to_not_its_wire_size() -> None:
+    """About 4 MB of events that gzip to a few tens of KB (under the 128 KiB cap): cut at the cap all the same."""
+    cap = STREAM_CAP_RESPONSES * MIN_RESPONSE_CAP
+    with FakeBraveServer(rate_per_second=1000) as server:
+        server.fake.answers.stream_gzip = True
+        server.fake.answers.stream_repeat = 4000
+        async with BraveClient(settings(base_url=server.base_url, max_response_bytes=MIN_RESPONSE_CAP)) as client:
+            with anyio.fail_after(20):
+                envelope = await answer(post(client))
+        sent = server.fake.requests[-1]
+    assert "gzip" in sent.headers["accept-encoding"]
+    assert [w.code for w in envelope.warnings] == ["STREAM_INTERRUPTED"]
+    assert f"more than the {cap:,}-byte cap for one answer's stream" in envelope.warnings[0].message
+    assert envelope.answer.startswith("Short answer") and not envelope.meta.complete
+    assert len(envelope.answer) < cap
+
+
+async def test_a_gzip_stream_under_its_cap_is_decoded_once_and_read_whole() -> None:
+    with FakeBraveServer(rate_per_second=1000) as server:
+        server.fake.answers.stream_gzip = True
+        server.fake.answers.stream_repeat = 200
+        async with BraveClient(settings(base_url=server.base_url)) as client:
+            with anyio.fail_after(10):
+                envelope = await answer(post(client))
+    assert envelope.meta.complete and envelope.warnings == []
+    assert envelope.answer.count("Short answer") == 200
+    assert envelope.meta.usage is not None and envelope.meta.usage.tokens_in == 1200
+
+
 async def test_the_same_stream_under_its_cap_is_read_whole() -> None:
     with FakeBraveServer(rate_per_second=1000) as server:
         server.fake.answers.stream_repeat = 200
@@ -102,6 +133,32 @@ async def test_the_same_stream_under_its_cap_is_read_whole() -> None:
 
 
 # -- in process -------------------------------------------------------------------------------------------------
+
+
+async def test_an_answer_of_millions_of_characters_keeps_only_what_a_call_can_show() -> None:
+    """Six times ``KEEP_CHARS`` of text: the answer is cut to max_chars and says how long it was; while the stream
+    lasted, the text beyond ``KEEP_CHARS`` was counted, never held (1.2 million characters came)."""
+    delta, events = "many words " * 100, 6 * KEEP_CHARS // 1100
+    payload = json.dumps({"choices": [{"delta": {"content": delta}}]})
+    peaks: list[int] = []
+
+    async def stream(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
+        for _ in range(events):
+            yield payload
+        peaks.append(tracemalloc.get_traced_memory()[1])  # all the text has been read
+        yield "[DONE]"
+
+    tracemalloc.start()
+    try:
+        envelope = await answer(stream)
+    finally:
+        tracemalloc.stop()
+    sent = events * len(delta)
+    assert sent > 5 * KEEP_CHARS
+    assert len(envelope.answer) <= 100_000 and envelope.meta.complete
+    assert [w.code for w in envelope.warnings] == ["ANSWER_TRUNCATED"]
+    assert f"The answer had {sent:,} characters" in envelope.warnings[0].message
+    assert peaks[0] < 2 * KEEP_CHARS, peaks  # ASCII: a byte a character, and the stream's own few kilobytes
 
 
 def served(data: bytes, piece: int, content_type: str = "text/event-stream") -> httpx2.Response:

@@ -3,9 +3,10 @@ answer text.
 
 The events are httpx2's ``EventSource`` (the WHATWG rules, linear in what arrives), bounded twice: one event
 (a line not yet ended included) by ``EVENT_CAP_BYTES``, the whole stream by ``STREAM_CAP_RESPONSES`` times the
-response cap, counted as the bytes arrive; either cap ends the stream with ``UPSTREAM_ERROR`` naming it, having
-held no more than the cap. The tag reader takes the text in arbitrary pieces (a delta may end inside a
-``<citation>…</citation>`` tag) and gives the same result however it was cut.
+response cap, counted as the bytes decode (a gzip stream is counted by what it inflates to, never by its wire size);
+either cap ends the stream with ``UPSTREAM_ERROR`` naming it, having held no more than the cap. The tag reader takes
+the text in arbitrary pieces (a delta may end inside a ``<citation>…</citation>`` tag) and gives the same result
+however it was cut.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ async def answer_payloads(response: httpx2.Response, max_response_bytes: int) ->
             f"Brave Answers answered {shown}, not an event stream.", status=response.status_code, retryable=False
         )
     cap = STREAM_CAP_RESPONSES * max_response_bytes
+    decoded = response.headers.copy()
+    decoded.pop("content-encoding", None)  # ``_Counted`` gives the bytes decoded: they must not be decoded twice
     counted = httpx2.Response(
-        response.status_code, headers=response.headers, stream=_Counted(response, cap), request=response.request
+        response.status_code, headers=decoded, stream=_Counted(response, cap), request=response.request
     )
     try:
         async for event in httpx2.EventSource(counted, max_event_size=EVENT_CAP_BYTES):
@@ -55,17 +58,21 @@ async def answer_payloads(response: httpx2.Response, max_response_bytes: int) ->
 
 
 class _Counted(httpx2.AsyncByteStream):
-    """A response's body as received, refused as soon as more than ``cap`` bytes came (events and comments alike)."""
+    """A response's body decoded (httpx2 inflates it in pieces of at most 1 MiB), refused once ``cap`` bytes came out
+    (events and comments alike) and more would come; the bytes up to the cap are given first."""
 
     def __init__(self, response: httpx2.Response, cap: int) -> None:
         self._response, self._cap = response, cap
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         received = 0
-        async for chunk in self._response.aiter_raw():
-            received += len(chunk)
-            if received > self._cap:
+        async for chunk in self._response.aiter_bytes():
+            room = self._cap - received
+            if len(chunk) > room:  # what fits is read first: the events it completes are kept
+                if room:
+                    yield chunk[:room]
                 raise _over_cap(f"more than the {self._cap:,}-byte cap for one answer's stream", self._cap)
+            received += len(chunk)
             yield chunk
 
 
