@@ -1,13 +1,16 @@
 """Brave Answers' stream is bounded: one event and one whole stream each have a byte cap, and reading stays linear.
 
 Through the real client against the fake Brave's real HTTP server: an endless ``data:`` line ends at the event cap
-with UPSTREAM_ERROR, without the client ever holding the line; a stream longer than its cap is cut with what arrived.
-In process: tiny network pieces cost time in proportion to the bytes, and a body that is neither an event stream nor
-JSON is named in its error.
+with UPSTREAM_ERROR, without the client ever holding the line; a stream longer than its cap is cut with what arrived,
+its size counted decoded (a gzip stream by what it inflates to). In process: tiny network pieces cost time in
+proportion to the bytes, an answer longer than any call can show is not held whole, and a body that is neither an
+event stream nor JSON is named in its error. Brave's tags in the text: the same tokens however the text is cut, work
+counted (never timed) in proportion to the text, and a JSON tag past its bound dropped, never held.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -17,13 +20,13 @@ import anyio
 import httpx2
 import pytest
 
-from brave_search_mcp.brave.answers_stream import answer_payloads
+from brave_search_mcp.brave.answers_stream import MAX_PENDING_CHARS, TagReader, answer_payloads
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.upstream.bodies import EVENT_CAP_BYTES, STREAM_CAP_RESPONSES
-from brave_search_mcp.usecases.answer import AnswerArgs, ask
+from brave_search_mcp.usecases.answer import KEEP_CHARS, AnswerArgs, ask
 from brave_search_mcp.usecases.contract import StreamPost
 from testkit.brave.http_server import FakeBraveServer
 from tests.brave_client_support import settings
@@ -91,6 +94,35 @@ async def test_a_stream_over_its_cap_is_cut_keeping_what_arrived() -> None:
     assert info.value.details == {"status": 200, "limit_bytes": cap, "attempts": 1}
 
 
+async def test_a_gzip_stream_is_capped_by_what_it_inflates_to_not_its_wire_size() -> None:
+    """About 4 MB of events that gzip to a few tens of KB (under the 128 KiB cap): cut at the cap all the same."""
+    cap = STREAM_CAP_RESPONSES * MIN_RESPONSE_CAP
+    with FakeBraveServer(rate_per_second=1000) as server:
+        server.fake.answers.stream_gzip = True
+        server.fake.answers.stream_repeat = 4000
+        async with BraveClient(settings(base_url=server.base_url, max_response_bytes=MIN_RESPONSE_CAP)) as client:
+            with anyio.fail_after(20):
+                envelope = await answer(post(client))
+        sent = server.fake.requests[-1]
+    assert "gzip" in sent.headers["accept-encoding"]
+    assert [w.code for w in envelope.warnings] == ["STREAM_INTERRUPTED"]
+    assert f"more than the {cap:,}-byte cap for one answer's stream" in envelope.warnings[0].message
+    assert envelope.answer.startswith("Short answer") and not envelope.meta.complete
+    assert len(envelope.answer) < cap
+
+
+async def test_a_gzip_stream_under_its_cap_is_decoded_once_and_read_whole() -> None:
+    with FakeBraveServer(rate_per_second=1000) as server:
+        server.fake.answers.stream_gzip = True
+        server.fake.answers.stream_repeat = 200
+        async with BraveClient(settings(base_url=server.base_url)) as client:
+            with anyio.fail_after(10):
+                envelope = await answer(post(client))
+    assert envelope.meta.complete and envelope.warnings == []
+    assert envelope.answer.count("Short answer") == 200
+    assert envelope.meta.usage is not None and envelope.meta.usage.tokens_in == 1200
+
+
 async def test_the_same_stream_under_its_cap_is_read_whole() -> None:
     with FakeBraveServer(rate_per_second=1000) as server:
         server.fake.answers.stream_repeat = 200
@@ -102,6 +134,32 @@ async def test_the_same_stream_under_its_cap_is_read_whole() -> None:
 
 
 # -- in process -------------------------------------------------------------------------------------------------
+
+
+async def test_an_answer_of_millions_of_characters_keeps_only_what_a_call_can_show() -> None:
+    """Six times ``KEEP_CHARS`` of text: the answer is cut to max_chars and says how long it was; while the stream
+    lasted, the text beyond ``KEEP_CHARS`` was counted, never held (1.2 million characters came)."""
+    delta, events = "many words " * 100, 6 * KEEP_CHARS // 1100
+    payload = json.dumps({"choices": [{"delta": {"content": delta}}]})
+    peaks: list[int] = []
+
+    async def stream(path: str, body: dict[str, Any], *, deadline: float | None) -> AsyncIterator[str]:
+        for _ in range(events):
+            yield payload
+        peaks.append(tracemalloc.get_traced_memory()[1])  # all the text has been read
+        yield "[DONE]"
+
+    tracemalloc.start()
+    try:
+        envelope = await answer(stream)
+    finally:
+        tracemalloc.stop()
+    sent = events * len(delta)
+    assert sent > 5 * KEEP_CHARS
+    assert len(envelope.answer) <= 100_000 and envelope.meta.complete
+    assert [w.code for w in envelope.warnings] == ["ANSWER_TRUNCATED"]
+    assert f"The answer had {sent:,} characters" in envelope.warnings[0].message
+    assert peaks[0] < 2 * KEEP_CHARS, peaks  # ASCII: a byte a character, and the stream's own few kilobytes
 
 
 def served(data: bytes, piece: int, content_type: str = "text/event-stream") -> httpx2.Response:
@@ -154,3 +212,97 @@ async def test_a_json_answer_over_the_response_cap_is_refused() -> None:
     response = served(b'{"choices": [' + b" " * (MIN_RESPONSE_CAP + 1) + b"]}", 4096, "application/json")
     with pytest.raises(errors.ResponseTooLarge):
         [p async for p in answer_payloads(response, MIN_RESPONSE_CAP)]
+
+
+# -- Brave's tags in the answer text ----------------------------------------------------------------------------
+
+
+def read_tags(pieces: list[str]) -> tuple[list[tuple[str, str]], TagReader]:
+    """The tokens a reader gives for ``pieces`` (adjacent text merged), and the reader (for its work done)."""
+    out: list[tuple[str, str]] = []
+    reader = TagReader(lambda kind, value: out.append((kind, value)))
+    for piece in pieces:
+        reader.feed(piece)
+    reader.close()
+    merged: list[tuple[str, str]] = []
+    for kind, value in out:
+        if kind == "text" and merged and merged[-1][0] == "text":
+            merged[-1] = ("text", merged[-1][1] + value)
+        else:
+            merged.append((kind, value))
+    return merged, reader
+
+
+def cut(text: str, size: int) -> list[str]:
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def test_an_unclosed_citation_in_five_character_deltas_costs_work_in_proportion_to_its_length() -> None:
+    """Counted, not timed: four times the content, four times the characters looked at (re-scanning what is held
+    would be sixteen), and a few looks per character at most."""
+
+    def work(size: int) -> int:
+        tokens, reader = read_tags(cut("An answer <citation>" + "y" * size, 5))
+        assert tokens == [("text", "An answer ")]  # the tag never ended: dropped
+        return reader.scanned
+
+    small, large = work(48 * 1024), work(192 * 1024)
+    assert large <= 4.2 * small, (small, large)
+    assert large <= 4 * 192 * 1024, large
+
+
+@pytest.mark.parametrize("size", [None, 7])
+def test_text_full_of_lone_angle_brackets_costs_work_in_proportion_to_its_length(size: int | None) -> None:
+    """A blocking answer is one delta: its ``<`` that open no tag are each looked past once, not to the end."""
+
+    def work(count: int) -> int:
+        text = "1 < 2, " * count
+        tokens, reader = read_tags([text] if size is None else cut(text, size))
+        assert tokens == [("text", text)]
+        return reader.scanned
+
+    small, large = work(10_000), work(40_000)
+    assert large <= 4.2 * small, (small, large)
+
+
+TAGGED = (
+    'Intro <citation>{"number": 1}</citation> middle <usage>{"a": 2}</usage><enum_start> x < y </a>'
+    '<thinking>hidden</thinking>end<citation>{"never": "closed"'
+)
+
+
+def test_every_way_of_cutting_tagged_text_in_three_gives_the_same_tokens() -> None:
+    whole, _ = read_tags([TAGGED])
+    assert whole == [
+        ("text", "Intro "),
+        ("citation", '{"number": 1}'),
+        ("text", " middle "),
+        ("usage", '{"a": 2}'),
+        ("enum_start", ""),
+        ("text", " x < y </a>"),
+        ("phase", "thinking"),
+        ("text", "end"),
+    ]
+    for a in range(len(TAGGED) + 1):
+        for b in range(a, len(TAGGED) + 1):
+            assert read_tags([TAGGED[:a], TAGGED[a:b], TAGGED[b:]])[0] == whole, (a, b)
+
+
+@pytest.mark.parametrize("size", [None, 4096, 5])
+def test_a_json_tag_past_the_pending_bound_is_dropped_and_the_answer_goes_on(size: int | None) -> None:
+    text = "Before <citation>" + "y" * MAX_PENDING_CHARS + "</citation> and after."
+    tokens, _ = read_tags([text] if size is None else cut(text, size))
+    assert tokens == [("text", "Before  and after.")]
+
+
+def test_an_unclosed_json_tag_is_never_held_past_the_pending_bound() -> None:
+    reader = TagReader(lambda kind, value: None)
+    tracemalloc.start()
+    try:
+        reader.feed("<citation>")
+        for n in range(MAX_PENDING_CHARS // 1024):
+            reader.feed(f"{n:08}" * 512)  # 4 KiB, a new string each time (as the stream's are)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * MAX_PENDING_CHARS, peak  # a million characters came; at most the bound is kept

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from brave_search_mcp.models import errors
 from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
 from testkit.clock import FakeClock
 
@@ -277,8 +278,35 @@ async def test_leader_failure_reaches_every_follower() -> None:
         results = await run_concurrently(cache, make_key(WEB, [("q", "x")]), up, 5)
     assert up.calls == 1
     assert len(results) == 5
-    assert all(r is boom for r in results)
+    assert sum(r is boom for r in results) == 1  # the leader's own; each follower has its own copy
+    assert all(type(r) is ConnectionError and r.args == boom.args for r in results)
+    assert len({id(r) for r in results}) == 5
     assert cache.entries == 0
+
+
+async def test_each_follower_may_change_its_error_without_changing_anyone_elses() -> None:
+    """Callers add to the error they raise (attempts, a multi-URL read's pages, warnings): what one adds must not show
+    in the answer of another caller who shared the request."""
+    cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=FakeClock())
+    up = Upstream()
+    up.gate = anyio.Event()
+    boom = errors.UpstreamError("Brave answered 503.", status=503, details={"attempts": 1})
+    up.error = boom
+    with anyio.fail_after(5):
+        results = await run_concurrently(cache, make_key(WEB, [("q", "x")]), up, 4)
+    failures = [r for r in results if isinstance(r, errors.UpstreamError)]
+    assert len(failures) == 4 and up.calls == 1
+    for n, failure in enumerate(failures):
+        failure.details.setdefault("trace", f"call {n}")
+        failure.details["pages"] = [n]
+        failure.warnings.append(f"warning {n}")
+    for n, failure in enumerate(failures):
+        assert failure.details == {"status": 503, "attempts": 1, "trace": f"call {n}", "pages": [n]}
+        assert failure.warnings == [f"warning {n}"]
+        assert (failure.code, failure.message, failure.retryable, failure.status) == (
+            boom.code, boom.message, boom.retryable, 503,
+        )  # fmt: skip
+    assert any(f.__traceback__ is not None and f is not boom for f in failures)  # where it came from is kept
 
 
 async def test_cancelled_leader_hands_over_to_a_follower() -> None:

@@ -263,6 +263,24 @@ async def test_network_errors_are_retried_and_reported_without_tracebacks(failur
     assert "Traceback" not in exc.message
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        httpx2.LocalProtocolError("Illegal header value b'x\\n'"),
+        httpx2.UnsupportedProtocol("Request URL has no scheme"),
+    ],
+    ids=["local-protocol", "unsupported-protocol"],
+)
+async def test_a_request_that_cannot_be_sent_is_tried_once(failure: Exception) -> None:
+    """Our own request was at fault, not the network: every try would fail alike, so no second one is made."""
+    up, ft = Upstream(failure, ok()), FakeTime()
+    async with make_client(up, ft, retries=3) as client:
+        exc = await get_error(client)
+    assert isinstance(exc, errors.NetworkError) and exc.retryable is False
+    assert exc.details == {"reason": type(failure).__name__, "attempts": 1}
+    assert up.count == 1 and ft.sleeps == []
+
+
 async def test_network_error_then_success_recovers() -> None:
     up, ft = Upstream(httpx2.ConnectError("refused"), ok()), FakeTime()
     async with make_client(up, ft) as client:

@@ -3,8 +3,11 @@ and waits, and no try is waited for that could not start before the call's deadl
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
+from tenacity import AsyncRetrying
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.upstream.retry import RetryPolicy
@@ -91,3 +94,26 @@ async def test_only_a_429_is_retried_when_the_call_says_so() -> None:
     with pytest.raises(errors.UpstreamError):
         await retrier(clock).run(broken, rate_limited_only=True)
     assert broken.tries == 1
+
+
+async def test_each_call_runs_on_its_own_tenacity_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tenacity keeps a run's statistics and iteration state on the retrying object, in a ``threading.local`` every
+    task of one event loop shares: two calls at once each run on their own, and each one's figures are its own."""
+    ran: list[AsyncRetrying] = []
+    run_one = AsyncRetrying.__call__
+
+    async def watched(self: AsyncRetrying, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(self)
+        return await run_one(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncRetrying, "__call__", watched)
+    clock = FakeClock()
+    one = retrier(clock)
+    third_time, first_time = Flaky(2, "third"), Flaky(0, "first")
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one.run, third_time)
+            tg.start_soon(one.run, first_time)
+    assert (third_time.tries, first_time.tries) == (3, 1)
+    assert len({id(r) for r in ran}) == 2
+    assert sorted(r.statistics["attempt_number"] for r in ran) == [1, 3]

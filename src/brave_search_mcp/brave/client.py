@@ -301,16 +301,21 @@ class BraveClient:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         counters = self._counters[ENDPOINT_NAMES[endpoint]]
         admission = self.limits.of(endpoint)
-        http, timeout = self._open(), self._settings.timeout_seconds
+        timeout = self._settings.timeout_seconds
         headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
         url = httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value)
         sent = 0
 
         async def open_stream() -> httpx2.Response:
             nonlocal sent
+            if self._closed:  # as for a GET: a closed client sends nothing (and opens no pool nobody would close)
+                raise errors.Cancelled("The Brave client is closed.")
             booked = await admission.admit(deadline)
             answered = False
             try:
+                if self._closed:
+                    raise errors.Cancelled("The Brave client was closed while the call waited its turn.")
+                http = self._open()
                 sent += 1
                 counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
                 if on_send is not None:
@@ -320,12 +325,15 @@ class BraveClient:
                         request = http.build_request("POST", url, headers=headers, json=body)
                         sent_at = self.clock()
                         response = await http.send(request, stream=True)
-                    if not 200 <= response.status_code < 300:
-                        try:
+                    try:  # whatever fails from here on (a refusal, a cancellation) closes the response
+                        if not 200 <= response.status_code < 300:
                             await self._handle(endpoint, response, admission, sent_at)  # raises the mapped error
-                        finally:
+                        await self._observe(response, admission, sent_at)
+                        await admission.succeeded()
+                    except BaseException:
+                        with anyio.CancelScope(shield=True):
                             await response.aclose()
-                await admission.succeeded()
+                        raise
                 answered = True
                 return response
             except (errors.UpstreamTimeout, errors.NetworkError):
@@ -398,14 +406,19 @@ class BraveClient:
                 (self.clock() - started) * 1000.0,
             )
 
+    async def _observe(self, response: httpx2.Response, admission: Admission, sent_at: float) -> RateLimitInfo | None:
+        """What an answer's rate-limit headers say (a success's, a refusal's or a stream's), told to its admission."""
+        info = parse_rate_limit(response.headers, sent_at)  # Brave counted the request as it arrived, not answered
+        if info is not None:
+            self._last_rate_limit = info
+            await admission.observe(info, limited=response.status_code == 429)
+        return info
+
     async def _handle(
         self, endpoint: Endpoint, response: httpx2.Response, admission: Admission, sent_at: float
     ) -> _Fetched:
         status = response.status_code
-        info = parse_rate_limit(response.headers, sent_at)  # Brave counted the request as it arrived, not answered
-        if info is not None:
-            self._last_rate_limit = info
-            await admission.observe(info, limited=status == 429)
+        info = await self._observe(response, admission, sent_at)
         if 200 <= status < 300:
             body, wire = await read_capped_gzip(response, self._settings.max_response_bytes)
             key = self._key()

@@ -4,7 +4,8 @@ Brave sells plans per product (reference/brave-api.md §1, §7 and the 2026 adde
 meters every GET endpoint of the Search API (web, news, videos, images, summarizer, LLM context, local and
 place search), and those answers carry ``X-RateLimit-*`` headers, so that family's plan is learned from
 them. The Answers plan (``/chat/completions``) is sold at 2/s and its answers carry no rate headers, so its
-plan is that published rate, never a guess. A key's requests share one per-second window (an Answers key
+plan is that published rate, never a guess; an answer that does state a plan (a stream's headers, a refusal's) is
+learned from like any other. A key's requests share one per-second window (an Answers key
 asked for web search reports the Answers plan's 2/s), so an answer must also fit the key's search window:
 the search family is the *primary* one, whose window counts every request of the key.
 """
@@ -66,6 +67,6 @@ def brave_limits(
             search, clock=clock, adaptive=settings.adaptive_rate, burst_cap=settings.burst, budget=budget,
             quota_trial_seconds=trial,
         ),
-        answers=Admission(answers, clock=clock, adaptive=True, learns=False, budget=budget, quota_trial_seconds=trial),
+        answers=Admission(answers, clock=clock, adaptive=True, budget=budget, quota_trial_seconds=trial),
         state=state,
     )  # fmt: skip

@@ -166,15 +166,13 @@ class Admission:
         *,
         clock: Clock,
         adaptive: bool,
-        learns: bool = True,
         burst_cap: int | None = None,
         budget: Budget | None = None,
         quota_trial_seconds: float = QUOTA_TRIAL_SECONDS,
     ) -> None:
         self.limiter = limiter
         self._clock = clock  # the caller's clock (deadlines, observed_at); the limiter may run on another
-        self._adaptive = adaptive  # a contradicting 429 lowers the rate (not under an explicit setting)
-        self._learns = adaptive and learns  # the plan follows the headers (not for a family that sends none)
+        self._adaptive = adaptive  # headers set the plan, a contradicting 429 lowers it (not under an explicit setting)
         self._burst_cap = burst_cap
         self.budget = budget
         self._trial_every = quota_trial_seconds
@@ -309,7 +307,7 @@ class Admission:
                 self.limiter.label,
                 "; ".join(info.ignored),
             )
-        if self._learns and info.per_second is not None and info.per_second > 0:
+        if self._adaptive and info.per_second is not None and info.per_second > 0:
             burst = max(1, int(info.per_second))
             burst = min(self._burst_cap or burst, burst)
             rate = info.per_second

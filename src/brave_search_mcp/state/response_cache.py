@@ -2,9 +2,10 @@
 
 Keys are built from the *normalized* request, so two agent calls that differ only in query case,
 whitespace or list order share an entry. Identical concurrent requests share one upstream call:
-followers wait for the leader and get its value or its exception. If the leader's own caller goes
-away (cancellation), the followers are not hurt: one of them takes over and fetches. Errors are
-never cached. Answers to freshness-filtered requests are kept at most a minute.
+followers wait for the leader and get its value, or each its own copy of its exception (callers add to the
+error they raise: attempts, pages, warnings; one caller's additions never show in another's answer). If the
+leader's own caller goes away (cancellation), the followers are not hurt: one of them takes over and fetches.
+Errors are never cached. Answers to freshness-filtered requests are kept at most a minute.
 """
 
 from __future__ import annotations
@@ -75,6 +76,19 @@ class _Flight(Generic[V]):
         self.error: Exception | None = None
 
 
+def _own_copy(error: Exception) -> Exception:
+    """A copy of ``error`` a caller may change freely: its attributes' dicts, lists and sets are copies too (the
+    ``details`` and ``warnings`` callers add to); its message, cause and the leader's traceback are kept."""
+    clone = type(error).__new__(type(error), *error.args)
+    clone.__dict__.update({name: _copied(value) for name, value in vars(error).items()})
+    clone.__cause__, clone.__suppress_context__ = error.__cause__, error.__suppress_context__
+    return clone.with_traceback(error.__traceback__)
+
+
+def _copied(value: object) -> object:
+    return value.copy() if isinstance(value, dict | list | set) else value
+
+
 def _entry_expiry(_key: str, entry: _Entry[Any], now: float) -> float:
     return now + entry.ttl
 
@@ -139,7 +153,7 @@ class ResponseCache(Generic[V]):
                 self._shared += 1
                 return cast("V", flight.value), False, True
             if flight.error is not None:
-                raise flight.error
+                raise _own_copy(flight.error)
             # The leader was cancelled: loop, and the first follower to wake takes over.
         self._misses += 1
         value = await fetch()

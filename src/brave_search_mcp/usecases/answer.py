@@ -44,6 +44,9 @@ MODEL = "brave"
 DEFAULT_MAX_CHARS = 8_000
 MIN_MAX_CHARS = 500
 MAX_MAX_CHARS = 100_000
+# Answer text kept while the stream lasts: twice the most any call can show (the cleaning drops markup and runs of
+# spaces); what comes after is counted, not kept, so a stream of millions of characters holds no more than this.
+KEEP_CHARS = 2 * MAX_MAX_CHARS
 MAX_QUESTION_CHARS = 2_000
 MAX_QUESTION_WORDS = 400
 MAX_SOURCES = 50
@@ -154,7 +157,8 @@ class AnswerState:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.chars = 0
+        self.chars = 0  # every character of answer text the stream gave
+        self.kept = 0  # those kept in ``parts`` (at most ``KEEP_CHARS``)
         self.citations: dict[int, Citation] = {}
         self.usage = AnswerUsage()
         self.has_usage = False
@@ -180,9 +184,14 @@ class AnswerState:
             self._add("\n")
 
     def _add(self, text: str) -> None:
-        if text:
-            self.parts.append(text)
-            self.chars += len(text)
+        if not text:
+            return
+        self.chars += len(text)
+        room = KEEP_CHARS - self.kept
+        if room > 0:
+            piece = text[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
 
     def _citation(self, inner: str) -> str:
         data = json_object(inner)
@@ -241,7 +250,7 @@ class AnswerState:
             self.usage.total_tokens = _int(usage.get("total_tokens"))
 
     def text(self) -> str:
-        """The raw answer so far (tags resolved)."""
+        """The raw answer kept so far (tags resolved): its first ``KEEP_CHARS`` characters."""
         return "".join(self.parts)
 
 
@@ -358,15 +367,16 @@ async def ask(
                   "the answer below is what arrived and may be incomplete.")
         )  # fmt: skip
     answer = clean_block(raw, limit=max_chars)
-    if len(raw) > max_chars:
+    whole = len(raw) + state.chars - state.kept  # the text past what was kept counts too
+    if whole > max_chars:
         warnings.append(
             _warn(
                 WarningCode.ANSWER_TRUNCATED,
-                f"The answer had {len(raw):,} characters; it was cut to max_chars={max_chars}.",
+                f"The answer had {whole:,} characters; it was cut to max_chars={max_chars}.",
             )
         )
     cited = {int(n) for n in _MARKER.findall(answer)}
-    sources = [state.citations[n] for n in sorted(state.citations) if n in cited or len(raw) <= max_chars]
+    sources = [state.citations[n] for n in sorted(state.citations) if n in cited or whole <= max_chars]
     meta = AnswerMeta(
         question=body["messages"][0]["content"],
         research=args.research,

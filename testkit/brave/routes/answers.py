@@ -3,7 +3,8 @@
 Controls (on ``fake.answers``) say how the stream ends: reset, clean EOF, stall or an in-stream error after N
 events; and how big it is: the answer's text repeated N times, or one ``data:`` line of N bytes never ended
 (produced piece by piece, so the fake never holds it whole). Brave sends no X-RateLimit-* headers here, never
-gzip, and accepts ``Authorization: Bearer <key>``.
+gzip, and accepts ``Authorization: Bearer <key>``; ``stream_gzip`` and ``stream_rate_headers`` make a stream that
+does (as a proxy or a future Brave might), to hold the client to what it must do then.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from testkit.brave.exchange import Exchange
-from testkit.brave.reply import Reply
+from testkit.brave.reply import Reply, gzip_stream
 
 from .query_params import _err, number_range
 
@@ -51,6 +52,8 @@ class AnswersRoute:
         self.stream_error_after: int | None = None  # SSE events sent, then an in-stream error object and [DONE]
         self.stream_repeat = 1  # the answer's text deltas this many times over: a long stream of legal events
         self.stream_unended_line: int | None = None  # the stream is one ``data:`` line of this many bytes, no newline
+        self.stream_gzip = False  # the (normal) stream gzip-compressed, when the client accepts gzip
+        self.stream_rate_headers = False  # the stream carries the key's X-RateLimit-* headers
         self.chat_requests: list[dict[str, Any]] = []  # decoded bodies, for assertions
 
     def answer(self, ex: Exchange) -> Reply:
@@ -79,26 +82,30 @@ class AnswersRoute:
                 "usage": {"prompt_tokens": 1200, "completion_tokens": 96, "total_tokens": 1296},
             }  # fmt: skip
             return ex.json(200, blocking, headers=[], gzip=False)
-        return self._stream(sse_events(question, body["model"], deltas))
+        headers = [*_SSE_HEADERS, *(ex.rate_headers() if self.stream_rate_headers else [])]
+        if self.stream_gzip and ex.gzip_ok:
+            events = sse_events(question, body["model"], deltas)
+            return Reply(200, [*headers, ("Content-Encoding", "gzip")], chunks=lambda: gzip_stream(_halves(events)))
+        return self._stream(sse_events(question, body["model"], deltas), headers)
 
-    def _stream(self, events: list[bytes]) -> Reply:
+    def _stream(self, events: list[bytes], headers: list[tuple[str, str]]) -> Reply:
         if self.stream_unended_line is not None:
             size = self.stream_unended_line
-            return Reply(200, list(_SSE_HEADERS), chunks=lambda: _unended_line(size))
+            return Reply(200, list(headers), chunks=lambda: _unended_line(size))
         if self.stream_error_after is not None:
             error = {"error": {"code": "UPSTREAM_ERROR", "detail": "The answer model failed mid-answer."}}
             kept = events[: self.stream_error_after]
             events = [*kept, f"data: {json.dumps(error)}\n\n".encode(), b"data: [DONE]\n\n"]
         if self.stream_cut_after is not None:
             keep = sum(len(e) for e in events[: self.stream_cut_after])
-            return Reply(200, list(_SSE_HEADERS), b"".join(events), transport_fault="reset", options={"keep": keep})
+            return Reply(200, list(headers), b"".join(events), transport_fault="reset", options={"keep": keep})
         if self.stream_hang_after is not None:
             first = max(1, sum(len(e) for e in events[: self.stream_hang_after]))
             options = {"chunk_size": first, "delay": self.stream_hang_seconds}
-            return Reply(200, list(_SSE_HEADERS), b"".join(events), transport_fault="slow_body", options=options)
+            return Reply(200, list(headers), b"".join(events), transport_fault="slow_body", options=options)
         if self.stream_eof_after is not None:
-            return Reply(200, list(_SSE_HEADERS), b"".join(events[: self.stream_eof_after]))
-        return Reply(200, list(_SSE_HEADERS), chunks=lambda: _halves(events))
+            return Reply(200, list(headers), b"".join(events[: self.stream_eof_after]))
+        return Reply(200, list(headers), chunks=lambda: _halves(events))
 
 
 def _chat_errors(body: Any) -> list[dict[str, Any]]:
