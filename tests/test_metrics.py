@@ -99,14 +99,16 @@ async def test_a_scrape_is_never_counted_in_flight(fake: FakeBrave) -> None:
         await anyio.to_thread.run_sync(release.wait, 10.0)
 
     with metered(fake, fake.mock_transport(latency=1.0, sleep=hold), token=TOKEN, max_in_flight=1) as base:
-        async with httpx2.AsyncClient(base_url=base, timeout=10, headers=JSON_HEADERS | auth()) as http:
-            async with anyio.create_task_group() as group:
-                group.start_soon(partial(http.post, "/mcp", json=call("brave_web_search", {"query": "held"})))
-                await anyio.to_thread.run_sync(held.wait, 10.0)
-                assert (await http.post("/mcp", json=PING)).status_code == 503  # the cap is full
-                found = samples(await scrape(base))
-                assert found[("brave_search_http_requests_in_flight", ())] == 1
-                release.set()
+        async with (
+            httpx2.AsyncClient(base_url=base, timeout=10, headers=JSON_HEADERS | auth()) as http,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(partial(http.post, "/mcp", json=call("brave_web_search", {"query": "held"})))
+            await anyio.to_thread.run_sync(held.wait, 10.0)
+            assert (await http.post("/mcp", json=PING)).status_code == 503  # the cap is full
+            found = samples(await scrape(base))
+            assert found[("brave_search_http_requests_in_flight", ())] == 1
+            release.set()
 
 
 async def test_calls_upstream_requests_and_figures_are_counted_without_secrets(fake: FakeBrave) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ PROMETHEUS = require("prometheus", "apt-get install prometheus")
 REPLICAS = 3
 SEARCHES_PER_REPLICA = 8
 WAIT_SECONDS = 30.0  # bounded waits for Prometheus to start and to scrape what the burst left
+POLL_SECONDS = 0.2
 
 
 @pytest.fixture
@@ -70,8 +72,7 @@ async def stop(process: Process) -> None:
 
 
 def free_port() -> int:
-    import socket
-
+    """A port nothing listens on now, for Prometheus's own web server."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -97,17 +98,37 @@ async def prometheus(tmp: Path, ports: list[int]) -> AsyncIterator[str]:
     base = f"http://127.0.0.1:{port}"
     try:
         async with httpx2.AsyncClient(timeout=2) as http:
-            with anyio.fail_after(WAIT_SECONDS):
-                while True:
-                    try:
-                        if (await http.get(f"{base}/-/ready")).status_code == 200:
-                            break
-                    except httpx2.TransportError:
-                        pass
-                    await anyio.sleep(0.1)
+            assert await eventually(lambda: ready(http, base)), "Prometheus did not start"
         yield base
     finally:
         await stop(process)
+
+
+async def eventually(check: Callable[[], Awaitable[bool]]) -> bool:
+    """Whether ``check`` came true within ``WAIT_SECONDS`` (checked every ``POLL_SECONDS``: Prometheus is another
+    process, with its own scrape clock)."""
+    for _ in range(int(WAIT_SECONDS / POLL_SECONDS)):
+        if await check():
+            return True
+        await anyio.sleep(POLL_SECONDS)
+    return False
+
+
+async def ready(http: httpx2.AsyncClient, base: str) -> bool:
+    """Whether Prometheus answers that it is ready."""
+    try:
+        return (await http.get(f"{base}/-/ready")).status_code == 200
+    except httpx2.TransportError:
+        return False
+
+
+async def settled(http: httpx2.AsyncClient, base: str, calls: int, sent: int) -> bool:
+    """Whether Prometheus holds every replica up, every call and every request the fake counted."""
+    return (
+        len(await query(http, base, "up == 1")) == REPLICAS
+        and await total(http, base, "brave_search_tool_calls_total") == calls
+        and await total(http, base, "brave_search_upstream_requests_total") == sent
+    )
 
 
 async def query(http: httpx2.AsyncClient, base: str, promql: str) -> list[dict[str, Any]]:
@@ -153,14 +174,11 @@ async def test_prometheus_totals_agree_with_the_upstreams_own_counts(
         sent, limited = len(fake.requests), fake.hits(status=429)
         calls = REPLICAS * SEARCHES_PER_REPLICA
         assert sent >= calls  # every search reached the fake at least once
+        assert limited > 0  # the fake's rate window refused some, which the replicas retried
         async with httpx2.AsyncClient(timeout=5) as http:
-            with anyio.fail_after(WAIT_SECONDS):  # until a scrape after the burst reached every replica
-                while (
-                    await total(http, base, "brave_search_tool_calls_total") != calls
-                    or await total(http, base, "brave_search_upstream_requests_total") != sent
-                    or len(await query(http, base, "up == 1")) != REPLICAS
-                ):
-                    await anyio.sleep(0.2)
+            assert await eventually(  # a scrape after the burst has reached every replica
+                lambda: settled(http, base, calls, sent)
+            ), "Prometheus never saw the burst's totals"
             assert await total(http, base, 'brave_search_upstream_requests_total{status="200"}') == sent - limited
             assert await total(http, base, "brave_search_upstream_rate_limited_total") == limited
             assert await total(http, base, 'brave_search_tool_calls_total{outcome="ok"}') == calls
