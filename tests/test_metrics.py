@@ -15,10 +15,12 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from prometheus_client.parser import text_string_to_metric_families
 
+from brave_search_mcp.compose import open_tools
 from brave_search_mcp.faces.http import HttpOptions, serve_http
 from brave_search_mcp.faces.mcp_server import build_server
 from brave_search_mcp.faces.metrics import MetricsObserver
 from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
 
 from .test_http import JSON_HEADERS, PING, STARTUP_SECONDS, TOKEN, auth
@@ -170,3 +172,15 @@ def test_two_apps_never_share_counts() -> None:
     labels = {"tool": "brave_web_search", "outcome": "ok"}
     assert first.registry.get_sample_value("brave_search_tool_calls_total", labels) == 1
     assert second.registry.get_sample_value("brave_search_tool_calls_total", labels) is None
+
+
+async def test_searxng_requests_and_breakers_are_counted_under_its_name(searxng_server: FakeSearxngServer) -> None:
+    observer = MetricsObserver()
+    settings = make_settings(providers=("searxng",), searxng_url=searxng_server.base_url)
+    async with open_tools(settings, observer=observer) as tools:
+        assert not (await tools.call("brave_web_search", {"query": QUERY})).is_error
+        found = samples((await observer.exposition()).decode())
+    upstream = (("endpoint", "search"), ("provider", "searxng"), ("status", "200"))
+    assert found[("brave_search_upstream_requests_total", upstream)] == len(searxng_server.fake.search_requests())
+    assert found[("brave_search_breaker_state", (("provider", "searxng"), ("search_type", "all")))] == 0
+    assert ("brave_search_month_requests", ()) not in found  # Brave's figures only where Brave is used

@@ -201,3 +201,14 @@ async def test_prometheus_totals_agree_with_the_upstreams_own_counts(
     assert leaks == []
     # names this server chose, numbers (histogram buckets), and Prometheus's own (the job, instance addresses)
     assert [v for v in values if not re.fullmatch(r"[\w.:+\-]*", v)] == []
+
+
+def test_the_alert_examples_in_the_docs_are_valid_rules(tmp_path: Path) -> None:
+    promtool = require("promtool", "apt-get install prometheus")
+    text = (REPO_ROOT / "docs" / "http.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    (rules,) = [block for block in blocks if block.startswith("groups:")]
+    (tmp_path / "rules.yml").write_text(rules)
+    result = subprocess.run([promtool, "check", "rules", str(tmp_path / "rules.yml")], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert all(name in rules for name in ("brave_search_plan_month_remaining", "brave_search_breaker_state"))

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 UpstreamClient = BraveClient
 
 
-def other_providers(settings: Settings, state: StateBackend | None = None) -> dict[str, Provider]:
+def other_providers(
+    settings: Settings, state: StateBackend | None = None, observer: Observer | None = None
+) -> dict[str, Provider]:
     """The non-Brave providers the settings name; SearXNG caches the instance's pages in ``state`` (shared by
     every process of the user) and queues in ``state``'s limiter like Brave, under its own upstream name."""
     if "searxng" not in settings.providers or not settings.searxng_url:
@@ -53,7 +55,7 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
         name = "searxng:" + hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
         limiter = config.queue(state.limiter, name)
     cache = state.cache if state is not None else None
-    return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter)}
+    return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter, observer=observer)}
 
 
 @asynccontextmanager
@@ -152,21 +154,23 @@ async def open_tools(
     """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``;
     ``observer`` (the face's, one per process) counts and traces what they do."""
     if client is not None:
-        async with open_others(settings, client.limits.state) as others:
+        async with open_others(settings, client.limits.state, observer) as others:
             yield build_tools(settings, client, others=others, observer=observer)
         return
     async with (
         open_backend(settings) as backend,
         open_client(settings, transport=transport, backend=backend) as owned,
-        open_others(settings, backend) as others,
+        open_others(settings, backend, observer) as others,
     ):
         yield build_tools(settings, owned, others=others, backend=backend, observer=observer)
 
 
 @asynccontextmanager
-async def open_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
+async def open_others(
+    settings: Settings, state: StateBackend | None, observer: Observer | None = None
+) -> AsyncIterator[dict[str, Provider]]:
     """The other providers on ``state`` (cache and limiter shared by every process on it), closed at the end."""
-    others = other_providers(settings, state)
+    others = other_providers(settings, state, observer)
     try:
         yield others
     finally:
