@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import queue
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +26,7 @@ from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
 
 from .test_http import JSON_HEADERS, PING, STARTUP_SECONDS, TOKEN, auth
+from .test_http_startup import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +187,20 @@ async def test_searxng_requests_and_breakers_are_counted_under_its_name(searxng_
     assert found[("brave_search_upstream_requests_total", upstream)] == len(searxng_server.fake.search_requests())
     assert found[("brave_search_breaker_state", (("provider", "searxng"), ("search_type", "all")))] == 0
     assert ("brave_search_month_requests", ()) not in found  # Brave's figures only where Brave is used
+
+
+def test_stdio_never_loads_the_metrics_library() -> None:
+    """Metrics are the HTTP face's: a stdio server (and the CLI, the library) does not even import them."""
+    script = (
+        "import sys\n"
+        "from brave_search_mcp.config import Settings\n"
+        "from brave_search_mcp.faces.mcp_server import build_server\n"
+        "from brave_search_mcp.faces.stdio import run_stdio\n"
+        "build_server(Settings.from_env({'BRAVE_SEARCH_API_KEY': sys.argv[1]}))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('prometheus_client', 'opentelemetry.sdk'))))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, VALID_KEY], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert done.stdout.split() == ["[]"], done.stderr
