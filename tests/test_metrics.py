@@ -24,6 +24,8 @@ from brave_search_mcp.faces.metrics import MetricsObserver
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
+from testkit.sites import FakeSite
+from testkit.sites.pages import page
 
 from .test_http import JSON_HEADERS, PING, STARTUP_SECONDS, TOKEN, auth
 from .test_http_startup import REPO_ROOT
@@ -204,3 +206,21 @@ def test_stdio_never_loads_the_metrics_library() -> None:
         [sys.executable, "-c", script, VALID_KEY], capture_output=True, text=True, timeout=60, env=env, check=False
     )
     assert done.stdout.split() == ["[]"], done.stderr
+
+
+async def test_pages_read_and_refused_are_counted_without_their_address() -> None:
+    observer = MetricsObserver()
+    settings = make_settings(read_allowed_hosts=("127.0.0.2",))
+    with FakeSite(host="127.0.0.2") as site:  # opted in; 127.0.0.1 is not
+        site.page("/article", page("article.html"))
+        async with open_tools(settings, observer=observer) as tools:
+            assert not (await tools.call("read_url", {"url": site.url("/article")})).is_error
+            assert not (await tools.call("read_url", {"url": site.url("/article")})).is_error  # the cache's
+            refused = await tools.call("read_url", {"url": "http://127.0.0.1:9/admin"})
+            assert refused.structured["error"]["code"] == "FETCH_BLOCKED"
+            text = (await observer.exposition()).decode()
+    found = samples(text)
+    assert found[("brave_search_pages_total", (("outcome", "read"),))] == 2
+    assert found[("brave_search_pages_total", (("outcome", "refused"),))] == 1
+    assert site.count("/article") == 1
+    assert "127.0.0" not in text and "article" not in text and "admin" not in text
