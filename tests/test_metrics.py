@@ -6,9 +6,11 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,6 +28,7 @@ from testkit.searxng import FakeSearxngServer
 from testkit.settings import make_settings
 from testkit.sites import FakeSite
 from testkit.sites.pages import page
+from testkit.tracked_server import free_port
 
 from .test_http import JSON_HEADERS, PING, STARTUP_SECONDS, TOKEN, auth
 from .test_http_startup import REPO_ROOT
@@ -224,3 +227,27 @@ async def test_pages_read_and_refused_are_counted_without_their_address() -> Non
     assert found[("brave_search_pages_total", (("outcome", "refused"),))] == 1
     assert site.count("/article") == 1
     assert "127.0.0" not in text and "article" not in text and "admin" not in text
+
+
+def test_the_cli_serves_metrics_behind_the_metrics_token(tmp_path: Path) -> None:
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    env |= {"BRAVE_SEARCH_API_KEY": VALID_KEY, "BRAVE_SEARCH_STATE": "memory", "BRAVE_SEARCH_HTTP_TOKEN": TOKEN}
+    command = [sys.executable, "-m", "brave_search_mcp", "--transport", "http", "--port", str(port)]
+    short = subprocess.run(command, env=env | {"BRAVE_SEARCH_METRICS_TOKEN": "short"}, capture_output=True, timeout=60)
+    assert short.returncode == 2 and b"BRAVE_SEARCH_METRICS_TOKEN" in short.stderr
+    with subprocess.Popen(command, env=env | {"BRAVE_SEARCH_METRICS_TOKEN": METRICS_TOKEN}) as proc:
+        try:
+            with httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=2) as http:
+                for _ in range(150):  # up to 15 s for the server to listen
+                    try:
+                        http.get("/healthz")
+                        break
+                    except httpx2.TransportError:
+                        time.sleep(0.1)
+                assert http.get("/metrics", headers=auth(TOKEN)).status_code == 401
+                scraped = http.get("/metrics", headers=auth(METRICS_TOKEN))
+                assert scraped.status_code == 200 and "brave_search_http_requests_in_flight 0.0" in scraped.text
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)

@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from brave_search_mcp.config import Settings
 from brave_search_mcp.tracing import open_spans, tracing_wanted
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings
@@ -227,3 +228,12 @@ def test_without_traces_nothing_of_the_sdk_is_imported_and_trace_ids_stay_short(
         [sys.executable, "-c", script], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
     )
     assert result.stdout.split() == ["16", "False"], result.stderr
+
+
+def test_the_standard_variables_are_read_from_the_environment_by_the_settings() -> None:
+    env = {"BRAVE_SEARCH_API_KEY": "fake-key-for-tests-0000000000", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel:4318"}
+    settings = Settings.from_env(env | {"OTEL_SERVICE_NAME": "search-fleet"})
+    assert (settings.otel_endpoint, settings.otel_service_name) == ("http://otel:4318", "search-fleet")
+    assert tracing_wanted(settings)
+    assert not tracing_wanted(Settings.from_env(env | {"OTEL_SDK_DISABLED": "true"}))
+    assert Settings.from_env({}).otel_service_name == "brave-search-mcp"
