@@ -251,3 +251,16 @@ def test_the_cli_serves_metrics_behind_the_metrics_token(tmp_path: Path) -> None
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+async def test_answers_streams_are_counted_once_each_with_their_status(fake: FakeBrave) -> None:
+    observer = MetricsObserver()
+    fake.inject("429", path="/chat/completions")  # one refusal, retried: two requests, one answer
+    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
+        outcome = await tools.call("brave_answer", {"question": "how do I start with the tool?"})
+    assert not outcome.is_error, outcome.text
+    sample = observer.registry.get_sample_value
+    for status, count in (("200", 1), ("429", 1)):
+        labels = {"provider": "brave", "endpoint": "answers", "status": status}
+        assert sample("brave_search_upstream_requests_total", labels) == count == fake.hits(status=int(status))
+    assert sample("brave_search_upstream_rate_limited_total", {"provider": "brave", "endpoint": "answers"}) == 1

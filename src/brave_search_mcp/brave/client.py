@@ -313,7 +313,7 @@ class BraveClient:
         async def open_stream() -> httpx2.Response:
             nonlocal sent
             booked = await admission.admit(deadline)
-            answered = False
+            answered, status = False, None  # the answer's status, once one came
             try:
                 sent += 1
                 counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
@@ -324,8 +324,8 @@ class BraveClient:
                         request = http.build_request("POST", url, headers=headers, json=body)
                         sent_at = self.clock()
                         response = await http.send(request, stream=True)
-                    took = self.clock() - sent_at
-                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], response.status_code, took)
+                    status, took = response.status_code, self.clock() - sent_at
+                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], status, took)
                     if not 200 <= response.status_code < 300:
                         try:
                             await self._handle(endpoint, response, admission, sent_at)  # raises the mapped error
@@ -335,7 +335,8 @@ class BraveClient:
                 answered = True
                 return response
             except (errors.UpstreamTimeout, errors.NetworkError) as exc:
-                self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], None, 0.0, exc.code.value)
+                if status is None:  # no answer (one that came is counted already, whatever its body did)
+                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], None, 0.0, exc.code.value)
                 await admission.failed()
                 raise
             finally:
