@@ -2,7 +2,8 @@
 
 It prints ``listening <port>`` on stdout once the server accepts connections (stdout is not an MCP wire here),
 then serves until SIGINT/SIGTERM. The bearer token, if any, comes from ``BRAVE_SEARCH_HTTP_TOKEN`` so it never
-appears in a process listing.
+appears in a process listing. It serves ``/metrics`` as the real server does, and sends traces when
+``OTEL_EXPORTER_OTLP_ENDPOINT`` names a receiver.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import anyio
 
 from brave_search_mcp.faces.http import TOKEN_VARIABLE, HttpOptions, serve_http
 from brave_search_mcp.faces.mcp_server import build_server
+from brave_search_mcp.faces.metrics import http_observer
 from testkit.settings import make_settings
 
 
@@ -38,13 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(f"http_launcher: {exc}\n")
         return 2
-    server = build_server(make_settings(base_url=args.brave_url))
+    settings = make_settings(base_url=args.brave_url, otel_endpoint=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    observer = http_observer(settings)
+    server = build_server(settings, observer=observer)
 
     def ready(port: int) -> None:
         sys.stdout.write(f"listening {port}\n")
         sys.stdout.flush()
 
-    anyio.run(lambda: serve_http(server, options, ready=ready))
+    try:
+        anyio.run(lambda: serve_http(server, options, ready=ready, metrics=observer))
+    finally:
+        observer.close()
     return 0
 
 

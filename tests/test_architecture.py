@@ -16,6 +16,7 @@ RANKS = {
     "config": 0,
     "config_sources": 0,  # what config.py reads besides BRAVE_SEARCH_*: key files, the official server's variables
     "logs": 0,
+    "observe": 0,  # the no-op observer every layer may report to (metrics and traces are made real above)
     "models": 0,
     "render": 1,
     "ui": 1,  # optional widgets: the SDK and stdlib only; faces and help import it lazily
@@ -28,6 +29,7 @@ RANKS = {
     "usecases": 7,
     "tools": 8,
     "compose": 9,
+    "tracing": 9,  # the otel extra's tracer, built by a face for the composition root's observer
     "faces": 10,
     "__init__": 11,
     "__main__": 11,

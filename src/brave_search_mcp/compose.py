@@ -16,6 +16,7 @@ from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.protocol import Provider
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.state.base import StateBackend
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 UpstreamClient = BraveClient
 
 
-def other_providers(settings: Settings, state: StateBackend | None = None) -> dict[str, Provider]:
+def other_providers(
+    settings: Settings, state: StateBackend | None = None, observer: Observer | None = None
+) -> dict[str, Provider]:
     """The non-Brave providers the settings name; SearXNG caches the instance's pages in ``state`` (shared by
     every process of the user) and queues in ``state``'s limiter like Brave, under its own upstream name."""
     if "searxng" not in settings.providers or not settings.searxng_url:
@@ -52,7 +55,7 @@ def other_providers(settings: Settings, state: StateBackend | None = None) -> di
         name = "searxng:" + hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
         limiter = config.queue(state.limiter, name)
     cache = state.cache if state is not None else None
-    return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter)}
+    return {"searxng": SearxngProvider(config, cache=cache, limiter=limiter, observer=observer)}
 
 
 @asynccontextmanager
@@ -99,6 +102,7 @@ def build_ports(
     clock: Clock | None = None,
     sleep: Sleep | None = None,
     backend: StateBackend | None = None,
+    observer: Observer | None = None,
 ) -> Ports:
     """The ports every use case runs on: one clock for the process (by default the client's, so tests fake both).
 
@@ -106,18 +110,21 @@ def build_ports(
     without one (tests over a bare client) it gets per-process memory on the ports' clock.
     """
     now, pause = clock or client.clock, sleep or client.sleep
+    observer = observer or Observer()
 
     def open_reader() -> UrlReader:
-        from brave_search_mcp.reader.reading import UrlReader  # its fetching stack loads on the first read only
+        from brave_search_mcp.reader.observed import ObservedReader  # its fetching stack loads on the first read only
 
         if backend is None:
             own = MemoryBackend(clock=now, sleep=pause, cache_max_entries=settings.cache_size)
-            return UrlReader(settings, own, clock=now, sleep=pause)
+            return ObservedReader(settings, own, clock=now, sleep=pause, observer=observer)
         # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
-        return UrlReader(settings, backend, clock=time.time)
+        return ObservedReader(settings, backend, clock=time.time, observer=observer)
 
     ports = Ports(settings, client, now, pause, PageMemo(settings.cache_size), open_reader, started_at=now())
     ports.chain = provider_chain(ports, dict(others or {}))
+    ports.observer = client.observer = observer  # one per process: the boundary, the client and the reader report
+    observer.watch(ports)
     return ports
 
 
@@ -129,9 +136,10 @@ def build_tools(
     clock: Clock | None = None,
     sleep: Sleep | None = None,
     backend: StateBackend | None = None,
+    observer: Observer | None = None,
 ) -> ToolBoundary:
     """The enabled tools over one client (the caller owns the client, the other providers and the backend)."""
-    ports = build_ports(settings, client, others=others, clock=clock, sleep=sleep, backend=backend)
+    ports = build_ports(settings, client, others=others, clock=clock, sleep=sleep, backend=backend, observer=observer)
     return ToolBoundary(ports, enabled_tools(settings))
 
 
@@ -141,24 +149,28 @@ async def open_tools(
     *,
     client: BraveClient | None = None,
     transport: httpx2.AsyncBaseTransport | None = None,
+    observer: Observer | None = None,
 ) -> AsyncIterator[ToolBoundary]:
-    """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
+    """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``;
+    ``observer`` (the face's, one per process) counts and traces what they do."""
     if client is not None:
-        async with open_others(settings, client.limits.state) as others:
-            yield build_tools(settings, client, others=others)
+        async with open_others(settings, client.limits.state, observer) as others:
+            yield build_tools(settings, client, others=others, observer=observer)
         return
     async with (
         open_backend(settings) as backend,
         open_client(settings, transport=transport, backend=backend) as owned,
-        open_others(settings, backend) as others,
+        open_others(settings, backend, observer) as others,
     ):
-        yield build_tools(settings, owned, others=others, backend=backend)
+        yield build_tools(settings, owned, others=others, backend=backend, observer=observer)
 
 
 @asynccontextmanager
-async def open_others(settings: Settings, state: StateBackend | None) -> AsyncIterator[dict[str, Provider]]:
+async def open_others(
+    settings: Settings, state: StateBackend | None, observer: Observer | None = None
+) -> AsyncIterator[dict[str, Provider]]:
     """The other providers on ``state`` (cache and limiter shared by every process on it), closed at the end."""
-    others = other_providers(settings, state)
+    others = other_providers(settings, state, observer)
     try:
         yield others
     finally:

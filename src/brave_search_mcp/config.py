@@ -88,6 +88,13 @@ class Settings(BaseModel):
     # /mcp requests served at once; more get 503 + Retry-After. 100 = the connection pool of one httpx-based MCP
     # client, so one busy host never meets it, while buffered bodies stay bounded (100 x the body cap)
     http_max_in_flight: int = Field(100, alias="BRAVE_SEARCH_HTTP_MAX_IN_FLIGHT", ge=1, le=10_000)
+    metrics_token: SecretStr | None = Field(None, alias="BRAVE_SEARCH_METRICS_TOKEN")  # /metrics; else the HTTP one
+    # traces (the otel extra, tracing.py): the standard variables that switch them on; the OTel SDK reads the rest
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_traces_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    otel_traces_exporter: str | None = Field(None, alias="OTEL_TRACES_EXPORTER")
+    otel_sdk_disabled: bool = Field(False, alias="OTEL_SDK_DISABLED")
+    otel_service_name: str = Field("brave-search-mcp", alias="OTEL_SERVICE_NAME")
     # search providers in fallback order; SearXNG (self-hosted, free) needs its URL
     providers: tuple[str, ...] = Field(("brave",), alias="BRAVE_SEARCH_PROVIDERS", min_length=1)
     searxng_url: str | None = Field(None, alias="SEARXNG_URL")

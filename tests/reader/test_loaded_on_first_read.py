@@ -35,4 +35,4 @@ def test_a_server_that_only_searches_never_loads_the_fetching_stack_and_the_firs
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=False, env=env
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[] UrlReader", "True True"]
+    assert done.stdout.splitlines() == ["[] ObservedReader", "True True"]  # the UrlReader whose reads are counted

@@ -32,6 +32,7 @@ from brave_search_mcp.brave.wire import map_error, parse_rate_limit
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.ratelimit.admission import Admission
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.render.text import clean_text
@@ -84,6 +85,7 @@ class BraveClient:
         self._key_echoes = 0
         self._body_ids = itertools.count(1)
         self.shared = shared  # the cross-process cache, when the state backend is shared
+        self.observer = Observer()  # the process's metrics and traces (the composition root sets its own)
 
     async def __aenter__(self) -> BraveClient:
         if self._closed:
@@ -265,7 +267,8 @@ class BraveClient:
 
         async def one_attempt() -> _Fetched:
             nonlocal sent
-            booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
+            with self.observer.span("state admit", endpoint=ENDPOINT_NAMES[endpoint]):
+                booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
             answered = False
             try:
                 sent += 1
@@ -274,7 +277,8 @@ class BraveClient:
                 answered = True
                 return fetched
             finally:
-                await admission.settle(booked, answered=answered)
+                with self.observer.span("state settle", endpoint=ENDPOINT_NAMES[endpoint]):
+                    await admission.settle(booked, answered=answered)
 
         try:
             fetched = await self._retrier.run(one_attempt, deadline=deadline, retries=retries)
@@ -311,7 +315,7 @@ class BraveClient:
             if self._closed:  # as for a GET: a closed client sends nothing (and opens no pool nobody would close)
                 raise errors.Cancelled("The Brave client is closed.")
             booked = await admission.admit(deadline)
-            answered = False
+            answered, status = False, None  # the answer's status, once one came
             try:
                 if self._closed:
                     raise errors.Cancelled("The Brave client was closed while the call waited its turn.")
@@ -325,6 +329,8 @@ class BraveClient:
                         request = http.build_request("POST", url, headers=headers, json=body)
                         sent_at = self.clock()
                         response = await http.send(request, stream=True)
+                    status, took = response.status_code, self.clock() - sent_at
+                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], status, took)
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
                         if not 200 <= response.status_code < 300:
                             await self._handle(endpoint, response, admission, sent_at)  # raises the mapped error
@@ -336,7 +342,9 @@ class BraveClient:
                         raise
                 answered = True
                 return response
-            except (errors.UpstreamTimeout, errors.NetworkError):
+            except (errors.UpstreamTimeout, errors.NetworkError) as exc:
+                if status is None:  # no answer (one that came is counted already, whatever its body did)
+                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], None, 0.0, exc.code.value)
                 await admission.failed()
                 raise
             finally:
@@ -360,7 +368,8 @@ class BraveClient:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
         assert self.shared is not None
         ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
-        return await self.shared.answer(key, upstream, ttl, self._settings.max_response_bytes)
+        with self.observer.span("state shared cache"):
+            return await self.shared.answer(key, upstream, ttl, self._settings.max_response_bytes)
 
     # -- one attempt ----------------------------------------------------------------------------
 
@@ -397,6 +406,7 @@ class BraveClient:
                 await admission.failed()
             raise
         finally:
+            self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], status, self.clock() - started, outcome)
             logger.debug(
                 "brave request endpoint=%s attempt=%d status=%s outcome=%s duration_ms=%.1f",
                 ENDPOINT_NAMES[endpoint],

@@ -214,6 +214,7 @@ def _serve_http(settings: Settings, err: TextIO) -> int:
     """Check the HTTP options, listen, and only then announce the address (the port actually bound)."""
     from brave_search_mcp.faces.http import HttpOptions, serve_http
     from brave_search_mcp.faces.mcp_server import build_server
+    from brave_search_mcp.faces.metrics import http_observer
 
     token = settings.http_token.get_secret_value() if settings.http_token is not None else None
     try:
@@ -224,6 +225,7 @@ def _serve_http(settings: Settings, err: TextIO) -> int:
             allowed_hosts=settings.allowed_hosts,
             max_body_bytes=settings.http_max_body_bytes,
             max_in_flight=settings.http_max_in_flight,
+            metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token is not None else None,
         )
     except ValueError as exc:
         err.write(f"brave-search-mcp: configuration error: {exc}\n")
@@ -232,13 +234,16 @@ def _serve_http(settings: Settings, err: TextIO) -> int:
     def ready(port: int) -> None:
         _announce(settings, err, port)
 
-    server = build_server(settings)
+    observer = http_observer(settings)  # /metrics, and traces when OTEL_* asks for them
+    server = build_server(settings, observer=observer)
     _leave_startup_out_of_collections()
     try:
-        anyio.run(partial(serve_http, server, options, ready=ready))
+        anyio.run(partial(serve_http, server, options, ready=ready, metrics=observer))
     except OSError as exc:  # the port is taken or the address is not this machine's: one line, no traceback
         err.write(f"brave-search-mcp: {exc.strerror or exc}\n")
         return EXIT_ERROR
+    finally:
+        observer.close()
     return EXIT_OK
 
 
@@ -266,10 +271,16 @@ def serve(settings: Settings, err: TextIO) -> int:
     from brave_search_mcp.faces.stdio import (
         run_stdio,  # bad lines get error replies; SIGINT/SIGTERM/EOF end it within 2 s
     )
+    from brave_search_mcp.observe import Observer
+    from brave_search_mcp.tracing import open_spans  # imports OpenTelemetry's SDK only when OTEL_* asks for traces
 
-    server = build_server(settings)
+    observer = Observer(open_spans(settings))
+    server = build_server(settings, observer=observer)
     _leave_startup_out_of_collections()
-    return run_stdio(server)
+    try:
+        return run_stdio(server)
+    finally:
+        observer.close()
 
 
 def _leave_startup_out_of_collections() -> None:

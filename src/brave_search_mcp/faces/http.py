@@ -38,6 +38,7 @@ from brave_search_mcp.faces.http_guards import (
     sdk_security,
     split_host,
 )
+from brave_search_mcp.faces.metrics import MetricsObserver, metrics_routes, traced
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: int = 1_048_576
     max_in_flight: int = 100
+    metrics_token: str | None = field(default=None, repr=False)  # /metrics' own token; None: the /mcp one
 
     def __post_init__(self) -> None:
         """Refuse configurations that would be unsafe or cannot work, naming the setting to change."""
@@ -86,6 +88,8 @@ class HttpOptions:
                 f"{TOKEN_VARIABLE} must be at least {MIN_TOKEN_LENGTH} printable ASCII characters without spaces "
                 "(e.g. the output of `openssl rand -hex 32`)"
             )
+        if self.metrics_token is not None and len(self.metrics_token) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"BRAVE_SEARCH_METRICS_TOKEN must be at least {MIN_TOKEN_LENGTH} characters")
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"refusing to serve HTTP on non-loopback address {self.host!r} without a bearer token: "
@@ -112,8 +116,9 @@ async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-def build_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
-    """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order."""
+def build_http_app(server: Server[Any], options: HttpOptions, metrics: MetricsObserver | None = None) -> Starlette:
+    """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order;
+    with ``metrics``, ``/metrics`` behind its token (never counted in flight)."""
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
@@ -123,7 +128,8 @@ def build_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
         host=options.host,
     )
     manager = server.session_manager  # the one this app's lifespan must run, even if another app is built later
-    guarded: ASGIApp = PostJsonOnly(InFlightCap(mcp_app, options.max_in_flight, RETRY_AFTER_SECONDS), MCP_PATH)
+    in_flight = InFlightCap(mcp_app, options.max_in_flight, RETRY_AFTER_SECONDS)
+    guarded: ASGIApp = traced(PostJsonOnly(in_flight, MCP_PATH), metrics)
     if options.token is not None:
         guarded = BearerGuard(guarded, options.token)
 
@@ -133,7 +139,11 @@ def build_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
             yield
 
     return Starlette(
-        routes=[Route(HEALTH_PATH, _health, methods=["GET", "HEAD"]), Mount("/", app=guarded)],
+        routes=[
+            Route(HEALTH_PATH, _health, methods=["GET", "HEAD"]),
+            *metrics_routes(metrics, options.metrics_token or options.token, in_flight),
+            Mount("/", app=guarded),
+        ],
         lifespan=lifespan,
     )
 
@@ -204,12 +214,19 @@ def bind_socket(options: HttpOptions) -> socket.socket:
     return sock
 
 
-async def serve_http(server: Server[Any], options: HttpOptions, *, ready: Callable[[int], None] | None = None) -> None:
-    """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port.
+async def serve_http(
+    server: Server[Any],
+    options: HttpOptions,
+    *,
+    ready: Callable[[int], None] | None = None,
+    metrics: MetricsObserver | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM (or cancellation), then shut down gracefully; ``ready`` gets the bound port;
+    ``metrics``: the observer ``build_server`` was given, served on ``/metrics``.
 
     Runs on asyncio (uvicorn's loop); signals are handled only when called from the main thread.
     """
-    app = build_http_app(server, options)
+    app = build_http_app(server, options, metrics)
     config = uvicorn.Config(
         app,
         log_config=None,  # keep the process's logging (stderr); uvicorn's default sends access logs to stdout

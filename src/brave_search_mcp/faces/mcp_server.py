@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from brave_search_mcp._version import __version__
 from brave_search_mcp.compose import UpstreamClient, open_tools
 from brave_search_mcp.config import Settings
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.tools.boundary import ToolBoundary, ToolOutcome
 from brave_search_mcp.tools.registry import enabled_tools, instructions
 from brave_search_mcp.usecases.contract import Progress, ToolSpec
@@ -233,13 +234,15 @@ def build_server(
     client: UpstreamClient | None = None,
     *,
     transport: httpx2.AsyncBaseTransport | None = None,
+    observer: Observer | None = None,
 ) -> Server[AppState]:
-    """The server every transport serves. Pass an open ``client`` (caller owns it) or a ``transport`` for tests."""
+    """The server every transport serves. Pass an open ``client`` (caller owns it) or a ``transport`` for tests;
+    ``observer`` is the face's (metrics, traces)."""
     specs = enabled_tools(settings)
 
     @asynccontextmanager
     async def lifespan(_: Server[AppState]) -> AsyncIterator[AppState]:
-        async with open_tools(settings, client=client, transport=transport) as tools:
+        async with open_tools(settings, client=client, transport=transport, observer=observer) as tools:
             yield AppState(tools)
 
     widgets = _widgets([spec.name for spec in specs]) if settings.ui else _Widgets({}, {}, {})

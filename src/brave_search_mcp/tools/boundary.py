@@ -182,7 +182,7 @@ class ToolBoundary:
 
         ``arguments`` are as received: a mapping, None (no arguments), or anything else JSON can carry, refused."""
         clock, settings = self.ports.clock, self.ports.settings
-        trace_id = new_trace_id()
+        trace_id = self.ports.observer.trace_id() or new_trace_id()  # the span's when traced
         started = clock()
         facts = CallFacts()
         code = "ok"
@@ -211,6 +211,7 @@ class ToolBoundary:
             error = InternalError(f"Internal error in {name}; the server log has trace_id {trace_id}.")
             outcome = error_outcome(name, error, trace_id, facts.provider or settings.providers[0])
             code = error.code.value
+        self.ports.observer.tool_call(name, code, clock() - started)
         logger.info(
             "tool call",
             extra={

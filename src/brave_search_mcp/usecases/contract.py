@@ -30,6 +30,7 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models.envelopes import CallMeta
 from brave_search_mcp.models.errors import BraveSearchError
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.ratelimit.info import rate_limit_meta
 from brave_search_mcp.usecases.page_memo import PageMemo
@@ -142,6 +143,7 @@ class Ports:
     open_reader: Callable[[], UrlReader]  # builds read_url's safe page reader, over the state backend
     chain: FallbackChain | None = None  # the provider chain when more than Brave is configured
     started_at: float = 0.0
+    observer: Observer = field(default_factory=Observer)  # metrics and traces (observe.py); records nothing by default
 
     @cached_property
     def reader(self) -> UrlReader:

@@ -29,6 +29,7 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import BraveSearchError, InvalidArgument, NoResults, WarningCode
 from brave_search_mcp.models.inputs import SearchType
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.instance import NOT_JSON_HINT, CallBudget, Instance, SearxngConfig
 from brave_search_mcp.providers.searxng.params import CATEGORIES, search_form
@@ -81,10 +82,13 @@ class SearxngProvider:
         cache: SharedCache | None = None,
         limiter: Limiter | None = None,
         wall_clock: Clock = time.time,
+        observer: Observer | None = None,
     ) -> None:
         self.config = config
         self._wall_clock = wall_clock  # news and video ages ("2 days ago") are told against it
-        self._instance = Instance(config, transport=transport, clock=clock, sleep=sleep, limiter=limiter)
+        self._instance = Instance(
+            config, transport=transport, clock=clock, sleep=sleep, limiter=limiter, observer=observer
+        )
         self._cache = cache if cache is not None else MemoryCache(config.cache_size, clock=clock)
         instance = f"{config.base_url.rstrip('/')}\n{config.username or ''}"
         self._cache_prefix = "searxng:" + hashlib.sha256(instance.encode()).hexdigest()[:16]

@@ -39,6 +39,7 @@ from brave_search_mcp.models.errors import (
     RateLimited,
     UpstreamTimeout,
 )
+from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.searxng.pace import MAX_LIMITED_TRIES, slower
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME
 from brave_search_mcp.providers.searxng.statuses import probe_outcome, redirect_error, status_error
@@ -146,9 +147,11 @@ class Instance:
         clock: Clock,
         sleep: Sleep,
         limiter: Limiter | None,
+        observer: Observer | None = None,
     ) -> None:
         self.config = config
         self._clock = clock
+        self.observer = observer or Observer()  # counts and traces each request (observe.py)
         # the composition root hands in the state backend's limiter (shared by processes, its clock); alone, the
         # provider queues in one of its own on its clock
         self.limiter = limiter or config.queue(partial(memory_limiter, clock=clock, sleep=sleep), "searxng")
@@ -271,10 +274,11 @@ class Instance:
             raise
 
     async def _attempt(self, fields: dict[str, str], timeout: float) -> bytes:
-        url = self.config.search_url
+        url, started = self.config.search_url, self._clock()
         with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
             async with self._client.stream("POST", url, data=fields, timeout=timeout) as resp:
                 status = resp.status_code
+                self.observer.upstream(PROVIDER_NAME, "search", status, self._clock() - started)
                 if 300 <= status < 400:
                     raise redirect_error(status, resp.headers.get("location", ""), url)
                 if not 200 <= status < 300:
