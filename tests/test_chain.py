@@ -13,6 +13,7 @@ from brave_search_mcp.models.envelopes import Result, Section
 from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
+    CircuitOpen,
     InvalidArgument,
     NetworkError,
     NoResults,
@@ -128,10 +129,19 @@ async def test_an_open_breaker_repeats_the_cause_and_errors_name_their_provider(
         with pytest.raises(UpstreamTimeout) as failed:
             await chain.search(REQUEST)
         assert failed.value.provider == "searxng"
-    with pytest.raises(UpstreamError) as caught:
+    clock.now += 8
+    with pytest.raises(CircuitOpen) as caught:
         await chain.search(REQUEST)
-    assert caught.value.provider == "searxng"
-    assert "last: TIMEOUT: Brave did not answer in time." in caught.value.message
+    error = caught.value
+    assert error.provider == "searxng"
+    assert (error.code, error.retryable) == ("CIRCUIT_OPEN", True)
+    assert "status" not in error.details  # no server answered: no HTTP status is made up
+    assert "last: TIMEOUT: Brave did not answer in time." in error.message
+    assert error.details["retry_after_ms"] == 52_000
+    assert error.details["what_to_do"] == (
+        "searxng timed out 3 times in a row, so it is paused; the next try goes through in 52 s: retry then "
+        "(retry_after_ms)."
+    )
 
 
 @pytest.mark.anyio
@@ -326,7 +336,7 @@ async def test_every_breaker_open_is_a_retryable_error_with_the_wait(clock: Fake
         with pytest.raises(UpstreamTimeout):
             await chain.search(REQUEST)
     clock.now += 20
-    with pytest.raises(UpstreamError) as caught:
+    with pytest.raises(CircuitOpen) as caught:
         await chain.search(REQUEST)
     assert caught.value.retryable is True
     assert caught.value.details["retry_after_seconds"] == 40.0

@@ -12,7 +12,7 @@ import pytest
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.compose import build_tools
-from brave_search_mcp.models.errors import UpstreamError, UpstreamTimeout
+from brave_search_mcp.models.errors import CircuitOpen, UpstreamError, UpstreamTimeout
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
@@ -56,10 +56,10 @@ async def test_failing_web_engines_pause_web_search_only(
         with pytest.raises(EnginesUnavailable):
             await chain.search(req(query=f"web {n}"))
     sent = len(searx.search_requests())
-    with pytest.raises(UpstreamError) as paused:
+    with pytest.raises(CircuitOpen) as paused:
         await chain.search(req(query="web 4"))
     assert len(searx.search_requests()) == sent  # the paused category costs no request
-    assert "web search paused after 3 failed calls" in paused.value.message
+    assert "web search paused: answered with errors 3 times in a row; next try in 60 s" in paused.value.message
     assert paused.value.details["retry_after_ms"] == 60_000
     news = await chain.search(req(query="launch", search_type="news"))
     images = await chain.search(req(query="cats", search_type="images"))
@@ -78,7 +78,7 @@ async def test_a_category_paused_in_one_process_is_paused_in_another(clock: Fake
             await first.search(req(query=f"web {n}"))
     second = FallbackChain([make_provider(searx, clock)], clock=clock, records=records)  # another process
     sent = len(searx.search_requests())
-    with pytest.raises(UpstreamError, match="web search paused"):
+    with pytest.raises(CircuitOpen, match="web search paused"):
         await second.search(req(query="web in the second process"))
     assert len(searx.search_requests()) == sent
     assert (await second.search(req(query="launch", search_type="news"))).provider == "searxng"

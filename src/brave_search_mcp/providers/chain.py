@@ -35,6 +35,8 @@ from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
+    CircuitOpen,
+    ErrorCode,
     InvalidArgument,
     MissingApiKey,
     NetworkError,
@@ -53,6 +55,7 @@ from brave_search_mcp.models.errors import (
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.breaker import CircuitBreaker
 from brave_search_mcp.providers.protocol import Provider, ProviderPage, SearchRequest, SearchTypeFailure
+from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.state.base import RecordStore
 
 logger = logging.getLogger(__name__)
@@ -97,6 +100,7 @@ class _Miss:
     reason: str
     error: BraveSearchError | None = None
     retry_in: float = 0.0  # skipped: seconds until its breaker lets a trial through
+    story: str = ""  # skipped: what the failures that paused it were ("timed out 3 times in a row")
 
     def warning(self) -> WarningItem:
         return WarningItem(code=WarningCode.FALLBACK, message=f"{self.provider} {self.code}: {self.reason}")
@@ -252,8 +256,9 @@ class FallbackChain:
     def _skipped(self, provider: str, breaker: CircuitBreaker, what: str = "") -> _Miss:
         wait = breaker.retry_in()
         last = f" (last: {breaker.last_error})" if breaker.last_error else ""
-        reason = f"{what}paused after {breaker.failures} failed calls{last}; retried in {wait:.0f} s"
-        return _Miss(provider, "CIRCUIT_OPEN", reason, retry_in=wait)
+        reason = f"{what}paused: {story(breaker)}; next try in {seconds_text(wait)}{last}"
+        said = f"{provider} {what}{story(breaker)}"
+        return _Miss(provider, ErrorCode.CIRCUIT_OPEN.value, reason, retry_in=wait, story=said)
 
     async def _search(self, request: SearchRequest, deadline: float | None) -> ProviderPage:
         misses: list[_Miss] = []
@@ -332,13 +337,43 @@ class FallbackChain:
             return error
         retry_in = min(m.retry_in for m in misses)
         causes = "; ".join(f"{m.provider} {m.reason}" for m in misses)  # each with its breaker's last error
-        error = UpstreamError(
-            f"Every search provider for {request.search_type} search is paused after repeated failures ({causes}); "
-            f"retry in {retry_in:.0f} s.",
-            status=503,
-            retryable=True,
-            retry_after=round(retry_in, 3),
-            details={"providers": listing, "retry_after_ms": max(1, math.ceil(retry_in * 1000))},
+        first = min(misses, key=lambda m: m.retry_in)
+        error = CircuitOpen(
+            f"Nothing was sent: every search provider for {request.search_type} search is paused after repeated "
+            f"failures ({causes}).",
+            details={
+                "providers": listing,
+                "retry_after_ms": max(1, math.ceil(retry_in * 1000)),
+                "retry_after_seconds": round(retry_in, 3),
+                "what_to_do": f"{first.story}, so it is paused; the next try goes through in "
+                f"{seconds_text(retry_in)}: retry then (retry_after_ms).",
+            },
         )
         error.provider = misses[0].provider
         return error
+
+
+# What a failure's code says happened, for a reader of "paused: it timed out 3 times in a row".
+_HAPPENED: dict[str, tuple[str, str]] = {  # code -> (once, several times)
+    ErrorCode.TIMEOUT.value: ("timed out", "timed out"),
+    ErrorCode.NETWORK_ERROR.value: ("could not be reached", "could not be reached"),
+    ErrorCode.UPSTREAM_ERROR.value: ("answered with an error", "answered with errors"),
+    ErrorCode.PARSE_ERROR.value: ("answered unreadably", "answered unreadably"),
+    ErrorCode.RESPONSE_TOO_LARGE.value: ("answered more than the size cap", "answered more than the size cap"),
+}
+
+
+def story(breaker: CircuitBreaker) -> str:
+    """What the failures that opened ``breaker`` were, in words: "timed out 3 times in a row", or "failed 5 times
+    in a row; the last 2 times it timed out"."""
+    code = (breaker.last_error or "").partition(":")[0]
+    said = f"failed ({code})" if code else "failed"
+    once, often = _HAPPENED.get(code, (said, said))
+    failures, repeats = breaker.failures, breaker.repeats
+    if failures <= 1:
+        return once
+    if repeats >= failures:
+        return f"{often} {failures} times in a row"
+    if repeats <= 1:
+        return f"failed {failures} times in a row; the last time it {once}"
+    return f"failed {failures} times in a row; the last {repeats} times it {often}"
