@@ -12,7 +12,7 @@ import pytest
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.compose import build_tools
-from brave_search_mcp.models.errors import CircuitOpen, UpstreamError, UpstreamTimeout
+from brave_search_mcp.models.errors import CircuitOpen, UpstreamTimeout
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider

@@ -87,6 +87,7 @@ class WarningCode(StrEnum):
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
     FALLBACK = "FALLBACK"
+    RATE_LIMIT_WAIT = "RATE_LIMIT_WAIT"
     ENGINES_UNRESPONSIVE = "ENGINES_UNRESPONSIVE"
     CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
     LOCAL_FALLBACK = "LOCAL_FALLBACK"
@@ -374,6 +375,10 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
     WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
     WarningCode.FALLBACK: "The first provider failed or is paused; another provider answered (results may differ).",
+    WarningCode.RATE_LIMIT_WAIT: (
+        "The call waited seconds for the provider's pace before it was sent (the message says how long, why, and "
+        "the pace now); send fewer searches at once if that is too slow."
+    ),
     WarningCode.ENGINES_UNRESPONSIVE: "Some SearXNG engines failed; results may be fewer than usual. Retry later.",
     WarningCode.CONTEXT_TRUNCATED: "Snippets were cut to fit max_chars; raise max_chars or narrow the query.",
     WarningCode.LOCAL_FALLBACK: "No place data (plan or no match); plain web results are shown instead.",

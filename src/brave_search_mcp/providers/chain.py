@@ -337,7 +337,7 @@ class FallbackChain:
             return error
         retry_in = min(m.retry_in for m in misses)
         causes = "; ".join(f"{m.provider} {m.reason}" for m in misses)  # each with its breaker's last error
-        first = min(misses, key=lambda m: m.retry_in)
+        soonest = min(misses, key=lambda m: m.retry_in)
         error = CircuitOpen(
             f"Nothing was sent: every search provider for {request.search_type} search is paused after repeated "
             f"failures ({causes}).",
@@ -345,7 +345,7 @@ class FallbackChain:
                 "providers": listing,
                 "retry_after_ms": max(1, math.ceil(retry_in * 1000)),
                 "retry_after_seconds": round(retry_in, 3),
-                "what_to_do": f"{first.story}, so it is paused; the next try goes through in "
+                "what_to_do": f"{soonest.story}, so it is paused; the next try goes through in "
                 f"{seconds_text(retry_in)}: retry then (retry_after_ms).",
             },
         )

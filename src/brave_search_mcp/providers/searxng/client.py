@@ -155,7 +155,8 @@ class SearxngProvider:
                         "most one search reads).",
                         details=past_the_end(window),
                     )
-        page = window_page(window, request, warnings)
+        waited = self._instance.waited(budget)
+        page = window_page(window, request, [*warnings, waited] if waited else warnings)
         return replace(
             page,
             cached=budget.cached,
