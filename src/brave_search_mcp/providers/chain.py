@@ -178,15 +178,18 @@ class FallbackChain:
         """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere). A
         probe that answers OK shows the setting a failed call named was fixed: the breaker forgets it (failure
         counts stay: only calls count them) and every process is told, so status agrees with its probes."""
-        found: list[dict[str, Any]] = []
         if self._records is not None:
             await self._adopt_shared()
-        for provider in self.providers:
-            check = getattr(provider, "probe", None)
-            if check is None:
-                continue
-            entry = await check(deadline=deadline)
-            found.append(entry)
+        probed = [p for p in self.providers if getattr(p, "probe", None) is not None]
+        found: list[dict[str, Any]] = [{} for _ in probed]
+
+        async def one(index: int, provider: Provider) -> None:  # every provider at once, each within its own bound
+            found[index] = await provider.probe(deadline=deadline)  # type: ignore[attr-defined]
+
+        async with anyio.create_task_group() as group:
+            for index, provider in enumerate(probed):
+                group.start_soon(one, index, provider)
+        for provider, entry in zip(probed, found, strict=True):
             breaker = self.breakers[provider.name]
             if entry.get("ok") and breaker.misconfigured is not None:
                 breaker.record_configured()
