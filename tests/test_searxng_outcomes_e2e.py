@@ -80,3 +80,21 @@ async def test_a_hang_through_the_stdio_server_advises_truly_then_pauses(
     assert "fewer results" not in timeout_text and "hung or are overloaded" in timeout_text
     assert paused["isError"] and paused["structuredContent"]["error"]["code"] == "CIRCUIT_OPEN"
     assert "searxng timed out, so it is paused; the next try goes through in 60 s" in paused["content"][0]["text"]
+
+
+async def test_result_filter_with_searxng_on_the_command_line_and_the_stdio_server(
+    server: FakeSearxngServer, tmp_path: Path
+) -> None:
+    server.fake.answers = [{"answer": "sha256 hash digest: 2cf24dba", "url": None, "engine": "plugin: hash_plugin"}]
+    env = searxng_env(server, tmp_path)
+    only = cli(env, "search", "sha256 hello", "--result-filter", "answers")
+    three = cli(env, "search", "sha256 hello", "--result-filter", "web,infobox,answers", "--count", "3", "--json")
+    async with stdio_server({**env, "BRAVE_SEARCH_STATE": "memory"}) as session:
+        called, _ = await session.call_tool("brave_web_search", {"query": "sha256", "result_filter": ["answers"]})
+    assert only.returncode == 0, only.stderr
+    assert "sha256 hash digest: 2cf24dba" in only.stdout and "PARAM_IGNORED" not in only.stdout + only.stderr
+    envelope = json.loads(three.stdout)
+    assert [s["key"] for s in envelope["sections"]] == ["web", "answers"]  # the fake instance has no infobox
+    assert [w["code"] for w in envelope.get("warnings", [])] == []  # no false "it was not sent"
+    assert not called["isError"]
+    assert [s["key"] for s in called["structuredContent"]["sections"]] == ["answers"]

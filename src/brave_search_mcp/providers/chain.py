@@ -154,6 +154,13 @@ class FallbackChain:
                 found[name]["search_types"] = busy
         return found
 
+    def result_sections(self) -> frozenset[str]:
+        """Sections result_filter may name that only another provider than Brave answers with (SearXNG's answers)."""
+        found: set[str] = set()
+        for provider in self.providers:
+            found.update(getattr(provider, "result_sections", ()))
+        return frozenset(found)
+
     def superseded(self, name: str | None) -> frozenset[str]:
         """Codes of Brave's request warnings that do not hold when ``name`` answered or failed (its own rules)."""
         for provider in self.providers:
