@@ -124,7 +124,9 @@ class SearxngProvider:
         try:
             page = await self._read(request, form, warnings, deadline, budget)
         except BraveSearchError as exc:  # what SearXNG's rules changed holds for a failed call too
-            raise exc.for_call(warnings) from exc.__cause__
+            error = exc.for_call(warnings)
+            error.details.setdefault("attempts", budget.attempts)  # a page it answered may fail too (its engines)
+            raise error from exc.__cause__
         return replace(page, named=named)
 
     async def _read(
