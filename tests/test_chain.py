@@ -26,7 +26,8 @@ from brave_search_mcp.models.errors import (
     UpstreamValidation,
 )
 from brave_search_mcp.models.inputs import SearchType
-from brave_search_mcp.providers.chain import CONFIG_ERRORS, FallbackChain
+from brave_search_mcp.providers.breaker import CircuitBreaker
+from brave_search_mcp.providers.chain import CONFIG_ERRORS, FallbackChain, story
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.state.memory import MemoryRecords
@@ -387,3 +388,22 @@ def test_provider_names_must_be_unique() -> None:
         FallbackChain([Scripted("brave"), Scripted("brave")])
     with pytest.raises(ValueError):
         FallbackChain([])
+
+
+def test_a_paused_provider_s_story_tells_what_its_failures_were(clock: FakeClock) -> None:
+    breaker = CircuitBreaker("searxng", threshold=5, clock=clock)
+    breaker.record_failure("NETWORK_ERROR: Could not reach SearXNG.")
+    assert story(breaker) == "could not be reached"
+    breaker.record_failure("UPSTREAM_ERROR: SearXNG answered HTTP 502.")
+    assert story(breaker) == "failed 2 times in a row; the last time it answered with an error"
+    breaker.record_failure("TIMEOUT: SearXNG did not answer within 8 s.")
+    breaker.record_failure("TIMEOUT: SearXNG did not answer within 8 s.")
+    assert story(breaker) == "failed 4 times in a row; the last 2 times it timed out"
+    other = CircuitBreaker("searxng", threshold=5, clock=clock)
+    other.adopt(breaker.export())  # another process tells the same story
+    assert story(other) == story(breaker)
+    other.adopt({"failures": 3, "opened_wall": None, "last_error": "TIMEOUT: x"})  # a record from before repeats
+    assert story(other) == "failed 3 times in a row; the last time it timed out"
+    breaker.record_success()
+    breaker.record_failure("PARSE_ERROR: SearXNG answered text/html, not JSON.")
+    assert story(breaker) == "answered unreadably"

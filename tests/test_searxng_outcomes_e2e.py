@@ -65,6 +65,7 @@ def test_a_paused_instance_is_circuit_open_naming_the_hang_on_the_command_line(
     assert len(server.fake.search_requests()) == 2  # the paused calls sent nothing
     assert text.stderr.startswith("CIRCUIT_OPEN: Nothing was sent"), text.stderr
     assert "searxng timed out 2 times in a row" in text.stderr and "answered with an error" not in text.stderr
+    assert text.stderr.count("so it is paused") == 1  # the advice, said once (not again among the details)
 
 
 async def test_a_hang_through_the_stdio_server_advises_truly_then_pauses(

@@ -60,7 +60,7 @@ from brave_search_mcp.state.base import RecordStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "SEARCH_TYPES", "FallbackChain"]
+__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "SEARCH_TYPES", "FallbackChain", "story"]
 
 # Failures of the provider, not of the request: the next provider may well succeed.
 FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
