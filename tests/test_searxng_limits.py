@@ -316,3 +316,28 @@ def test_pace_reads_as_requests_per_window() -> None:
     assert pace_text((15 / 21, 15)) == "15 requests per 21 s"
     assert pace_text((5 / 21, 5)) == "5 requests per 21 s"
     assert pace_text(None) == "a pace not yet known"
+
+
+@pytest.mark.anyio
+async def test_searches_queued_ahead_are_the_why_of_a_refusal_without_any_429() -> None:
+    clock, searx = ParallelClock(), FakeSearxng()
+    provider = make_provider(searx, clock)
+    outcomes: dict[int, ProviderPage | RateLimited] = {}
+
+    async def one(n: int) -> None:
+        try:
+            outcomes[n] = await provider.search(req(query=f"q{n}"), deadline=clock() + 2.5)
+        except RateLimited as exc:
+            outcomes[n] = exc
+
+    async with clock.running(), anyio.create_task_group() as tg:
+        for n in range(8):  # 2 a second: six fit before the deadline, the last two are refused at once
+            tg.start_soon(one, n)
+    await provider.aclose()
+    refused = [o for o in outcomes.values() if isinstance(o, RateLimited)]
+    assert len(refused) == 2 and len(searx.search_requests()) == 6
+    said = re.compile(
+        r"This search could not start for \d s, past its deadline, so nothing was sent: \d other searches were "
+        r"queued ahead of it at the pace of 2 requests a second\."
+    )
+    assert all(said.match(e.message) for e in refused)

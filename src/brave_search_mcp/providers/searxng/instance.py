@@ -266,10 +266,10 @@ class Instance:
 
     async def _paced_attempt(self, fields: dict[str, str], deadline: float | None, budget: CallBudget) -> bytes:
         last_start, now = self._on_limiter_clock(deadline), self.limiter.clock()
+        budget.ahead = max(budget.ahead, self.limiter.waiting)
         ready = self.limiter.estimate()  # the queue's own estimate, as Brave's admission refuses by it
         if last_start is not None and ready is not None and ready > max(now, last_start):
             raise SlotUnavailable(ready - now, self.limiter.label)
-        budget.ahead = max(budget.ahead, self.limiter.waiting)
         slowed = self.limiter.waiting > 0 or self._slowed()  # others ahead, or the instance's 429: worth saying
         waited = await self.limiter.acquire(deadline=last_start)
         budget.ends += waited  # waiting for the pace is not time on the instance
@@ -330,6 +330,8 @@ class Instance:
                 f"SearXNG's bot limiter answered 429 (too many requests) to an earlier search, so every search waits "
                 f"for the slower pace it allows: {pace}"
             )
+        if not budget.ahead:
+            return f"the requests just sent used up the pace of {pace}"
         many = budget.ahead != 1
         return (
             f"{budget.ahead} other search{'es' if many else ''} {'were' if many else 'was'} queued ahead of it at the "
