@@ -13,6 +13,7 @@ from brave_search_mcp.models.envelopes import Result, Section
 from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
+    CircuitOpen,
     InvalidArgument,
     NetworkError,
     NoResults,
@@ -25,7 +26,8 @@ from brave_search_mcp.models.errors import (
     UpstreamValidation,
 )
 from brave_search_mcp.models.inputs import SearchType
-from brave_search_mcp.providers.chain import CONFIG_ERRORS, FallbackChain
+from brave_search_mcp.providers.breaker import CircuitBreaker
+from brave_search_mcp.providers.chain import CONFIG_ERRORS, FallbackChain, story
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.state.memory import MemoryRecords
@@ -128,10 +130,19 @@ async def test_an_open_breaker_repeats_the_cause_and_errors_name_their_provider(
         with pytest.raises(UpstreamTimeout) as failed:
             await chain.search(REQUEST)
         assert failed.value.provider == "searxng"
-    with pytest.raises(UpstreamError) as caught:
+    clock.now += 8
+    with pytest.raises(CircuitOpen) as caught:
         await chain.search(REQUEST)
-    assert caught.value.provider == "searxng"
-    assert "last: TIMEOUT: Brave did not answer in time." in caught.value.message
+    error = caught.value
+    assert error.provider == "searxng"
+    assert (error.code, error.retryable) == ("CIRCUIT_OPEN", True)
+    assert "status" not in error.details  # no server answered: no HTTP status is made up
+    assert "last: TIMEOUT: Brave did not answer in time." in error.message
+    assert error.details["retry_after_ms"] == 52_000
+    assert error.details["what_to_do"] == (
+        "searxng timed out 3 times in a row, so it is paused; the next try goes through in 52 s: retry then "
+        "(retry_after_ms)."
+    )
 
 
 @pytest.mark.anyio
@@ -326,7 +337,7 @@ async def test_every_breaker_open_is_a_retryable_error_with_the_wait(clock: Fake
         with pytest.raises(UpstreamTimeout):
             await chain.search(REQUEST)
     clock.now += 20
-    with pytest.raises(UpstreamError) as caught:
+    with pytest.raises(CircuitOpen) as caught:
         await chain.search(REQUEST)
     assert caught.value.retryable is True
     assert caught.value.details["retry_after_seconds"] == 40.0
@@ -377,3 +388,22 @@ def test_provider_names_must_be_unique() -> None:
         FallbackChain([Scripted("brave"), Scripted("brave")])
     with pytest.raises(ValueError):
         FallbackChain([])
+
+
+def test_a_paused_provider_s_story_tells_what_its_failures_were(clock: FakeClock) -> None:
+    breaker = CircuitBreaker("searxng", threshold=5, clock=clock)
+    breaker.record_failure("NETWORK_ERROR: Could not reach SearXNG.")
+    assert story(breaker) == "could not be reached"
+    breaker.record_failure("UPSTREAM_ERROR: SearXNG answered HTTP 502.")
+    assert story(breaker) == "failed 2 times in a row; the last time it answered with an error"
+    breaker.record_failure("TIMEOUT: SearXNG did not answer within 8 s.")
+    breaker.record_failure("TIMEOUT: SearXNG did not answer within 8 s.")
+    assert story(breaker) == "failed 4 times in a row; the last 2 times it timed out"
+    other = CircuitBreaker("searxng", threshold=5, clock=clock)
+    other.adopt(breaker.export())  # another process tells the same story
+    assert story(other) == story(breaker)
+    other.adopt({"failures": 3, "opened_wall": None, "last_error": "TIMEOUT: x"})  # a record from before repeats
+    assert story(other) == "failed 3 times in a row; the last time it timed out"
+    breaker.record_success()
+    breaker.record_failure("PARSE_ERROR: SearXNG answered text/html, not JSON.")
+    assert story(breaker) == "answered unreadably"

@@ -226,9 +226,10 @@ async def test_brave_only_options_the_caller_set_are_named_in_one_warning(
     request = search_request(prepare_search(args, make_settings()), args)
     page = await searxng.search(request)
     notes = [w.message for w in page.warnings if w.code == "PARAM_IGNORED"]
-    assert notes == [
-        "SearXNG has no goggles, result_filter, extra_snippets, units, spellcheck, ui_language; they were not sent."
+    assert notes == [  # result_filter is not among them: SearXNG applies it to its own sections
+        "SearXNG has no goggles, extra_snippets, units, spellcheck, ui_language; they were not sent."
     ]
+    assert page.named == ("web",)
     plain = WebSearchArgs(query="rust")
     assert search_request(prepare_search(plain, make_settings()), plain).brave_options == ()
 

@@ -22,6 +22,8 @@ from brave_search_mcp.models.errors import (
 )
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
 from brave_search_mcp.providers.searxng.results import EnginesUnavailable
+from brave_search_mcp.render.text import seconds_text
+from brave_search_mcp.upstream.transport_errors import timeout_error
 from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
 from testkit.searxng.provider import BASE, make_provider
@@ -76,6 +78,7 @@ async def test_all_engines_failing_is_a_provider_failure_not_no_results(
     assert error.code == "UPSTREAM_ERROR" and error.retryable is True
     assert error.details["unresponsive_engines"] == ["bing (timeout)", "duckduckgo (timeout)", "yacy (timeout)"]
     assert len(searx.search_requests()) == 1  # SearXNG already waited on its engines: no retry
+    assert error.details["attempts"] == 1  # it answered the one request sent, like every other failure says
 
 
 @pytest.mark.anyio
@@ -237,6 +240,15 @@ async def test_real_server_round_trip(searxng_server: FakeSearxngServer) -> None
     assert [r.rank for r in page.sections[0].results] == [1, 2]
     sent = searxng_server.fake.search_requests()[0]
     assert (sent.path, sent.method, sent.engine_query) == ("/search", "POST", '"!!g" news')
+
+
+def test_a_timeout_reads_in_whole_seconds_not_float_noise() -> None:
+    error = timeout_error("SearXNG", 7.999994)  # what was left of an 8 s budget a moment after it started
+    assert error.message == "SearXNG did not answer within 8 s."
+    assert error.details["timeout_seconds"] == 8.0
+    assert [seconds_text(s) for s in (0.25, 0.3, 1.0, 2.54, 52.4, 59.96, 180, 5400)] == [
+        "0.25 s", "0.3 s", "1 s", "2.5 s", "52 s", "60 s", "3 min", "1.5 h"
+    ]  # fmt: skip
 
 
 @pytest.mark.anyio

@@ -3,19 +3,22 @@ headers the limiter lets through, no retry of its 429, redirects never followed)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import pytest
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.models.errors import ProviderMisconfigured, RateLimited, UpstreamValidation
+from brave_search_mcp.providers.protocol import ProviderPage
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
-from brave_search_mcp.providers.searxng.pace import slower
+from brave_search_mcp.providers.searxng.pace import pace_text, slower
 from brave_search_mcp.ratelimit.plan import PlanState
 from brave_search_mcp.state.location import open_state
-from testkit.clock import FakeClock
+from testkit.clock import FakeClock, ParallelClock
 from testkit.searxng import FakeSearxng
 from testkit.searxng.provider import BASE, make_provider
 from testkit.searxng.provider import search_request as req
@@ -240,3 +243,101 @@ def test_a_retry_after_longer_than_the_window_is_waited_and_a_slower_plan_is_kep
     plan = slower(PlanState.known(2.0, 2), 100.0, retry_after=90.0)
     assert plan.blocked_until == 190.0
     assert plan.spread(100.0) is None  # a slower pace needs no confirming: whole windows may start at once
+
+
+# ------------------------------------------------------------------------------------ waits that say why (issue 47)
+
+
+async def _a_429_held_by(provider: SearxngProvider, searx: FakeSearxng, clock: ParallelClock) -> list[ProviderPage]:
+    """14 searches, then 4 at once on a stock limiter: the 16th request gets its 429, the others queue behind."""
+    searx.enable_limiter(clock=clock)
+    for n in range(14):
+        await provider.search(req(query=f"burst {n}"))
+    pages: dict[int, ProviderPage] = {}
+
+    async def one(n: int) -> None:
+        pages[n] = await provider.search(req(query=f"queued {n}"), deadline=clock() + 60)
+
+    async with anyio.create_task_group() as tg:
+        for n in range(4):
+            tg.start_soon(one, n)
+    return [pages[n] for n in range(4)]
+
+
+@pytest.mark.anyio
+async def test_calls_slowed_by_a_429_say_how_long_they_waited_why_and_the_pace_now() -> None:
+    clock, searx = ParallelClock(), FakeSearxng()
+    provider = make_provider(searx, clock)
+    async with clock.running():
+        pages = await _a_429_held_by(provider, searx, clock)
+    await provider.aclose()
+    assert [r.status for r in searx.search_requests()].count(429) == 1
+    waits = [[w.message for w in p.warnings if w.code == "RATE_LIMIT_WAIT"] for p in pages]
+    assert waits[0] == []  # the first went at once
+    told = [w[0] for w in waits[1:]]
+    assert len(told) == 3 and all(
+        re.match(r"This search spent (2\d|3\d) s waiting for its turn at SearXNG: ", m) for m in told
+    )
+    assert sum("bot limiter answered 429 (too many requests) to it; the pace is now 15 requests per 21 s" in m
+               for m in told) == 1  # fmt: skip
+    assert sum("answered 429 (too many requests) to an earlier search, so every search waits for the slower pace it "
+               "allows: 15 requests per 21 s" in m for m in told) == 2  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_a_call_that_could_not_start_before_its_deadline_fails_at_once_saying_why() -> None:
+    clock, searx = ParallelClock(), FakeSearxng()
+    provider = make_provider(searx, clock)
+    refused: list[RateLimited] = []
+
+    async def late_caller() -> None:
+        while (await provider.status())["pace"]["blocked_until"] is None:  # until the 429's hold is on
+            await anyio.lowlevel.checkpoint()
+        sent, started = len(searx.search_requests()), clock()
+        with pytest.raises(RateLimited) as caught:
+            await provider.search(req(query="late"), deadline=clock() + 10)
+        assert clock() == started and len(searx.search_requests()) == sent  # at once, nothing sent
+        refused.append(caught.value)
+
+    async with clock.running(), anyio.create_task_group() as tg:
+        tg.start_soon(late_caller)
+        await _a_429_held_by(provider, searx, clock)
+    await provider.aclose()
+    error = refused[0]
+    assert error.code == "RATE_LIMITED" and error.details["client_side"] is True
+    assert 15_000 <= error.details["retry_after_ms"] <= 25_000
+    assert error.message.startswith("This search could not start for 2")
+    assert "past its deadline, so nothing was sent: SearXNG's bot limiter answered 429" in error.message
+    assert "15 requests per 21 s" in error.message
+
+
+def test_pace_reads_as_requests_per_window() -> None:
+    assert pace_text((2.0, 2)) == "2 requests a second"
+    assert pace_text((15 / 21, 15)) == "15 requests per 21 s"
+    assert pace_text((5 / 21, 5)) == "5 requests per 21 s"
+    assert pace_text(None) == "a pace not yet known"
+
+
+@pytest.mark.anyio
+async def test_searches_queued_ahead_are_the_why_of_a_refusal_without_any_429() -> None:
+    clock, searx = ParallelClock(), FakeSearxng()
+    provider = make_provider(searx, clock)
+    outcomes: dict[int, ProviderPage | RateLimited] = {}
+
+    async def one(n: int) -> None:
+        try:
+            outcomes[n] = await provider.search(req(query=f"q{n}"), deadline=clock() + 2.5)
+        except RateLimited as exc:
+            outcomes[n] = exc
+
+    async with clock.running(), anyio.create_task_group() as tg:
+        for n in range(8):  # 2 a second: six fit before the deadline, the last two are refused at once
+            tg.start_soon(one, n)
+    await provider.aclose()
+    refused = [o for o in outcomes.values() if isinstance(o, RateLimited)]
+    assert len(refused) == 2 and len(searx.search_requests()) == 6
+    said = re.compile(
+        r"This search could not start for \d s, past its deadline, so nothing was sent: \d other searches were "
+        r"queued ahead of it at the pace of 2 requests a second\."
+    )
+    assert all(said.match(e.message) for e in refused)

@@ -12,7 +12,7 @@ import pytest
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.compose import build_tools
-from brave_search_mcp.models.errors import UpstreamError, UpstreamTimeout
+from brave_search_mcp.models.errors import CircuitOpen, UpstreamTimeout
 from brave_search_mcp.providers.chain import FallbackChain
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.client import SearxngConfig, SearxngProvider
@@ -20,7 +20,7 @@ from brave_search_mcp.providers.searxng.results import EnginesUnavailable
 from brave_search_mcp.state.memory import MemoryRecords
 from brave_search_mcp.tools.boundary import ToolBoundary
 from testkit.brave.brave import FakeBrave
-from testkit.clock import FakeClock
+from testkit.clock import FakeClock, ParallelClock
 from testkit.searxng import FakeSearxng, FakeSearxngServer
 from testkit.searxng.provider import BASE, make_provider
 from testkit.searxng.provider import search_request as req
@@ -56,10 +56,10 @@ async def test_failing_web_engines_pause_web_search_only(
         with pytest.raises(EnginesUnavailable):
             await chain.search(req(query=f"web {n}"))
     sent = len(searx.search_requests())
-    with pytest.raises(UpstreamError) as paused:
+    with pytest.raises(CircuitOpen) as paused:
         await chain.search(req(query="web 4"))
     assert len(searx.search_requests()) == sent  # the paused category costs no request
-    assert "web search paused after 3 failed calls" in paused.value.message
+    assert "web search paused: answered with errors 3 times in a row; next try in 60 s" in paused.value.message
     assert paused.value.details["retry_after_ms"] == 60_000
     news = await chain.search(req(query="launch", search_type="news"))
     images = await chain.search(req(query="cats", search_type="images"))
@@ -78,7 +78,7 @@ async def test_a_category_paused_in_one_process_is_paused_in_another(clock: Fake
             await first.search(req(query=f"web {n}"))
     second = FallbackChain([make_provider(searx, clock)], clock=clock, records=records)  # another process
     sent = len(searx.search_requests())
-    with pytest.raises(UpstreamError, match="web search paused"):
+    with pytest.raises(CircuitOpen, match="web search paused"):
         await second.search(req(query="web in the second process"))
     assert len(searx.search_requests()) == sent
     assert (await second.search(req(query="launch", search_type="news"))).provider == "searxng"
@@ -222,3 +222,24 @@ async def test_a_hung_real_socket_times_out_and_the_instance_comes_back() -> Non
         page = await provider.search(req(query="back again"))
         await provider.aclose()
     assert page.sections[0].results
+
+
+async def test_status_probes_brave_and_a_hung_instance_at_once_each_within_its_bound() -> None:
+    clock, searx = ParallelClock(), FakeSearxng()
+    searx.hanging = True
+    brave = FakeBrave(rate_per_second=1000)
+    settings = make_settings(providers="brave,searxng", searxng_url=BASE)
+    transport = brave.mock_transport(latency=1.0, sleep=clock.sleep)  # each of Brave's probes takes 1 s
+    async with clock.running(), BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep) as client:
+        provider = make_provider(searx, clock)
+        boundary = build_tools(settings, client, clock=clock, sleep=clock.sleep, others={"searxng": provider})
+        started = clock()
+        status = await boundary.call("brave_web_search_status", {"probe_connectivity": True})
+        took = clock() - started
+        await provider.aclose()
+    probes = {p.get("search_type") or p["provider"]: p for p in status.structured["probe"]}
+    brave_probes = [p for key, p in probes.items() if key != "searxng"]
+    assert len(brave_probes) >= 2 and all(p["ok"] for p in brave_probes)
+    assert probes["searxng"]["code"] == "TIMEOUT"
+    assert probes["searxng"]["message"] == "SearXNG did not answer within 8 s."  # not 7.99999 s
+    assert took == pytest.approx(8.0, abs=0.5)  # the slowest bound, not Brave's seconds plus the instance's 8

@@ -343,3 +343,48 @@ async def test_image_offset_and_the_end_of_the_images() -> None:
     assert error["code"] == "NO_RESULTS" and error["details"]["last_offset"] == 0
     assert "OFFSET_IGNORED" not in [w["code"] for w in past.structured.get("warnings", [])]
     assert "offset 0 is the last with results" in past.text and "rephrase" not in past.text
+
+
+# ------------------------------------------------------------------------------------ result_filter (issue 47)
+
+
+async def test_result_filter_names_the_sections_searxng_has_and_applies_them() -> None:
+    searxng = FakeSearxng(results_per_page=4, pages=1)
+    searxng.answers = [{"answer": "sha256 hash digest: 2cf24dba", "url": None, "engine": "plugin: hash_plugin"}]
+    searxng.infoboxes = [{"infobox": "Hello", "id": "https://en.example.org/hello", "content": "A greeting."}]
+    async with tools("searxng", searxng) as boundary:
+        answers = await boundary.call("brave_web_search", {"query": "sha256 hello", "result_filter": ["answers"]})
+        three = await boundary.call(
+            "brave_web_search",
+            {"query": "sha256 hello", "result_filter": ["web", "infobox", "answers"], "max_results": 2},
+        )
+        lacking = await boundary.call("brave_web_search", {"query": "q", "result_filter": ["web", "discussions"]})
+        none = await boundary.call("brave_web_search", {"query": "q", "result_filter": ["faq", "bogus"]})
+    assert not answers.is_error, answers.text
+    assert [s["key"] for s in answers.structured["sections"]] == ["answers"]
+    assert "sha256 hash digest: 2cf24dba" in answers.text and codes(answers) == []
+    assert [s["key"] for s in three.structured["sections"]] == ["web", "infobox", "answers"]
+    assert len(three.structured["sections"][0]["results"]) == 2 and codes(three) == []
+    assert [s["key"] for s in lacking.structured["sections"]] == ["web"]
+    assert [(w["code"], w["message"]) for w in lacking.structured["warnings"]] == [
+        (
+            "INVALID_RESULT_FILTER",
+            'result_filter "discussions": SearXNG\'s answers have no such section; shown: web (it has web, infobox, '
+            "answers, suggestions).",
+        )
+    ]
+    assert not none.is_error and "every section it has is shown" in none.structured["warnings"][0]["message"]
+
+
+async def test_searxng_s_sections_are_valid_only_where_searxng_may_answer() -> None:
+    searxng = FakeSearxng()
+    brave = FakeBrave(rate_per_second=1000)
+    async with tools("brave", searxng, brave) as alone, tools("brave,searxng", searxng, brave) as chain:
+        refused = await alone.call("brave_web_search", {"query": "q", "result_filter": ["answers"]})
+        by_brave = await chain.call("brave_web_search", {"query": "q", "result_filter": ["web", "answers"]})
+    assert refused.structured["error"]["code"] == "INVALID_ARGUMENT"
+    assert by_brave.structured["meta"]["provider"] == "brave" and not by_brave.is_error
+    assert [s["key"] for s in by_brave.structured["sections"]] == ["web"]
+    assert 'result_filter "answers": Brave has no such section; it shows the others named.' in [
+        w["message"] for w in by_brave.structured["warnings"]
+    ]

@@ -172,19 +172,24 @@ def _prepare_freshness(value: str, out: Collector) -> None:
     )
 
 
-def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> tuple[tuple[str, ...] | None, bool]:
+def _prepare_result_filter(
+    values: list[str], summary: bool, out: Collector, others: frozenset[str] = frozenset()
+) -> tuple[tuple[str, ...] | None, bool]:
     """The sections to show (None: web first, the rest as room allows) and whether "summarizer" asked for a summary.
 
     The filter is sent, but never with a summary: Brave gives the summarizer key only to a filter naming
     "summarizer", and a filter naming it drops the web results (Brave issue #272). So with a summary no filter
-    goes, and the sections named are picked from the whole answer (``results.pick_sections``)."""
+    goes, and the sections named are picked from the whole answer (``results.pick_sections``). ``others``: the
+    sections another configured provider has (SearXNG's answers): valid for the call, not sent to Brave."""
     entries = _dedupe(v.strip().lower() for v in values)
     valid = [e for e in entries if e in RESULT_FILTERS]
-    invalid = [e for e in entries if e not in RESULT_FILTERS]
-    if not valid:
+    elsewhere = [e for e in entries if e not in RESULT_FILTERS and e in others]
+    invalid = [e for e in entries if e not in RESULT_FILTERS and e not in others]
+    if not valid and not elsewhere:
+        known = [*RESULT_FILTERS, *sorted(others - set(RESULT_FILTERS))]
         raise InvalidArgument(
             f"result_filter has no valid entry (got {', '.join(shown(v) for v in values[:5]) or 'nothing'}); "
-            f"use some of: {', '.join(RESULT_FILTERS)}.",
+            f"use some of: {', '.join(known)}.",
             field="result_filter",
             invalid_values=[strip_controls(v)[:MAX_SHOWN_VALUE_CHARS] for v in values[:20]],
         )
@@ -192,6 +197,12 @@ def _prepare_result_filter(values: list[str], summary: bool, out: Collector) -> 
         out.warn(
             WarningCode.INVALID_RESULT_FILTER,
             f"result_filter entries {', '.join(shown(v) for v in invalid[:5])} are unknown; they were dropped.",
+        )
+    if elsewhere:
+        out.warn(
+            WarningCode.INVALID_RESULT_FILTER,
+            f"result_filter {', '.join(shown(v) for v in elsewhere[:5])}: Brave has no such section; "
+            + ("it shows the others named." if valid else "it shows its usual sections."),
         )
     asked = "summarizer" in valid and not summary
     if asked:
@@ -235,8 +246,11 @@ def _clamp_output(name: str, value: int | None, default: int, lo: int, hi: int, 
     return clamped
 
 
-def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
-    """Normalize and soft-validate; raise ``InvalidArgument`` only for hard errors."""
+def prepare_search(
+    args: WebSearchArgs, settings: Settings, *, other_sections: frozenset[str] = frozenset()
+) -> PreparedSearch:
+    """Normalize and soft-validate; raise ``InvalidArgument`` only for hard errors. ``other_sections``: result_filter
+    entries another configured provider answers with (not Brave's, yet valid for the call)."""
     rules = rules_for(args.search_type)
     out = Collector()
 
@@ -332,7 +346,7 @@ def prepare_search(args: WebSearchArgs, settings: Settings) -> PreparedSearch:
             text_decorations = bool(args.text_decorations)
         elif name == "result_filter":
             if args.result_filter:  # an empty list means no filter, as if not given
-                sections, asked_summary = _prepare_result_filter(list(args.result_filter), summary, out)
+                sections, asked_summary = _prepare_result_filter(list(args.result_filter), summary, out, other_sections)
         elif name != "summary":
             handlers[name]()
     sites = SiteFilter.of(args.sites, args.exclude_sites)

@@ -19,6 +19,7 @@ Hierarchy (each class fixes its envelope ``code`` and default ``retryable``)::
     ├── ResponseTooLarge         RESPONSE_TOO_LARGE    body over the byte cap
     ├── NoResults                NO_RESULTS            every section empty
     ├── ProviderMisconfigured    PROVIDER_MISCONFIGURED a provider that cannot work as configured
+    ├── CircuitOpen              CIRCUIT_OPEN          every provider for the call is paused by its breaker
     ├── SummaryUnavailable       SUMMARY_UNAVAILABLE   summarizer failed / deadline / no key
     ├── FetchBlocked             FETCH_BLOCKED         read_url: address or URL refused by the safety rules
     ├── FetchForbidden           FETCH_FORBIDDEN       read_url: the site answered 401 / 403
@@ -51,6 +52,7 @@ class ErrorCode(StrEnum):
     RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE"
     NO_RESULTS = "NO_RESULTS"
     PROVIDER_MISCONFIGURED = "PROVIDER_MISCONFIGURED"
+    CIRCUIT_OPEN = "CIRCUIT_OPEN"
     SUMMARY_UNAVAILABLE = "SUMMARY_UNAVAILABLE"
     FETCH_BLOCKED = "FETCH_BLOCKED"
     FETCH_FORBIDDEN = "FETCH_FORBIDDEN"
@@ -85,6 +87,7 @@ class WarningCode(StrEnum):
     RAW_PAYLOAD_TRUNCATED = "RAW_PAYLOAD_TRUNCATED"
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
     FALLBACK = "FALLBACK"
+    RATE_LIMIT_WAIT = "RATE_LIMIT_WAIT"
     ENGINES_UNRESPONSIVE = "ENGINES_UNRESPONSIVE"
     CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
     LOCAL_FALLBACK = "LOCAL_FALLBACK"
@@ -233,6 +236,12 @@ class ProviderMisconfigured(BraveSearchError, code=ErrorCode.PROVIDER_MISCONFIGU
     """A provider refuses to work as configured (e.g. SearXNG without JSON output); the message names the fix."""
 
 
+class CircuitOpen(BraveSearchError, code=ErrorCode.CIRCUIT_OPEN, retryable=True):
+    """Nothing was sent: every provider that serves the call is paused after repeated failures (its breaker is
+    open); ``details.retry_after_ms`` says when the next trial call goes through. No HTTP status: none was
+    answered."""
+
+
 class SummaryUnavailable(BraveSearchError, code=ErrorCode.SUMMARY_UNAVAILABLE, retryable=True):
     """The summarizer could not produce a summary (failed, deadline, no key)."""
 
@@ -285,6 +294,10 @@ ERROR_ADVICE: dict[ErrorCode, str] = {
     ErrorCode.PROVIDER_MISCONFIGURED: (
         "A search provider cannot work as configured; ask the user to change the setting the message names."
     ),
+    ErrorCode.CIRCUIT_OPEN: (
+        "Nothing was sent: the provider is paused after repeated failures (the message says what they were); wait "
+        "retry_after_ms, then retry, when one trial call is let through."
+    ),
     ErrorCode.SUMMARY_UNAVAILABLE: "No summary could be made; use brave_web_search results instead.",
     ErrorCode.FETCH_BLOCKED: (
         "The URL or the address it leads to is refused by the reader's safety rules (private, loopback, "
@@ -308,7 +321,10 @@ PROVIDER_ADVICE: dict[str, dict[ErrorCode, str]] = {
         ErrorCode.RATE_LIMITED: "SearXNG's bot limiter refused the request; wait a minute, then retry.",
         ErrorCode.UPSTREAM_VALIDATION: "SearXNG rejected a parameter or the query (see the message); change it.",
         ErrorCode.UPSTREAM_ERROR: "SearXNG answered with an error; retry later if retryable is true.",
-        ErrorCode.TIMEOUT: "SearXNG did not answer in time; retry, perhaps with fewer results.",
+        ErrorCode.TIMEOUT: (
+            "SearXNG did not answer in time (the instance, or its engines, hung or are overloaded); retry in a while. "
+            "Fewer results would not help: SearXNG answers pages of its own size."
+        ),
         ErrorCode.NETWORK_ERROR: "SearXNG could not be reached; retry later.",
         ErrorCode.PARSE_ERROR: "SearXNG's answer was not readable JSON; check its base URL. Retrying rarely helps.",
     },
@@ -359,6 +375,10 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.RAW_PAYLOAD_TRUNCATED: "The raw payload in debug data was cut to the debug cap.",
     WarningCode.SUMMARY_NOT_AVAILABLE: "Brave returned no summarizer key for this query; summarize is not possible.",
     WarningCode.FALLBACK: "The first provider failed or is paused; another provider answered (results may differ).",
+    WarningCode.RATE_LIMIT_WAIT: (
+        "The call waited seconds for the provider's pace before it was sent (the message says how long, why, and "
+        "the pace now); send fewer searches at once if that is too slow."
+    ),
     WarningCode.ENGINES_UNRESPONSIVE: "Some SearXNG engines failed; results may be fewer than usual. Retry later.",
     WarningCode.CONTEXT_TRUNCATED: "Snippets were cut to fit max_chars; raise max_chars or narrow the query.",
     WarningCode.LOCAL_FALLBACK: "No place data (plan or no match); plain web results are shown instead.",

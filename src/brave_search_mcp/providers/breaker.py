@@ -33,6 +33,11 @@ CLOCK_SKEW_SECONDS = 300.0  # another host's wall clock may run this far ahead
 MAX_ERROR_CHARS = 1_000
 
 
+def _code(reason: str | None) -> str | None:
+    """The error code a failure reason starts with (``"TIMEOUT: …"``)."""
+    return None if reason is None else reason.partition(":")[0]
+
+
 class BreakerState(StrEnum):
     """The three classic states, spelled as the status tool shows them."""
 
@@ -65,6 +70,7 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at: float | None = None
         self._trial_in_flight = False
+        self._repeats = 0  # of the consecutive failures, how many in a row ended like the last one (its code)
         self.last_error: str | None = None
         self.misconfigured: str | None = None  # why the provider cannot work as configured, until it answers
 
@@ -81,6 +87,11 @@ class CircuitBreaker:
     def failures(self) -> int:
         """Consecutive failed calls so far (reset by a success)."""
         return self._failures
+
+    @property
+    def repeats(self) -> int:
+        """How many of the consecutive failures, the last one included, ended with the last one's code."""
+        return self._repeats
 
     def retry_in(self) -> float:
         """Seconds until an open breaker lets its trial through (0 when calls may go now)."""
@@ -101,6 +112,7 @@ class CircuitBreaker:
     def record_success(self) -> None:
         """The call worked (or the provider answered sensibly): close and forget past failures."""
         self._failures = 0
+        self._repeats = 0
         self._opened_at = None
         self._trial_in_flight = False
         self.last_error = None
@@ -122,7 +134,10 @@ class CircuitBreaker:
         self.misconfigured = None
 
     def record_failure(self, reason: str | None = None) -> None:
-        """The call failed after its retries: count it, open at the threshold, re-open after a failed trial."""
+        """The call failed after its retries: count it, open at the threshold, re-open after a failed trial.
+        ``reason`` is ``"CODE: message"``: failures in a row with one code are told as such ("timed out 3 times")."""
+        same = self._failures > 0 and _code(reason) == _code(self.last_error)
+        self._repeats = min(self._repeats + 1, self._failures + 1) if same else 1
         self._failures += 1
         self.last_error = reason
         if self._trial_in_flight or self._opened_at is not None or self._failures >= self.threshold:
@@ -138,6 +153,7 @@ class CircuitBreaker:
         opened = None if self._opened_at is None else self._wall_clock() - (self._clock() - self._opened_at)
         return {
             "failures": self._failures,
+            "repeats": self._repeats,
             "opened_wall": opened,
             "last_error": self.last_error,
             "misconfigured": self.misconfigured,
@@ -150,9 +166,12 @@ class CircuitBreaker:
         whole number up to ``MAX_FAILURES``, an opening time that is not a finite wall time within a day of now, an
         error or a misconfiguration that is not short text."""
         failures = record.get("failures", self._failures)
+        repeats = record.get("repeats", min(1, failures) if isinstance(failures, int) else 0)
         opened, error, setting = record.get("opened_wall"), record.get("last_error"), record.get("misconfigured")
         if isinstance(failures, bool) or not isinstance(failures, int) or not 0 <= failures <= MAX_FAILURES:
             raise ValueError(f"failures {str(failures)[:40]!r} is not a count up to {MAX_FAILURES}")
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= failures:
+            raise ValueError(f"repeats {str(repeats)[:40]!r} is not a count up to the failures")
         now = self._wall_clock()
         if opened is not None and (
             isinstance(opened, bool)
@@ -164,7 +183,7 @@ class CircuitBreaker:
         for name, text in (("last_error", error), ("misconfigured", setting)):
             if text is not None and (not isinstance(text, str) or len(text) > MAX_ERROR_CHARS):
                 raise ValueError(f"{name} is not text of at most {MAX_ERROR_CHARS} characters")
-        self._failures = failures
+        self._failures, self._repeats = failures, repeats
         self._opened_at = None if opened is None else self._clock() - (now - float(opened))
         self.last_error, self.misconfigured = error, setting
 

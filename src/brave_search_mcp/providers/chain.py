@@ -35,6 +35,8 @@ from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
     AuthFailed,
     BraveSearchError,
+    CircuitOpen,
+    ErrorCode,
     InvalidArgument,
     MissingApiKey,
     NetworkError,
@@ -53,11 +55,12 @@ from brave_search_mcp.models.errors import (
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.providers.breaker import CircuitBreaker
 from brave_search_mcp.providers.protocol import Provider, ProviderPage, SearchRequest, SearchTypeFailure
+from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.state.base import RecordStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "SEARCH_TYPES", "FallbackChain"]
+__all__ = ["CONFIG_ERRORS", "FALLBACK_ERRORS", "NO_FALLBACK_ERRORS", "SEARCH_TYPES", "FallbackChain", "story"]
 
 # Failures of the provider, not of the request: the next provider may well succeed.
 FALLBACK_ERRORS: tuple[type[BraveSearchError], ...] = (
@@ -97,6 +100,7 @@ class _Miss:
     reason: str
     error: BraveSearchError | None = None
     retry_in: float = 0.0  # skipped: seconds until its breaker lets a trial through
+    story: str = ""  # skipped: what the failures that paused it were ("timed out 3 times in a row")
 
     def warning(self) -> WarningItem:
         return WarningItem(code=WarningCode.FALLBACK, message=f"{self.provider} {self.code}: {self.reason}")
@@ -150,6 +154,13 @@ class FallbackChain:
                 found[name]["search_types"] = busy
         return found
 
+    def result_sections(self) -> frozenset[str]:
+        """Sections result_filter may name that only another provider than Brave answers with (SearXNG's answers)."""
+        found: set[str] = set()
+        for provider in self.providers:
+            found.update(getattr(provider, "result_sections", ()))
+        return frozenset(found)
+
     def superseded(self, name: str | None) -> frozenset[str]:
         """Codes of Brave's request warnings that do not hold when ``name`` answered or failed (its own rules)."""
         for provider in self.providers:
@@ -174,15 +185,18 @@ class FallbackChain:
         """One cheap reachability check per provider that offers one (Brave's endpoints are probed elsewhere). A
         probe that answers OK shows the setting a failed call named was fixed: the breaker forgets it (failure
         counts stay: only calls count them) and every process is told, so status agrees with its probes."""
-        found: list[dict[str, Any]] = []
         if self._records is not None:
             await self._adopt_shared()
-        for provider in self.providers:
-            check = getattr(provider, "probe", None)
-            if check is None:
-                continue
-            entry = await check(deadline=deadline)
-            found.append(entry)
+        probed = [p for p in self.providers if getattr(p, "probe", None) is not None]
+        found: list[dict[str, Any]] = [{} for _ in probed]
+
+        async def one(index: int, provider: Provider) -> None:  # every provider at once, each within its own bound
+            found[index] = await provider.probe(deadline=deadline)  # type: ignore[attr-defined]
+
+        async with anyio.create_task_group() as group:
+            for index, provider in enumerate(probed):
+                group.start_soon(one, index, provider)
+        for provider, entry in zip(probed, found, strict=True):
             breaker = self.breakers[provider.name]
             if entry.get("ok") and breaker.misconfigured is not None:
                 breaker.record_configured()
@@ -252,8 +266,9 @@ class FallbackChain:
     def _skipped(self, provider: str, breaker: CircuitBreaker, what: str = "") -> _Miss:
         wait = breaker.retry_in()
         last = f" (last: {breaker.last_error})" if breaker.last_error else ""
-        reason = f"{what}paused after {breaker.failures} failed calls{last}; retried in {wait:.0f} s"
-        return _Miss(provider, "CIRCUIT_OPEN", reason, retry_in=wait)
+        reason = f"{what}paused: {story(breaker)}; next try in {seconds_text(wait)}{last}"
+        said = f"{provider} {what}{story(breaker)}"
+        return _Miss(provider, ErrorCode.CIRCUIT_OPEN.value, reason, retry_in=wait, story=said)
 
     async def _search(self, request: SearchRequest, deadline: float | None) -> ProviderPage:
         misses: list[_Miss] = []
@@ -332,13 +347,43 @@ class FallbackChain:
             return error
         retry_in = min(m.retry_in for m in misses)
         causes = "; ".join(f"{m.provider} {m.reason}" for m in misses)  # each with its breaker's last error
-        error = UpstreamError(
-            f"Every search provider for {request.search_type} search is paused after repeated failures ({causes}); "
-            f"retry in {retry_in:.0f} s.",
-            status=503,
-            retryable=True,
-            retry_after=round(retry_in, 3),
-            details={"providers": listing, "retry_after_ms": max(1, math.ceil(retry_in * 1000))},
+        soonest = min(misses, key=lambda m: m.retry_in)
+        error = CircuitOpen(
+            f"Nothing was sent: every search provider for {request.search_type} search is paused after repeated "
+            f"failures ({causes}).",
+            details={
+                "providers": listing,
+                "retry_after_ms": max(1, math.ceil(retry_in * 1000)),
+                "retry_after_seconds": round(retry_in, 3),
+                "what_to_do": f"{soonest.story}, so it is paused; the next try goes through in "
+                f"{seconds_text(retry_in)}: retry then (retry_after_ms).",
+            },
         )
         error.provider = misses[0].provider
         return error
+
+
+# What a failure's code says happened, for a reader of "paused: it timed out 3 times in a row".
+_HAPPENED: dict[str, tuple[str, str]] = {  # code -> (once, several times)
+    ErrorCode.TIMEOUT.value: ("timed out", "timed out"),
+    ErrorCode.NETWORK_ERROR.value: ("could not be reached", "could not be reached"),
+    ErrorCode.UPSTREAM_ERROR.value: ("answered with an error", "answered with errors"),
+    ErrorCode.PARSE_ERROR.value: ("answered unreadably", "answered unreadably"),
+    ErrorCode.RESPONSE_TOO_LARGE.value: ("answered more than the size cap", "answered more than the size cap"),
+}
+
+
+def story(breaker: CircuitBreaker) -> str:
+    """What the failures that opened ``breaker`` were, in words: "timed out 3 times in a row", or "failed 5 times
+    in a row; the last 2 times it timed out"."""
+    code = (breaker.last_error or "").partition(":")[0]
+    said = f"failed ({code})" if code else "failed"
+    once, often = _HAPPENED.get(code, (said, said))
+    failures, repeats = breaker.failures, breaker.repeats
+    if failures <= 1:
+        return once
+    if repeats >= failures:
+        return f"{often} {failures} times in a row"
+    if repeats <= 1:
+        return f"failed {failures} times in a row; the last time it {once}"
+    return f"failed {failures} times in a row; the last {repeats} times it {often}"

@@ -32,6 +32,7 @@ class SearchRequest:
     safe_search: SafeSearch | None = None  # as the caller asked; None = the provider applies Brave's default
     freshness: str | None = None  # pd/pw/pm/py or "YYYY-MM-DDtoYYYY-MM-DD"
     brave_options: tuple[str, ...] = ()  # Brave-only options the caller set: other providers say they were not sent
+    result_filter: tuple[str, ...] | None = None  # the sections the caller named (web), as given: each provider judges
     # what the caller gave where Brave's rules dropped it (a country or language Brave lacks): others judge it
     asked_country: str | None = None
     asked_language: str | None = None
@@ -55,6 +56,7 @@ class ProviderPage:
     offset: int | None = None  # the page index this provider served, where Brave's rules would have used another
     request_url: str | None = None  # what was asked, for debug output (no credential in it)
     sites_as: AppliedAs | None = None  # how the request's site filter reached the upstream
+    named: tuple[str, ...] | None = None  # the sections result_filter names that this provider has (None: all)
     native: Any = None  # what the provider's own client returned (Brave: parsed answer + response), for the envelope
 
 

@@ -12,7 +12,7 @@ from brave_search_mcp.render.text import clean_query
 __all__ = ["BRAVE_ONLY", "search_request"]
 
 # Brave parameters a caller may set that no other provider has (their names in the tool).
-BRAVE_ONLY = ("goggles", "result_filter", "extra_snippets", "units", "spellcheck", "ui_language")
+BRAVE_ONLY = ("goggles", "extra_snippets", "units", "spellcheck", "ui_language")
 
 
 def search_request(prepared: PreparedSearch, args: WebSearchArgs) -> SearchRequest:
@@ -28,6 +28,9 @@ def search_request(prepared: PreparedSearch, args: WebSearchArgs) -> SearchReque
     if prepared.search_type == "images" and args.offset is not None:
         offset = min(max(args.offset, 0), MAX_OFFSET)
     country, language = sent.get("country"), sent.get("search_lang")
+    named = None
+    if prepared.search_type == "web" and args.result_filter:  # Brave's rules: web only; each provider judges entries
+        named = tuple(dict.fromkeys(entry.strip().lower() for entry in args.result_filter if entry.strip())) or None
     return SearchRequest(
         query=clean_query(args.query),
         search_type=prepared.search_type,
@@ -38,6 +41,7 @@ def search_request(prepared: PreparedSearch, args: WebSearchArgs) -> SearchReque
         safe_search=args.safe_search,
         freshness=sent.get("freshness"),
         brave_options=tuple(name for name in BRAVE_ONLY if getattr(args, name) not in (None, [])),
+        result_filter=named,
         asked_country=args.country if country is None else None,
         asked_language=args.search_language if language is None else None,
         use_cache=prepared.use_cache,

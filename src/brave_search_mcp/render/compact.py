@@ -341,7 +341,7 @@ def render_error_text(envelope: ErrorEnvelope) -> str:
             pairs.append(f"error={first}")
             break
     for name in sorted(details):
-        if name in _DETAIL_ORDER or name in ("errors", "validation_errors") or len(pairs) >= 8:
+        if name in _DETAIL_ORDER or name in ("errors", "validation_errors", "what_to_do") or len(pairs) >= 8:
             continue
         value = _detail_value(details[name])
         if value is not None:

@@ -238,6 +238,20 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def seconds_text(seconds: float) -> str:
+    """A duration as a reader wants it: ``8 s`` for a budget of 7.99999 s spent, ``0.25 s``, ``52 s``, ``3 min``,
+    ``1.5 h`` (digits beyond what a reader can act on are noise)."""
+    value = max(0.0, seconds) if math.isfinite(seconds) else 0.0
+    if value >= 3600:
+        return f"{value / 3600:.1f}".removesuffix(".0") + " h"
+    if value >= 120:
+        return f"{value / 60:.0f} min"
+    if value >= 10:
+        return f"{value:.0f} s"
+    digits = 1 if value >= 1 else 2
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".") + " s"
+
+
 # ------------------------------------------------------------------------------------------ documents (read_url)
 
 # The invisible characters above, but keeping the tab and the line feed: a page's layout and its code survive.

@@ -17,7 +17,7 @@ from brave_search_mcp.models.envelopes import API_VERSION
 from brave_search_mcp.models.errors import WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode, advice_for
 from brave_search_mcp.models.inputs import HelpArgs, HelpTopic
 from brave_search_mcp.providers.request import BRAVE_ONLY
-from brave_search_mcp.providers.searxng.params import CATEGORIES, LANGUAGES, MAX_QUERY_CHARS
+from brave_search_mcp.providers.searxng.params import CATEGORIES, LANGUAGES, MAX_QUERY_CHARS, SECTIONS
 from brave_search_mcp.usecases.contract import Call, CliShape, Ports, ToolSpec
 
 
@@ -138,6 +138,7 @@ EXAMPLES: list[dict[str, Any]] = [
 # SearXNG alone (BRAVE_SEARCH_PROVIDERS=searxng): Brave's options (the ones SearXNG lacks, hidden), limits and words
 # do not apply. What the web search parameters and the warnings mean there, where Brave's wording would mislead.
 _BRAVE_ONLY_OPTIONS = frozenset({*BRAVE_ONLY, "summary", "text_decorations"})
+_BRAVE_EXAMPLE_OPTIONS = _BRAVE_ONLY_OPTIONS | {"result_filter"}  # its example names Brave's discussions section
 _SEARXNG_WORDS: dict[str, str] = {
     "query": f'Search text; "phrase" and site: work with most engines. At most {MAX_QUERY_CHARS} characters.',
     "search_type": "Which SearXNG category to search: web (general), news, images or videos.",
@@ -146,13 +147,15 @@ _SEARXNG_WORDS: dict[str, str] = {
     "offset": "Page index 0-9 (not a result index), images too.",
     "safe_search": "off, moderate or strict, for every search type.",
     "freshness": "pd, pw, pm or py (SearXNG has no custom date ranges).",
+    "result_filter": f"Web only: the sections to show, max_results each: {', '.join(SECTIONS)} (what SearXNG has).",
 }
-_SEARXNG_VALUES: dict[str, tuple[str, ...]] = {"country": (), "search_language": tuple(LANGUAGES)}
+_SEARXNG_VALUES: dict[str, Sequence[str]] = {"country": (), "search_language": (*LANGUAGES,), "result_filter": SECTIONS}
 _SEARXNG_WARNINGS: dict[WarningCode, str] = {
     WarningCode.QUERY_TRUNCATED: f"The query was cut to {MAX_QUERY_CHARS} characters, what SearXNG's engines take.",
     WarningCode.INVALID_COUNTRY: "The country is not a 2-letter code; it was not used.",
     WarningCode.INVALID_SEARCH_LANGUAGE: "The search language has no SearXNG equivalent; it was not sent.",
     WarningCode.VALUE_NORMALIZED: "A value was rewritten to its usual spelling.",
+    WarningCode.INVALID_RESULT_FILTER: "result_filter named sections SearXNG lacks; the message says what was shown.",
 }
 # Codes only Brave's key, plan, summaries or Brave-only options give rise to: not listed with SearXNG alone.
 _BRAVE_CODES = frozenset(
@@ -163,7 +166,6 @@ _BRAVE_CODES = frozenset(
         ErrorCode.SUMMARY_UNAVAILABLE,
         WarningCode.INVALID_UI_LANGUAGE,
         WarningCode.INVALID_GOGGLES,
-        WarningCode.INVALID_RESULT_FILTER,
         WarningCode.QUERY_ALTERED,
         WarningCode.SUMMARY_NOT_AVAILABLE,
     }
@@ -367,7 +369,7 @@ def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -
         doc["examples"] = [
             example
             for example in EXAMPLES
-            if example["tool"] in names and not (searxng and _BRAVE_ONLY_OPTIONS & set(example["arguments"]))
+            if example["tool"] in names and not (searxng and _BRAVE_EXAMPLE_OPTIONS & set(example["arguments"]))
         ]
     if topic in ("limits", "all"):
         doc["limits"] = limits(settings)

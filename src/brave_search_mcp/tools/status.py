@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any
 
 import anyio
@@ -65,6 +66,30 @@ async def probe_endpoints(
     return results
 
 
+async def probe_providers(
+    ports: Ports, deadline: float | None, progress: Progress | None, *, brave: bool
+) -> list[dict[str, Any]]:
+    """Brave's endpoints (when ``brave``) and every other provider's probe (SearXNG's costs no engine query) at
+    once, each within its own bound: a hung instance costs the report its own timeout, not that plus Brave's."""
+    found: dict[str, list[dict[str, Any]]] = {"brave": [], "others": []}
+    failures: list[Exception] = []
+
+    async def run(key: str, probe: Callable[[], Awaitable[list[dict[str, Any]]]]) -> None:
+        try:
+            found[key] = await probe()
+        except Exception as exc:  # re-raised as itself below, not as a task group's exception group
+            failures.append(exc)
+
+    async with anyio.create_task_group() as group:
+        if brave:
+            group.start_soon(run, "brave", lambda: probe_endpoints(ports, deadline, progress))
+        if ports.chain is not None:
+            group.start_soon(run, "others", partial(ports.chain.probe, deadline=deadline))
+    if failures:
+        raise failures[0]
+    return found["brave"] + found["others"]
+
+
 def plan_seen(counters: dict[str, EndpointCounters], tools: Sequence[ToolSpec[Any, Any]]) -> dict[str, str]:
     """Per Brave tool, what the key's plan was seen to allow on its last answers: allowed, not_in_plan or
     unknown (nothing asked yet, or only failures that say nothing about the plan). Never a guess."""
@@ -108,10 +133,7 @@ async def build_status(
     probed_at = ports.clock()
     if args.probe_connectivity:
         before = await client.admission()
-        # one request per provider other than Brave (SearXNG's costs no engine query), then Brave's endpoints
-        probes = await ports.chain.probe(deadline=deadline) if ports.chain else []
-        if settings.has_key and uses_brave:
-            probes = await probe_endpoints(ports, deadline, progress) + probes
+        probes = await probe_providers(ports, deadline, progress, brave=settings.has_key and uses_brave)
     last = client.last_rate_limit
     reasons: list[str] = []
     report: dict[str, Any] = {

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import httpx2
 
 from brave_search_mcp.models import errors
+from brave_search_mcp.render.text import seconds_text
 
 
 @contextmanager
@@ -31,7 +32,7 @@ def typed_transport_errors(upstream: str, timeout: float, safe: Callable[[str, i
 def timeout_error(upstream: str, seconds: float) -> errors.UpstreamTimeout:
     """An attempt that got no complete answer in time."""
     return errors.UpstreamTimeout(
-        f"{upstream} did not answer within {seconds:g} s.", details={"timeout_seconds": seconds}
+        f"{upstream} did not answer within {seconds_text(seconds)}.", details={"timeout_seconds": round(seconds, 3)}
     )
 
 

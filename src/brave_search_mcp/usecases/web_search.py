@@ -47,6 +47,7 @@ class _Served:
     offset: int | None = None  # the page index another provider served (None: Brave's own)
     request_url: str | None = None  # what another provider was asked
     sites_as: AppliedAs | None = None  # how the site filter reached the upstream that answered
+    named: tuple[str, ...] | None = None  # the sections result_filter names, by the rules of who answered
 
     @property
     def cached(self) -> bool:
@@ -84,17 +85,17 @@ async def _serve(ports: Ports, prepared: PreparedSearch, args: WebSearchArgs, fa
     """Brave alone, or the provider chain with its fallbacks; which one answered, and how."""
     if ports.chain is None:
         parsed, response = await brave_fetch(ports, prepared, facts.deadline)
-        return _Served(parsed, "brave", [], response, sites_as=prepared.sites_as)
+        return _Served(parsed, "brave", [], response, sites_as=prepared.sites_as, named=prepared.sections)
     page = await ports.chain.search(search_request(prepared, args), deadline=facts.deadline)
     if page.provider == "brave":
         parsed, response = page.native
         # the chain put its FALLBACK warnings before Brave's own, which the caller adds from ``parsed``
         warnings = page.warnings[: len(page.warnings) - len(parsed.warnings)]
-        return _Served(parsed, "brave", warnings, response, sites_as=prepared.sites_as)
+        return _Served(parsed, "brave", warnings, response, sites_as=prepared.sites_as, named=prepared.sections)
     parsed = ParsedAnswer(sections=page.sections, more_available=page.more_available)
     return _Served(
         parsed, page.provider, page.warnings, None, page.cached, page.attempts, page.superseded, page.offset,
-        page.request_url, page.sites_as,
+        page.request_url, page.sites_as, page.named,
     )  # fmt: skip
 
 
@@ -102,7 +103,8 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     """Search one index (Brave, or the provider chain with its fallbacks); the envelope and its compact text."""
     facts, trace_id = call.facts, call.trace_id
     started = ports.clock()
-    prepared = prepare_search(args, ports.settings)
+    others = ports.chain.result_sections() if ports.chain is not None else frozenset()
+    prepared = prepare_search(args, ports.settings, other_sections=others)
     facts.search_type = prepared.search_type
     warnings = list(prepared.warnings)
     sites = prepared.sites
@@ -128,7 +130,7 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
     parse_key = ParseKey(served.body_id, prepared.search_type, prepared.text_decorations)
     warnings.extend(served.warnings)
     warnings.extend(parsed.warnings)
-    sections, picked = pick_sections(parsed, limit=prepared.requested, named=prepared.sections)
+    sections, picked = pick_sections(parsed, limit=prepared.requested, named=served.named)
     warnings.extend(picked)
     returned = sum(len(section.results) for section in sections)
     if returned == 0:
@@ -168,7 +170,7 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         prepared.max_bytes,
         has_more,
         tuple((w.code, w.message) for w in warnings),
-        prepared.sections,
+        served.named,
         sites,
     )
 

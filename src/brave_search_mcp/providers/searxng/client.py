@@ -32,7 +32,7 @@ from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
 from brave_search_mcp.providers.searxng.instance import NOT_JSON_HINT, CallBudget, Instance, SearxngConfig
-from brave_search_mcp.providers.searxng.params import CATEGORIES, search_form
+from brave_search_mcp.providers.searxng.params import CATEGORIES, SECTIONS, named_sections, search_form
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, Window, page_failure, past_the_end, window_page
 from brave_search_mcp.ratelimit.limiter import Limiter
 from brave_search_mcp.state.base import SharedCache
@@ -71,6 +71,7 @@ class SearxngProvider:
 
     name = PROVIDER_NAME
     superseded = SUPERSEDED
+    result_sections = frozenset(SECTIONS)  # what result_filter may name when SearXNG answers (Brave has others)
 
     def __init__(
         self,
@@ -123,10 +124,14 @@ class SearxngProvider:
 
     async def _search(self, request: SearchRequest, deadline: float | None, budget: CallBudget) -> ProviderPage:
         form, warnings = search_form(request)
+        named = named_sections(request, warnings)
         try:
-            return await self._read(request, form, warnings, deadline, budget)
+            page = await self._read(request, form, warnings, deadline, budget)
         except BraveSearchError as exc:  # what SearXNG's rules changed holds for a failed call too
-            raise exc.for_call(warnings) from exc.__cause__
+            error = exc.for_call(warnings)
+            error.details.setdefault("attempts", budget.attempts)  # a page it answered may fail too (its engines)
+            raise error from exc.__cause__
+        return replace(page, named=named)
 
     async def _read(
         self,
@@ -159,7 +164,8 @@ class SearxngProvider:
                         "most one search reads).",
                         details=past_the_end(window),
                     )
-        page = window_page(window, request, warnings)
+        waited = self._instance.waited(budget)
+        page = window_page(window, request, [*warnings, waited] if waited else warnings)
         return replace(
             page,
             cached=budget.cached,

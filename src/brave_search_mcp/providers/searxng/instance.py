@@ -32,20 +32,23 @@ import httpx2
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.clock import Clock, Sleep, moved
+from brave_search_mcp.models.envelopes import WarningItem
 from brave_search_mcp.models.errors import (
     BraveSearchError,
     ParseError,
     ProviderMisconfigured,
     RateLimited,
+    RefusedBeforeSending,
     UpstreamTimeout,
+    WarningCode,
 )
 from brave_search_mcp.observe import Observer
-from brave_search_mcp.providers.searxng.pace import MAX_LIMITED_TRIES, slower
+from brave_search_mcp.providers.searxng.pace import MAX_LIMITED_TRIES, WAIT_WORTH_SAYING_SECONDS, pace_text, slower
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME
 from brave_search_mcp.providers.searxng.statuses import probe_outcome, redirect_error, status_error
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotUnavailable
 from brave_search_mcp.ratelimit.plan import EXACT
-from brave_search_mcp.render.text import clean_text
+from brave_search_mcp.render.text import clean_text, seconds_text
 from brave_search_mcp.state.memory import memory_limiter
 from brave_search_mcp.upstream.bodies import read_capped, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy, start_margin
@@ -128,6 +131,8 @@ class CallBudget:
     attempts: int = 0
     cache_hits: int = 0
     limited: int = 0
+    waited: float = 0.0  # seconds spent waiting for others' turns or the instance's 429 (not time on the instance)
+    ahead: int = 0  # the most searches queued ahead of it at once
     request_url: str | None = None
 
     @property
@@ -257,13 +262,21 @@ class Instance:
             return UpstreamTimeout("SearXNG did not answer before the call's deadline.")
         seconds = self.config.timeout
         return UpstreamTimeout(
-            f"SearXNG did not answer within {seconds:g} s, the most one call may spend on it ({TIMEOUT_SETTING}).",
+            f"SearXNG did not answer within {seconds_text(seconds)}, the most one call may spend on it "
+            f"({TIMEOUT_SETTING}).",
             details={"timeout_seconds": seconds, "setting": TIMEOUT_SETTING},
         )
 
     async def _paced_attempt(self, fields: dict[str, str], deadline: float | None, budget: CallBudget) -> bytes:
-        waited = await self.limiter.acquire(deadline=self._on_limiter_clock(deadline))
+        last_start, now = self._on_limiter_clock(deadline), self.limiter.clock()
+        budget.ahead = max(budget.ahead, self.limiter.waiting)
+        ready = self.limiter.estimate()  # the queue's own estimate, as Brave's admission refuses by it
+        if last_start is not None and ready is not None and ready > max(now, last_start):
+            raise SlotUnavailable(ready - now, self.limiter.label)
+        slowed = self.limiter.waiting > 0 or self._slowed()  # others ahead, or the instance's 429: worth saying
+        waited = await self.limiter.acquire(deadline=last_start)
         budget.ends += waited  # waiting for the pace is not time on the instance
+        budget.waited += waited if slowed else 0.0  # a call's own pages at its own pace are no news
         budget.attempts += 1
         timeout = self._time_left(deadline, budget)
         try:
@@ -294,25 +307,66 @@ class Instance:
 
     # ------------------------------------------------------------------------------ the bot limiter
 
-    def _limited(self, message: str, wait: float, budget: CallBudget) -> RateLimited:
+    def _limited(
+        self, message: str, wait: float, budget: CallBudget, kind: type[RateLimited] = RateLimited
+    ) -> RateLimited:
         wait = max(0.0, wait)
-        return RateLimited(
+        return kind(
             f"{message} Retry in {wait:.1f} s.",
             status=429,
             retry_after=round(wait, 3),
             details={"retry_after_ms": max(1, math.ceil(wait * 1000)), "limited": budget.limited},
         )
 
-    def _booked(self, exc: SlotUnavailable, budget: CallBudget) -> BraveSearchError:
-        """The pace leaves no start before the deadline: after the instance's 429, say it was the instance."""
-        if not budget.limited:
-            return exc  # our own queue is full (other calls, or a pace an earlier call learned)
-        error = self._limited(
-            "SearXNG's bot limiter answered 429 (too many requests); at the slower pace it allows, the next request "
-            "would start after this call's deadline, so nothing more was sent.",
-            exc.retry_after or 0.0,
-            budget,
+    def _slowed(self) -> bool:
+        """Whether the instance's 429 set the pace in force: a slower plan than ours, or its window's hold."""
+        limits, plan = self.limiter.in_force(), self.limiter.plan
+        own = self.config.rate / self.config.rate_window
+        return (limits is not None and limits[0] < own - 1e-9) or plan.blocked_until > self.limiter.clock()
+
+    def _why_slow(self, budget: CallBudget) -> str:
+        """Why searches wait for the pace now, and what the pace is."""
+        pace = pace_text(self.limiter.in_force())
+        if budget.limited:
+            return f"SearXNG's bot limiter answered 429 (too many requests) to it; the pace is now {pace}"
+        if self._slowed():
+            return (
+                f"SearXNG's bot limiter answered 429 (too many requests) to an earlier search, so every search waits "
+                f"for the slower pace it allows: {pace}"
+            )
+        if not budget.ahead:
+            return f"the requests just sent used up the pace of {pace}"
+        many = budget.ahead != 1
+        return (
+            f"{budget.ahead} other search{'es' if many else ''} {'were' if many else 'was'} queued ahead of it at the "
+            f"pace of {pace}"
         )
+
+    def waited(self, budget: CallBudget) -> WarningItem | None:
+        """A warning for a call that waited seconds for the pace (how long, why, the pace now); None: it did not."""
+        if budget.waited < WAIT_WORTH_SAYING_SECONDS:
+            return None
+        return WarningItem(
+            code=WarningCode.RATE_LIMIT_WAIT,
+            message=f"This search spent {seconds_text(budget.waited)} waiting for its turn at SearXNG: "
+            f"{self._why_slow(budget)}.",
+        )
+
+    def _booked(self, exc: SlotUnavailable, budget: CallBudget) -> BraveSearchError:
+        """The pace leaves no start before the deadline: fail now, nothing sent, saying why (the instance's 429, or
+        the searches queued ahead) and what the pace is."""
+        wait = exc.retry_after or 0.0
+        if budget.limited:
+            message = (
+                "SearXNG's bot limiter answered 429 (too many requests); at the slower pace it allows, the next "
+                "request would start after this call's deadline, so nothing more was sent."
+            )
+        else:
+            message = (
+                f"This search could not start for {seconds_text(wait)}, past its deadline, so nothing was sent: "
+                f"{self._why_slow(budget)}."
+            )
+        error = self._limited(message, wait, budget, RefusedBeforeSending)
         error.details["client_side"] = True  # the last word was our queue's: nothing was sent
         return error
 

@@ -15,14 +15,28 @@ process of the user, and a stuck-slow pace would outlive a passing storm of 429s
 from __future__ import annotations
 
 from brave_search_mcp.ratelimit.plan import PlanState
+from brave_search_mcp.render.text import seconds_text
 
-__all__ = ["HOLD_SECONDS", "MAX_LIMITED_TRIES", "STEPS", "slower"]
+__all__ = ["HOLD_SECONDS", "MAX_LIMITED_TRIES", "STEPS", "WAIT_WORTH_SAYING_SECONDS", "pace_text", "slower"]
 
 # (requests, seconds): the stock limiter's 20 s windows, fastest first, with a second of slack each (our clock
 # starts a request a network delay before the instance's counts it); 5 in 21 s also keeps 150 in 600 s
 STEPS: tuple[tuple[int, float], ...] = ((15, 21.0), (5, 21.0))
 HOLD_SECONDS = 21.0  # after a 429: the stock burst window and its slack
 MAX_LIMITED_TRIES = 3  # 429s one call sits out (each at a slower pace) before it reports RATE_LIMITED
+# A call that waited this long for the pace says so in a warning (agents often give a tool call 30 s in all).
+WAIT_WORTH_SAYING_SECONDS = 3.0
+
+
+def pace_text(limits: tuple[float, int] | None) -> str:
+    """A pace as a reader takes it in: "2 requests a second", "15 requests per 21 s"."""
+    if limits is None:
+        return "a pace not yet known"
+    rate, burst = limits
+    window = burst / rate
+    if abs(window - 1.0) < 1e-6:
+        return f"{burst} request{'s' if burst != 1 else ''} a second"
+    return f"{burst} request{'s' if burst != 1 else ''} per {seconds_text(window)}"
 
 
 def slower(plan: PlanState, now: float, retry_after: float | None = None) -> PlanState:

@@ -19,11 +19,15 @@ from brave_search_mcp.models.errors import WarningCode
 from brave_search_mcp.providers.protocol import SearchRequest
 from brave_search_mcp.render.text import shown
 
-__all__ = ["CATEGORIES", "LANGUAGES", "escape_syntax", "search_form"]
+__all__ = ["CATEGORIES", "LANGUAGES", "SECTIONS", "escape_syntax", "named_sections", "search_form"]
 
 CATEGORIES: Mapping[str, str] = MappingProxyType(
     {"web": "general", "news": "news", "images": "images", "videos": "videos"}
 )
+# The sections a SearXNG web search answers with (``results.window_page``), which result_filter may name.
+SECTIONS: tuple[str, ...] = ("web", "infobox", "answers", "suggestions")
+# Brave's entries that name no section to show ("query") or ask for a summary ("summarizer", said elsewhere).
+_NOT_SECTIONS = frozenset({"query", "summarizer"})
 TIME_RANGES: Mapping[str, str] = MappingProxyType({"pd": "day", "pw": "week", "pm": "month", "py": "year"})
 SAFESEARCH: Mapping[str, str] = MappingProxyType({"off": "0", "moderate": "1", "strict": "2"})
 
@@ -186,3 +190,21 @@ def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningIte
             )
         )
     return form, warnings
+
+
+def named_sections(request: SearchRequest, warnings: list[WarningItem]) -> tuple[str, ...] | None:
+    """The sections of SearXNG's answer that result_filter names (None: no filter, or none SearXNG has: all are
+    shown), with a warning naming the entries SearXNG's answers have no section for."""
+    if not request.result_filter:
+        return None
+    have = tuple(entry for entry in request.result_filter if entry in SECTIONS)
+    lacking = [e for e in request.result_filter if e not in SECTIONS and e not in _NOT_SECTIONS]
+    if lacking:
+        shown_ = ", ".join(shown(entry) for entry in lacking[:5])
+        what = f"shown: {', '.join(have)}" if have else "every section it has is shown"
+        _warn(
+            warnings,
+            WarningCode.INVALID_RESULT_FILTER,
+            f"result_filter {shown_}: SearXNG's answers have no such section; {what} (it has {', '.join(SECTIONS)}).",
+        )
+    return have or None
