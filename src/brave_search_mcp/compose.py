@@ -108,13 +108,15 @@ def build_ports(
     now, pause = clock or client.clock, sleep or client.sleep
 
     def open_reader() -> UrlReader:
+        from brave_search_mcp.reader.browser import Renderer  # Playwright itself loads when a browser launches
         from brave_search_mcp.reader.reading import UrlReader  # its fetching stack loads on the first read only
 
+        renderer = Renderer(settings.read_browser, max_bytes=settings.read_max_bytes)  # launched on first need
         if backend is None:
             own = MemoryBackend(clock=now, sleep=pause, cache_max_entries=settings.cache_size)
-            return UrlReader(settings, own, clock=now, sleep=pause)
+            return UrlReader(settings, own, clock=now, sleep=pause, renderer=renderer)
         # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
-        return UrlReader(settings, backend, clock=time.time)
+        return UrlReader(settings, backend, clock=time.time, renderer=renderer)
 
     ports = Ports(settings, client, now, pause, PageMemo(settings.cache_size), open_reader, started_at=now())
     ports.chain = provider_chain(ports, dict(others or {}))
@@ -145,14 +147,22 @@ async def open_tools(
     """The enabled tools over one client; pass an open ``client`` (caller owns it) or a test ``transport``."""
     if client is not None:
         async with open_others(settings, client.limits.state) as others:
-            yield build_tools(settings, client, others=others)
+            tools = build_tools(settings, client, others=others)
+            try:
+                yield tools
+            finally:
+                await tools.ports.aclose()
         return
     async with (
         open_backend(settings) as backend,
         open_client(settings, transport=transport, backend=backend) as owned,
         open_others(settings, backend) as others,
     ):
-        yield build_tools(settings, owned, others=others, backend=backend)
+        tools = build_tools(settings, owned, others=others, backend=backend)
+        try:
+            yield tools
+        finally:
+            await tools.ports.aclose()  # the browser, if a read launched one
 
 
 @asynccontextmanager

@@ -56,6 +56,8 @@ class Document:
     hops: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hosts on the way and the addresses each was read from
     links: tuple[Link, ...] = ()  # an HTML page's links in page order (``links.page_links``)
     content_links: tuple[Link, ...] = ()  # the links its main text kept, in the text's order
+    drawn: bool = False  # rendered in a headless browser (an app shell: ``shell.py``), extracted from its DOM
+    render_note: str | None = None  # an app shell left unrendered: why, and how to have it rendered
 
     def to_bytes(self) -> bytes:
         """Compact UTF-8 JSON for the shared cache (a version field lets a new layout ignore old entries)."""
