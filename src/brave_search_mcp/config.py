@@ -369,15 +369,12 @@ def user_cache_dir(
     return _user_dir(environ, platform, home, "XDG_CACHE_HOME", ".cache", "Caches", "Cache")
 
 
-def playwright_browsers_dir(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
+def playwright_browsers_dir(environ: Mapping[str, str] | None = None, *, platform: str = sys.platform) -> Path:
     """Where ``playwright install`` puts browsers: PLAYWRIGHT_BROWSERS_PATH, else ms-playwright in the user's cache."""
-    env = os.environ if environ is None else environ
-    named = env.get("PLAYWRIGHT_BROWSERS_PATH", "")
-    if named and named != "0" and Path(named).is_absolute():
+    named = (os.environ if environ is None else environ).get("PLAYWRIGHT_BROWSERS_PATH", "")
+    if named and Path(named).is_absolute():
         return Path(named)
-    ours = user_cache_dir(environ, platform=platform, home=home)  # .../brave-search-mcp[/Cache]
+    ours = user_cache_dir(environ, platform=platform)  # .../brave-search-mcp, or .../brave-search-mcp/Cache
     return (ours.parent.parent if platform.startswith("win") else ours.parent) / "ms-playwright"
 
 

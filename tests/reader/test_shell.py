@@ -35,10 +35,10 @@ STATIC_SHORT = """<!doctype html><html><body><h1>Hello</h1><p>Just a short page.
 @pytest.mark.parametrize(
     ("html", "reason"),
     [
-        (CRA, "an empty #root beside script bundles"),
-        (VITE_VUE, "an empty #app beside script bundles"),
-        (NEXT, "an empty #__next beside script bundles"),
-        (ANGULAR, "an empty #app-root beside script bundles"),
+        (CRA, "an empty #root beside scripts"),
+        (VITE_VUE, "an empty #app beside scripts"),
+        (NEXT, "an empty #__next beside scripts"),
+        (ANGULAR, "an empty #app-root beside scripts"),
         (NOSCRIPT_ONLY, "a <noscript> asking for JavaScript"),
         (SCRIPTS_ONLY, "a body of scripts only"),
     ],

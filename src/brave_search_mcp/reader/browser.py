@@ -65,6 +65,10 @@ class RenderFailed(Exception):
     """The render did not give a page (the browser crashed, the page did not load in time): the static read stands."""
 
 
+class _BrowserGone(Exception):
+    """The browser would not open a context: it died since the last read (killed, crashed) and is relaunched."""
+
+
 @dataclass(frozen=True)
 class Rendered:
     """A rendered page: its DOM as HTML, where the browser ended up, and what the render did on the network."""
@@ -118,8 +122,13 @@ class Renderer:
         try:
             with anyio.fail_after(max(0.001, seconds)):
                 async with self._pages:
-                    browser = await self._ready()
-                    return await self._render(browser, url, policy, resolver, end)
+                    for _ in range(2):  # a browser found dead is relaunched once, within the same time
+                        browser = await self._ready()
+                        try:
+                            return await self._render(browser, url, policy, resolver, end)
+                        except _BrowserGone:
+                            await self._forget(browser)
+                    raise RenderFailed("the browser stopped twice in a row")
         except TimeoutError:
             raise RenderFailed("the browser did not finish within the read's time") from None
 
@@ -167,8 +176,8 @@ class Renderer:
                     ignore_https_errors=False,
                 )
             except Error as exc:
-                self._browser = None if not browser.is_connected() else browser
-                raise RenderFailed(f"the browser could not open a page: {_first_line(exc)}") from None
+                logger.warning("read_url: the browser is gone (%s); relaunching it", _first_line(exc))
+                raise _BrowserGone from None
             try:
                 html, final_url, requests, complete = await _draw(context, url, end)
             except Error as exc:
@@ -178,6 +187,12 @@ class Renderer:
                     await context.close()
             hops = tuple((host, tuple(addresses)) for host, addresses in proxy.hops.items())
             return Rendered(html, final_url, hops, requests, tuple(proxy.refused), complete and not proxy.over_budget)
+
+    async def _forget(self, browser: Browser) -> None:
+        """Drop ``browser`` if it is still the current one (another read may have relaunched already)."""
+        async with self._lock:
+            if self._browser is browser:
+                await self._drop()
 
     async def _drop(self) -> None:
         """Forget a browser that is gone (its process killed or crashed), closing what is left of it."""

@@ -198,12 +198,17 @@ async def guard_proxy(policy: AddressPolicy, resolver: Resolver, *, max_bytes: i
     proxy = GuardProxy(policy, resolver, max_bytes)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     proxy.port = listener.extra(SocketAttribute.local_port)
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(_serve, listener, proxy, group)
         try:
             yield proxy
+        except Exception as exc:  # the render's own error passes out as itself, not inside a group
+            failure = exc
         finally:
             group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 async def _serve(listener: anyio.abc.Listener[SocketStream], proxy: GuardProxy, group: TaskGroup) -> None:

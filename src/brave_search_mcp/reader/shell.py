@@ -2,7 +2,7 @@
 
 A React, Vue, Angular or Next.js page served without server rendering reads as its ``<noscript>`` line or as
 nothing at all. Rendering costs a browser, so it is done only when both hold: the static read found little
-text (``TINY_TEXT``) and the HTML says why (an empty root element beside script bundles, a ``<noscript>``
+text (``TINY_TEXT``) and the HTML says why (an empty root element beside scripts, a ``<noscript>``
 asking for JavaScript, a framework's hydration marker, a body of scripts only). Pure and cheap: one lxml parse.
 """
 
@@ -30,6 +30,7 @@ _ASKS_FOR_JS = re.compile(
     r"|javascript.{0,40}\b(?:required|enabled|disabled|needed)",
     re.I | re.S,
 )
+_CODE_TYPES = frozenset({"", "module", "text/javascript", "application/javascript", "text/babel"})
 _FEW_CHARS = 20  # an "empty" root may hold a spinner's word or two
 
 
@@ -48,7 +49,7 @@ def shell_reason(html: str) -> str | None:
         return None
     if tree is None:
         return None
-    scripts = tree.xpath("//script[@src] | //script[@type='module']")
+    scripts = [s for s in tree.iter("script") if (s.get("type") or "").strip().lower() in _CODE_TYPES]
     if scripts:
         for element in tree.iter():
             if not isinstance(element.tag, str):
@@ -56,7 +57,7 @@ def shell_reason(html: str) -> str | None:
             named = element.get("id") in _ROOT_IDS or element.tag in _ROOT_TAGS
             if named and len(element.text_content().strip()) <= _FEW_CHARS:
                 which = element.get("id") or element.tag
-                return f"an empty #{which} beside script bundles"
+                return f"an empty #{which} beside scripts"
     for noscript in tree.iter("noscript"):
         if _ASKS_FOR_JS.search(noscript.text_content() or ""):
             return "a <noscript> asking for JavaScript"
