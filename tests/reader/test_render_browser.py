@@ -24,6 +24,7 @@ from brave_search_mcp.reader.addresses import AddressPolicy, system_resolver
 from brave_search_mcp.reader.browser import MAX_REQUESTS, Renderer, RenderFailed
 from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
+from testkit.browsers import browser_processes
 from testkit.clock import FakeClock
 from testkit.programs import require
 from testkit.settings import make_settings
@@ -247,30 +248,6 @@ async def test_a_cached_rendered_page_is_checked_against_the_policy_in_force(
             await narrow.read(site.url("/app"))
 
 
-def _browser_processes() -> list[int]:
-    """This process's descendants that are a browser's main process (no ``--type=`` child role)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    mine = {os.getpid()}
-    for _ in range(10):  # a bounded walk down the tree
-        mine |= {pid for pid, parent in parents.items() if parent in mine}
-    found = []
-    for pid in mine - {os.getpid()}:
-        try:
-            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"chrom" in argv[0] and not any(arg.startswith(b"--type=") for arg in argv):
-            found.append(pid)
-    return found
-
-
 async def test_a_killed_browser_is_relaunched_by_the_next_read(
     backend: StateBackend, clock: FakeClock, site: FakeSite
 ) -> None:
@@ -280,7 +257,7 @@ async def test_a_killed_browser_is_relaunched_by_the_next_read(
     reader = reader_for(backend, clock, own, read_cache_ttl_seconds=0)
     try:
         assert (await reader.read(site.url("/app"))).document.drawn is True
-        victims = _browser_processes()
+        victims = browser_processes()
         assert victims, "the launched browser is a child of this process"
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
