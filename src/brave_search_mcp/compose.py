@@ -111,7 +111,7 @@ def build_ports(
         from brave_search_mcp.reader.browser import Renderer  # Playwright itself loads when a browser launches
         from brave_search_mcp.reader.reading import UrlReader  # its fetching stack loads on the first read only
 
-        renderer = Renderer(settings.read_browser, max_bytes=settings.read_max_bytes)  # launched on first need
+        renderer = Renderer(settings.read_browser)  # its browser is launched on the first app shell
         if backend is None:
             own = MemoryBackend(clock=now, sleep=pause, cache_max_entries=settings.cache_size)
             return UrlReader(settings, own, clock=now, sleep=pause, renderer=renderer)

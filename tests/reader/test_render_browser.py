@@ -21,7 +21,7 @@ import pytest
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.reader.addresses import AddressPolicy, system_resolver
-from brave_search_mcp.reader.browser import MAX_REQUESTS, Renderer, RenderFailed
+from brave_search_mcp.reader.browser import MAX_REQUESTS, Rendered, Renderer, RenderFailed
 from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
 from testkit.browsers import browser_processes
@@ -33,6 +33,7 @@ from testkit.sites import FakeSite, Reply
 CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
 pytestmark = pytest.mark.anyio
 LOOPBACK_ONLY = AddressPolicy.from_entries(["127.0.0.1"])
+MB = 1024 * 1024
 
 DRAWN = r"""<!doctype html><html><head><title>Widget docs</title></head><body><div id="root"></div>
 <script>
@@ -81,7 +82,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 async def renderer() -> AsyncIterator[Renderer]:
     """The module's one browser (launched by the first test that renders, closed after the last)."""
-    shared = Renderer(CHROMIUM, max_bytes=5 * 1024 * 1024)
+    shared = Renderer(CHROMIUM)
     yield shared
     await shared.aclose()
 
@@ -95,6 +96,11 @@ def internal() -> Iterator[CountingServer]:
     server.shutdown()
     server.server_close()
     thread.join(5)
+
+
+async def draw(renderer: Renderer, url: str, *, max_bytes: int = 16 * MB) -> Rendered:
+    """One render with only 127.0.0.1 opted in, as the reader would ask for it."""
+    return await renderer.render(url, policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15, max_bytes=max_bytes)
 
 
 def reader_for(backend: StateBackend, clock: FakeClock, renderer: Renderer | None, **settings: Any) -> UrlReader:
@@ -127,7 +133,7 @@ async def test_a_static_page_never_launches_the_browser(
     backend: StateBackend, clock: FakeClock, site: FakeSite
 ) -> None:
     site.page("/plain", "<html><body><h1>Plain</h1><p>" + "Served as HTML, read as HTML. " * 20 + "</p></body></html>")
-    own = Renderer(CHROMIUM, max_bytes=5 * 1024 * 1024)
+    own = Renderer(CHROMIUM)
     result = await reader_for(backend, clock, own).read(site.url("/plain"))
     assert result.document.drawn is False and result.document.render_note is None
     assert own.launches == 0 and own.describe()["running"] is False
@@ -157,7 +163,7 @@ async def test_a_page_cannot_reach_a_refused_address_by_any_request(
     site.page("/hostile", HOSTILE.format(i=internal.url(""), ws=internal.url("", scheme="ws")))
     site.redirect("/hop", internal.url("/after-redirect"))
     site.page("/ok", "allowed", content_type="text/plain")
-    drawn = await renderer.render(site.url("/hostile"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15)
+    drawn = await draw(renderer, site.url("/hostile"))
     assert "Hostile page" in drawn.html  # the page ran to its end: every attempt was made and answered
     assert site.count("/ok") == 1  # the same page's allowed request went through the same proxy
     assert site.count("/hop") == 1
@@ -171,7 +177,7 @@ async def test_a_frame_redirected_to_a_private_address_is_never_sent(
 ) -> None:
     site.page("/framed", '<html><body><h1>Outer</h1><iframe src="/inner"></iframe></body></html>')
     site.redirect("/inner", internal.url("/admin"))
-    drawn = await renderer.render(site.url("/framed"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15)
+    drawn = await draw(renderer, site.url("/framed"))
     assert site.count("/inner") == 1
     assert internal.accepted == 0
     assert drawn.refused == ("127.0.0.2",)
@@ -179,7 +185,7 @@ async def test_a_frame_redirected_to_a_private_address_is_never_sent(
 
 async def test_the_page_itself_is_checked_in_the_browser_too(renderer: Renderer, internal: CountingServer) -> None:
     with pytest.raises(RenderFailed, match="ERR_HTTP_RESPONSE_CODE_FAILURE"):  # the proxy's 403, not the page
-        await renderer.render(internal.url("/"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15)
+        await draw(renderer, internal.url("/"))
     assert internal.accepted == 0
 
 
@@ -213,6 +219,19 @@ async def test_a_page_that_opens_a_thousand_requests_is_capped(
     assert "A page that asks a lot." in result.document.markdown
     sent = sum(1 for seen in site.requests if seen.path.startswith("/n?"))
     assert 0 < sent < MAX_REQUESTS  # the page itself is one of the render's requests
+
+
+async def test_a_render_receives_at_most_its_bytes(renderer: Renderer, site: FakeSite) -> None:
+    body = """<html><body><div id="root">Waiting</div><script>
+      fetch('/big').then(r => r.text()).then(t => { document.getElementById('root').textContent = 'got ' + t.length; })
+        .catch(() => { document.getElementById('root').textContent = 'cut off'; });
+    </script></body></html>"""
+    site.page("/heavy", body)
+    site.page("/big", "x" * (2 * MB), content_type="text/plain")
+    drawn = await draw(renderer, site.url("/heavy"), max_bytes=MB)
+    assert site.count("/big") == 1
+    assert '<div id="root">cut off</div>' in drawn.html
+    assert drawn.complete is False
 
 
 async def test_a_page_that_starts_a_download_still_reads_and_nothing_is_saved(
@@ -253,7 +272,7 @@ async def test_a_killed_browser_is_relaunched_by_the_next_read(
 ) -> None:
     site.page("/app", DRAWN)
     site.page("/api/doc", DOC, content_type="application/json")
-    own = Renderer(CHROMIUM, max_bytes=5 * 1024 * 1024)
+    own = Renderer(CHROMIUM)
     reader = reader_for(backend, clock, own, read_cache_ttl_seconds=0)
     try:
         assert (await reader.read(site.url("/app"))).document.drawn is True

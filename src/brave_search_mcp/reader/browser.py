@@ -84,9 +84,8 @@ class Rendered:
 class Renderer:
     """The process's one browser: launched on first need, shared by reads, relaunched after a crash."""
 
-    def __init__(self, browser_setting: str | None, *, max_bytes: int) -> None:
+    def __init__(self, browser_setting: str | None) -> None:
         self.browser_setting = browser_setting
-        self.max_bytes = max_bytes * BYTES_FACTOR
         self.launches = 0  # how many times a browser was started (tests and status)
         self.version: str | None = None
         self._choice: BrowserChoice | None = None
@@ -116,8 +115,11 @@ class Renderer:
             "launches": self.launches,
         }
 
-    async def render(self, url: str, *, policy: AddressPolicy, resolver: Resolver, seconds: float) -> Rendered:
-        """``url`` drawn by its scripts, within ``seconds`` (the wait for a free page included)."""
+    async def render(
+        self, url: str, *, policy: AddressPolicy, resolver: Resolver, seconds: float, max_bytes: int
+    ) -> Rendered:
+        """``url`` drawn by its scripts, within ``seconds`` (the wait for a free page included), receiving at most
+        ``max_bytes`` over all its requests (then its connections are cut and the DOM is read as it stands)."""
         end = time.monotonic() + seconds
         try:
             with anyio.fail_after(max(0.001, seconds)):
@@ -125,7 +127,7 @@ class Renderer:
                     for _ in range(2):  # a browser found dead is relaunched once, within the same time
                         browser = await self._ready()
                         try:
-                            return await self._render(browser, url, policy, resolver, end)
+                            return await self._render(browser, url, (policy, resolver, max_bytes), end)
                         except _BrowserGone:
                             await self._forget(browser)
                     raise RenderFailed("the browser stopped twice in a row")
@@ -161,11 +163,12 @@ class Renderer:
             return self._browser
 
     async def _render(
-        self, browser: Browser, url: str, policy: AddressPolicy, resolver: Resolver, end: float
+        self, browser: Browser, url: str, rules: tuple[AddressPolicy, Resolver, int], end: float
     ) -> Rendered:
         from playwright.async_api import Error
 
-        async with guard_proxy(policy, resolver, max_bytes=self.max_bytes) as proxy:
+        policy, resolver, max_bytes = rules
+        async with guard_proxy(policy, resolver, max_bytes=max_bytes) as proxy:
             try:
                 context = await browser.new_context(
                     proxy={"server": f"http://127.0.0.1:{proxy.port}"},

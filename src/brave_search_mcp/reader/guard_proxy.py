@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -83,7 +83,7 @@ class GuardProxy:
             try:
                 head, rest = await _read_head(client)
                 await self._serve(client, head, rest)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, _OverBudget):
                 pass
             except (TimeoutError, ValueError, OSError) as exc:
                 logger.debug("render proxy: dropped a connection (%s)", type(exc).__name__)
@@ -128,7 +128,15 @@ class GuardProxy:
                 chunk = await client.receive(min(65536, length - len(body)))
                 body += chunk
                 await upstream.send(chunk)
-            await self._pipe(upstream, client)
+            await self._answer(upstream, client)
+
+    async def _answer(self, upstream: SocketStream, client: SocketStream) -> None:
+        """The site's answer to a plain http request, marked ``Connection: close`` so the browser sends its next
+        request on a new connection (checked afresh), never on this one to this host."""
+        head, rest = await _read_head(upstream, counted=self._count)
+        lines = [line for line in head.split(b"\r\n") if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+        await client.send(b"\r\n".join(lines) + b"\r\nConnection: close\r\nProxy-Connection: close\r\n\r\n" + rest)
+        await self._pipe(upstream, client)
 
     async def _pipe(self, source: SocketStream, sink: SocketStream, *, counted: bool = True) -> None:
         """Copy until ``source`` ends; bytes from the network count against the render's cap."""
@@ -156,14 +164,18 @@ class GuardProxy:
             await anyio.sleep_forever()  # until the way down ends: half-closed tunnels are normal
 
 
-async def _read_head(client: SocketStream) -> tuple[bytes, bytes]:
-    """The request head (up to the blank line) and whatever of the body came with it."""
+async def _read_head(stream: SocketStream, counted: Callable[[int], None] | None = None) -> tuple[bytes, bytes]:
+    """A request's or response's head (up to the blank line) and whatever of the body came with it. A browser
+    sends its head at once (``HEAD_SECONDS``); a site may think for as long as the render's deadline allows."""
     buffer = b""
-    with anyio.fail_after(HEAD_SECONDS):
+    with anyio.fail_after(HEAD_SECONDS if counted is None else None):
         while b"\r\n\r\n" not in buffer:
             if len(buffer) > MAX_HEAD_BYTES:
-                raise ValueError("request head too large")
-            buffer += await client.receive(65536)
+                raise ValueError("head too large")
+            data = await stream.receive(65536)
+            if counted is not None:
+                counted(len(data))
+            buffer += data
     head, _, rest = buffer.partition(b"\r\n\r\n")
     return head, rest
 

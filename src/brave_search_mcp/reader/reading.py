@@ -32,7 +32,7 @@ from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.limiter import Limiter
 from brave_search_mcp.reader.addresses import AddressPolicy, Resolver, recheck, system_resolver
-from brave_search_mcp.reader.browser import Renderer, RenderFailed, RenderUnavailable
+from brave_search_mcp.reader.browser import BYTES_FACTOR, Renderer, RenderFailed, RenderUnavailable
 from brave_search_mcp.reader.browser_find import HOW_TO_ENABLE
 from brave_search_mcp.reader.content import decode_text
 from brave_search_mcp.reader.document import Document
@@ -213,7 +213,10 @@ class UrlReader:
             return dataclasses.replace(static, render_note=_unavailable_note(why, HOW_TO_ENABLE)), False
         try:
             seconds = max(0.001, deadline - self.clock())
-            drawn = await self.renderer.render(page.final_url, policy=policy, resolver=self.resolver, seconds=seconds)
+            cap = self.settings.read_max_bytes * BYTES_FACTOR
+            drawn = await self.renderer.render(
+                page.final_url, policy=policy, resolver=self.resolver, seconds=seconds, max_bytes=cap
+            )
         except RenderUnavailable as exc:
             return dataclasses.replace(static, render_note=_unavailable_note(why, str(exc))), False
         except RenderFailed as exc:
