@@ -156,6 +156,7 @@ class Renderer:
                     executable_path=choice.executable, args=list(CHROMIUM_FLAGS), timeout=30_000
                 )
             except Error as exc:
+                await self._stop_driver()  # a driver that died with it is started afresh next time
                 raise RenderUnavailable(f"{choice.executable} did not start: {_first_line(exc)}") from None
             self.launches += 1
             self.version = self._browser.version
@@ -212,10 +213,17 @@ class Renderer:
         async with self._lock:
             self._closed = True
             await self._drop()
-            if self._playwright is not None:
-                playwright, self._playwright = self._playwright, None
-                with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+            await self._stop_driver()
+
+    async def _stop_driver(self) -> None:
+        """Stop Playwright's driver process (it is started again by the next launch)."""
+        if self._playwright is not None:
+            playwright, self._playwright = self._playwright, None
+            with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+                try:
                     await playwright.stop()
+                except Exception as exc:  # a driver that already died: nothing is left to stop
+                    logger.debug("read_url: stopping Playwright: %s", type(exc).__name__)
 
 
 async def _draw(context: BrowserContext, url: str, end: float) -> tuple[str, str, int, bool]:

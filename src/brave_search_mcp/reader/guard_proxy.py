@@ -136,7 +136,16 @@ class GuardProxy:
         head, rest = await _read_head(upstream, counted=self._count)
         lines = [line for line in head.split(b"\r\n") if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
         await client.send(b"\r\n".join(lines) + b"\r\nConnection: close\r\nProxy-Connection: close\r\n\r\n" + rest)
-        await self._pipe(upstream, client)
+        async with anyio.create_task_group() as group:  # until the site ends, or the browser hangs up first
+
+            async def down() -> None:
+                await self._pipe(upstream, client)
+                group.cancel_scope.cancel()
+
+            group.start_soon(down)
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await client.receive()  # anything more from the browser is not forwarded: the exchange is over
+            group.cancel_scope.cancel()
 
     async def _pipe(self, source: SocketStream, sink: SocketStream, *, counted: bool = True) -> None:
         """Copy until ``source`` ends; bytes from the network count against the render's cap."""
