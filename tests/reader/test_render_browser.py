@@ -129,6 +129,30 @@ async def test_a_shell_page_reads_as_the_text_headings_and_code_its_scripts_draw
     assert never.document.drawn is False and "Widget guide" not in never.document.markdown
 
 
+async def test_render_always_draws_an_ordinary_page_too(
+    renderer: Renderer, backend: StateBackend, clock: FakeClock, site: FakeSite
+) -> None:
+    body = "<html><body><h1>Plain</h1><p>" + "Served as HTML. " * 30 + "</p><script>document.body.insertAdjacentHTML("
+    site.page("/mixed", body + "'beforeend', '<p>Added by a script after load.</p>')</script></body></html>")
+    reader = reader_for(backend, clock, renderer)
+    static = await reader.read(site.url("/mixed"))
+    assert static.document.drawn is False and "Added by a script" not in static.document.markdown
+    drawn = await reader.read(site.url("/mixed"), render="always")
+    assert drawn.document.drawn is True and "Added by a script after load." in drawn.document.markdown
+
+
+async def test_service_workers_never_load(renderer: Renderer, site: FakeSite) -> None:
+    body = """<html><body><div id="root">Waiting</div><script>
+      navigator.serviceWorker.register('/sw.js').then(() => 'registered', e => 'refused: ' + e.name)
+        .then(said => { document.getElementById('root').textContent = said; });
+    </script></body></html>"""
+    site.page("/worker", body)
+    site.page("/sw.js", "self.addEventListener('fetch', () => {});", content_type="text/javascript")
+    drawn = await draw(renderer, site.url("/worker"))
+    assert '<div id="root">' in drawn.html  # the page ran (Playwright answers the registration itself)...
+    assert site.count("/sw.js") == 0  # ...but no worker script was ever fetched, so none can run
+
+
 async def test_a_static_page_never_launches_the_browser(
     backend: StateBackend, clock: FakeClock, site: FakeSite
 ) -> None:

@@ -19,7 +19,7 @@ from brave_search_mcp.reader.content import Kind
 from brave_search_mcp.reader.links import Link
 
 Format = Literal["markdown", "text"]
-FORMAT_VERSION = 2  # 2: the hosts and addresses a page was read from (re-checked on a hit), and its links
+FORMAT_VERSION = 3  # 2: the hosts and addresses a page was read from, its links; 3: drawn and render_note
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
