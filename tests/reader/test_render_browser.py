@@ -291,6 +291,18 @@ async def test_a_cached_rendered_page_is_checked_against_the_policy_in_force(
             await narrow.read(site.url("/app"))
 
 
+async def test_a_browser_that_will_not_start_leaves_the_static_read_and_says_why(
+    backend: StateBackend, clock: FakeClock, site: FakeSite
+) -> None:
+    site.page("/app", DRAWN)
+    broken = Renderer(require("false", "coreutils"))  # an executable that exits at once: no browser
+    result = await reader_for(backend, clock, broken).read(site.url("/app"))
+    assert result.document.drawn is False
+    assert result.document.render_note is not None and "did not start" in result.document.render_note
+    assert broken.launches == 0 and broken.describe()["running"] is False
+    await broken.aclose()
+
+
 async def test_a_killed_browser_is_relaunched_by_the_next_read(
     backend: StateBackend, clock: FakeClock, site: FakeSite
 ) -> None:

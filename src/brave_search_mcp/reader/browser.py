@@ -133,6 +133,11 @@ class Renderer:
                     raise RenderFailed("the browser stopped twice in a row")
         except TimeoutError:
             raise RenderFailed("the browser did not finish within the read's time") from None
+        except (RenderFailed, RenderUnavailable):
+            raise
+        except Exception as exc:  # whatever else the browser or its driver does, the read goes on without it
+            logger.warning("read_url: rendering failed unexpectedly", exc_info=True)
+            raise RenderFailed(f"the browser failed ({type(exc).__name__})") from None
 
     async def _ready(self) -> Browser:
         """The running browser, launched now if there is none or it died."""
@@ -155,7 +160,7 @@ class Renderer:
                 self._browser = await self._playwright.chromium.launch(
                     executable_path=choice.executable, args=list(CHROMIUM_FLAGS), timeout=30_000
                 )
-            except Error as exc:
+            except (Error, OSError) as exc:  # no driver, or no browser that starts
                 await self._stop_driver()  # a driver that died with it is started afresh next time
                 raise RenderUnavailable(f"{choice.executable} did not start: {_first_line(exc)}") from None
             self.launches += 1
