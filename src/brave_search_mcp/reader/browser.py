@@ -50,6 +50,7 @@ CHROMIUM_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-domain-reliability",
+    "--dns-prefetch-disable",
     "--disable-dev-shm-usage",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--proxy-server=http://127.0.0.1:9",
