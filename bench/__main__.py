@@ -17,7 +17,7 @@ from typing import TextIO
 import anyio
 
 from .machine import describe_machine
-from .report import EXTRACTION_HEADING, render_document, section_of, with_section
+from .report import EXTRACTION_HEADING, RENDER_HEADING, render_document, section_of, with_section
 from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
@@ -75,7 +75,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     out = out or sys.stdout
     # A partial run never replaces the whole report unless told where to write; the extraction part alone
     # replaces its own section of it.
-    alone = ns.only == [EXTRACTION]
+    own_sections = {EXTRACTION: EXTRACTION_HEADING, "render": RENDER_HEADING}  # parts that replace their section
+    alone = len(ns.only or ()) == 1 and ns.only[0] in own_sections
     target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
     parts = ns.only or (*PARTS, *([EXTRACTION] if ns.aeb else []))
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
@@ -93,9 +94,16 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 1
     earlier = target.read_text(encoding="utf-8") if target is not None and target.exists() else ""
     shown = [("PATH" if ns.aeb is not None and arg == str(ns.aeb) else arg) for arg in args]  # not this machine's
-    document = render_document(results, machine, command_line(shown), carried=section_of(earlier, EXTRACTION_HEADING))
+    document = render_document(
+        results,
+        machine,
+        command_line(shown),
+        carried=section_of(earlier, EXTRACTION_HEADING),
+        carried_render=section_of(earlier, RENDER_HEADING),
+    )
     if alone and earlier and ns.output is None:
-        document = with_section(earlier, EXTRACTION_HEADING, section_of(document, EXTRACTION_HEADING))
+        heading = own_sections[ns.only[0]]
+        document = with_section(earlier, heading, section_of(document, heading))
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from .bursts import Burst, met, scenarios
 from .extraction import AS_RUN, DEFAULTS, READ_URL, ExtractionResult
 from .machine import Machine
 from .pipeline import PipelineResult
+from .render import SHELLS, RenderResult
 from .run import Plan, Results
 from .servers import OURS, THEIRS
 from .session import LATENCY, SCRIPT, SessionResults, SessionRun, repeats
@@ -25,6 +26,8 @@ SESSION_MAX_WALL = 1.0  # ours / official at the 20/s plan
 SESSION_MAX_BILLED = 0.75
 MET, MISSED, NO_TARGET, NOT_RUN = "met", "missed", "—", "not measured"
 EXTRACTION_HEADING = "## Main-text extraction"
+RENDER_HEADING = "## Rendering app shells (issue 45)"
+RENDER_MAX_SECOND = 3.0  # seconds: a second rendered read in the same process
 AEB = "https://github.com/scrapinghub/article-extraction-benchmark"
 
 
@@ -224,6 +227,35 @@ def render_extraction(found: ExtractionResult, machine: Machine, command: str) -
     )
 
 
+def render_render(found: RenderResult, runs: int, machine: Machine, command: str) -> str:
+    """The rendering section: a static read, then the first, second and third app shell of a fresh server."""
+    intro = (
+        f"{RENDER_HEADING}\n\nOur stdio server on its shipped defaults reads, through `read_url`, a static page and "
+        f"then {SHELLS} different app shells from a local site (each drawn by a 200 KB bundle that fetches its "
+        "text as JSON; every read a cache miss). The first shell starts the browser "
+        f"({found.browser or 'none found'}). Medians over {runs} fresh server(s), with their range "
+        "(`bench/render.py`).\n\n"
+    )
+    if not found.rendered:
+        return intro + f"Not rendered on this machine: {found.note}\n"
+    rows = []
+    for label, walls, target in (
+        ("static page (no browser)", found.static, None),
+        ("first app shell (the browser starts)", found.first, None),
+        ("second app shell", found.second, RENDER_MAX_SECOND),
+        ("third app shell", found.third, None),
+    ):
+        median = statistics.median(walls)
+        status = NO_TARGET if target is None else verdict(median < target)
+        rows.append([label, fmt_s(median), f"{fmt_s(min(walls))}–{fmt_s(max(walls))}",
+                     "—" if target is None else f"< {target:g} s", status])  # fmt: skip
+    return (
+        intro
+        + table(("read_url call", "Wall (median)", "Range", "Target", "Status"), rows)
+        + f"\nMeasured {machine.date} with `{command}`.\n"
+    )
+
+
 def section_of(document: str, heading: str) -> str | None:
     """The section under ``heading`` (up to the next ``## ``), or None when the document has none."""
     start = document.find(f"\n{heading}\n")
@@ -245,9 +277,11 @@ def with_section(document: str, heading: str, section: str | None) -> str:
     return document[: at + 1] + section + document[at + 1 :] if at >= 0 else document.rstrip("\n") + "\n\n" + section
 
 
-def render_document(results: Results, machine: Machine, command: str, carried: str | None = None) -> str:
-    """docs/benchmarks.md: what ran where, the agent session, start-up and sizes, bursts, extraction (measured, or
-    ``carried`` over from the report this one replaces), how, and the command."""
+def render_document(
+    results: Results, machine: Machine, command: str, carried: str | None = None, carried_render: str | None = None
+) -> str:
+    """docs/benchmarks.md: what ran where, the agent session, start-up and sizes, bursts, rendering and extraction
+    (measured, or ``carried`` over from the report this one replaces), how, and the command."""
     plan: Plan = results.plan
     parts = [
         "# Benchmarks\n",
@@ -278,13 +312,17 @@ def render_document(results: Results, machine: Machine, command: str, carried: s
             "(f): one call of a first process stores the 50/s plan; then the fake allows (and states) 1/s.\n"
         )
         parts.append(table(("Scenario", "Result", "Target", "Status"), burst_rows(results.bursts)))
+    rendering = render_render(results.render, plan.render_runs, machine, command) if results.render else None
+    if rendering or carried_render:
+        parts.append((rendering or carried_render or "").rstrip("\n") + "\n")
     extraction = render_extraction(results.extraction, machine, command) if results.extraction else carried
     if extraction:
         parts.append(extraction.rstrip("\n") + "\n")
     parts.append(
         f"## Command\n\n```\n{command}\n```\n\nTook {results.elapsed:.0f} s. CI (`.ci/run`) runs "
         "`uv run --extra dev python -m bench --quick --no-write`: every part once, printed, never written here. "
-        "`--only session` (or `startup`, `calls`, `memory`, `bursts`) runs one part; `--no-official` leaves the "
+        "`--only session` (or `startup`, `calls`, `memory`, `bursts`, `render`) runs one part (`--only render` "
+        "alone replaces just its section here); `--no-official` leaves the "
         "official server out; `--aeb PATH` (a checkout of the article-extraction benchmark) adds the extraction "
         "part, and `--only extraction --aeb PATH` replaces just its section here.\n"
     )

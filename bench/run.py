@@ -19,13 +19,14 @@ from .bursts import Burst, run_bursts
 from .extraction import ExtractionResult, measure_extraction
 from .official import INSTALL_TIMEOUT, ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
+from .render import RenderResult, measure_render
 from .servers import our_env, ours, started
 from .session import SessionResults, run_sessions
 from .upstream import make_fake
 
 logger = logging.getLogger(__name__)
 
-PARTS = ("startup", "calls", "memory", "bursts", "session")
+PARTS = ("startup", "calls", "memory", "bursts", "render", "session")
 EXTRACTION = "extraction"  # runs only on a checkout of the benchmark (--aeb PATH): it is not in this repository
 FAST = 1000  # requests per second the fake allows where the plan must never be what is measured
 QUICK_INSTALL_TIMEOUT = 90.0  # seconds npm may take under --quick (CI) before the official server is skipped
@@ -39,10 +40,11 @@ class Plan:
     call_samples: int
     burst_runs: int
     session_runs: int
+    render_runs: int = 1
 
 
-FULL = Plan(startup_reps=15, call_samples=200, burst_runs=3, session_runs=3)
-QUICK = Plan(startup_reps=3, call_samples=20, burst_runs=1, session_runs=1)
+FULL = Plan(startup_reps=15, call_samples=200, burst_runs=3, session_runs=3, render_runs=3)
+QUICK = Plan(startup_reps=3, call_samples=20, burst_runs=1, session_runs=1, render_runs=1)
 
 
 @dataclass
@@ -57,6 +59,7 @@ class Results:
     memory: PipelineResult | None = None
     bursts: list[Burst] = field(default_factory=list)
     session: SessionResults | None = None
+    render: RenderResult | None = None
     extraction: ExtractionResult | None = None
     elapsed: float = 0.0
 
@@ -86,6 +89,9 @@ async def run_all(
                 results.memory = await measure_pipeline(our_env(upstream.base_url, tmp / "memory"), upstream)
         if "bursts" in parts:
             results.bursts = await run_bursts(plan.burst_runs, tmp / "bursts")
+        if "render" in parts:
+            logger.info("app shells rendered through read_url, %d run(s)", plan.render_runs)
+            results.render = await measure_render(plan.render_runs, tmp / "render")
     if "session" in parts:
         install = partial(ensure_official, timeout=QUICK_INSTALL_TIMEOUT if quick else INSTALL_TIMEOUT)
         found = await anyio.to_thread.run_sync(install) if official else "official server left out (--no-official)"

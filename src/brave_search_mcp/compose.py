@@ -113,13 +113,15 @@ def build_ports(
     observer = observer or Observer()
 
     def open_reader() -> UrlReader:
+        from brave_search_mcp.reader.browser import Renderer  # Playwright itself loads when a browser launches
         from brave_search_mcp.reader.observed import ObservedReader  # its fetching stack loads on the first read only
 
+        renderer = Renderer(settings.read_browser)  # its browser is launched on the first app shell
         if backend is None:
             own = MemoryBackend(clock=now, sleep=pause, cache_max_entries=settings.cache_size)
-            return ObservedReader(settings, own, clock=now, sleep=pause, observer=observer)
+            return ObservedReader(settings, own, clock=now, sleep=pause, renderer=renderer, observer=observer)
         # open_state's backends keep wall time: they are shared by processes whose monotonic clocks differ
-        return ObservedReader(settings, backend, clock=time.time, observer=observer)
+        return ObservedReader(settings, backend, clock=time.time, renderer=renderer, observer=observer)
 
     ports = Ports(settings, client, now, pause, PageMemo(settings.cache_size), open_reader, started_at=now())
     ports.chain = provider_chain(ports, dict(others or {}))
@@ -155,14 +157,22 @@ async def open_tools(
     ``observer`` (the face's, one per process) counts and traces what they do."""
     if client is not None:
         async with open_others(settings, client.limits.state, observer) as others:
-            yield build_tools(settings, client, others=others, observer=observer)
+            tools = build_tools(settings, client, others=others, observer=observer)
+            try:
+                yield tools
+            finally:
+                await tools.ports.aclose()
         return
     async with (
         open_backend(settings) as backend,
         open_client(settings, transport=transport, backend=backend) as owned,
         open_others(settings, backend, observer) as others,
     ):
-        yield build_tools(settings, owned, others=others, backend=backend, observer=observer)
+        tools = build_tools(settings, owned, others=others, backend=backend, observer=observer)
+        try:
+            yield tools
+        finally:
+            await tools.ports.aclose()  # the browser, if a read launched one
 
 
 @asynccontextmanager

@@ -126,6 +126,8 @@ class Settings(BaseModel):
     read_timeout_seconds: float = Field(20.0, alias="BRAVE_SEARCH_READ_TIMEOUT_SECONDS", ge=0.05, le=120.0)
     read_cache_ttl_seconds: float = Field(900.0, alias="BRAVE_SEARCH_READ_CACHE_TTL_SECONDS", ge=0.0, le=86_400.0)
     read_allowed_hosts: tuple[str, ...] = Field((), alias="BRAVE_SEARCH_READ_ALLOWED_HOSTS")
+    # app shells are rendered by this Chromium-family executable (a path), none ("off"), or the first one found
+    read_browser: str | None = Field(None, alias="BRAVE_SEARCH_READ_BROWSER", min_length=1, max_length=4096)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -372,6 +374,15 @@ def user_cache_dir(
 ) -> Path:
     """This app's cache directory: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches; %LOCALAPPDATA%/…/Cache."""
     return _user_dir(environ, platform, home, "XDG_CACHE_HOME", ".cache", "Caches", "Cache")
+
+
+def playwright_browsers_dir(environ: Mapping[str, str] | None = None, *, platform: str = sys.platform) -> Path:
+    """Where ``playwright install`` puts browsers: PLAYWRIGHT_BROWSERS_PATH, else ms-playwright in the user's cache."""
+    named = (os.environ if environ is None else environ).get("PLAYWRIGHT_BROWSERS_PATH", "")
+    if named and Path(named).is_absolute():
+        return Path(named)
+    ours = user_cache_dir(environ, platform=platform)  # .../brave-search-mcp, or .../brave-search-mcp/Cache
+    return (ours.parent.parent if platform.startswith("win") else ours.parent) / "ms-playwright"
 
 
 def user_state_dir(

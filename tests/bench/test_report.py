@@ -8,7 +8,17 @@ from bench.basics import Calls, Sizes, Startup
 from bench.bursts import Burst
 from bench.machine import Machine
 from bench.pipeline import PipelineResult
-from bench.report import MET, MISSED, basics_rows, burst_rows, memory_row, render_document
+from bench.render import RenderResult
+from bench.report import (
+    MET,
+    MISSED,
+    RENDER_HEADING,
+    basics_rows,
+    burst_rows,
+    memory_row,
+    render_document,
+    render_render,
+)
 from bench.run import QUICK, Results
 from bench.servers import OURS, THEIRS
 from bench.session import SessionResults, SessionRun
@@ -99,3 +109,19 @@ def test_one_table_helper_escapes_every_cell_and_no_bench_module_writes_a_table_
     bench = Path(__file__).resolve().parents[2] / "bench"
     by_hand = [p.name for p in bench.glob("*.py") if p.name != "tables.py" and "|---" in p.read_text(encoding="utf-8")]
     assert by_hand == []
+
+
+def test_the_second_rendered_read_is_judged_against_three_seconds_and_a_machine_without_a_browser_says_so() -> None:
+    fast = RenderResult([0.3], [4.0], [1.4], [1.3], browser="/usr/bin/chromium")
+    section = render_render(fast, 1, MACHINE, "python -m bench --only render")
+    assert section.startswith(RENDER_HEADING)
+    assert "| second app shell | 1.40 s | 1.40 s–1.40 s | < 3 s | met |" in section
+    assert "| first app shell (the browser starts) | 4.00 s | 4.00 s–4.00 s | — | — |" in section
+    slow = RenderResult([0.3], [6.0], [3.2], [3.1], browser="/usr/bin/chromium")
+    assert "| < 3 s | missed |" in render_render(slow, 1, MACHINE, "x")
+    none = RenderResult([0.3], [0.4], [0.4], [0.4], rendered=False, note="no browser can render it here")
+    assert (
+        render_render(none, 1, MACHINE, "x")
+        .rstrip()
+        .endswith("Not rendered on this machine: no browser can render it here")
+    )

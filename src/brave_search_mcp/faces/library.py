@@ -60,6 +60,7 @@ class BraveSearch:
             )
             others = await stack.enter_async_context(open_others(self.settings, backend))
             self._tools = build_tools(self.settings, client, others=others, backend=backend)
+            stack.push_async_callback(self._tools.ports.aclose)  # the browser, if a read launched one
         except BaseException:
             await stack.aclose()
             raise

@@ -95,6 +95,7 @@ class WarningCode(StrEnum):
     ANSWER_TRUNCATED = "ANSWER_TRUNCATED"
     DEADLINE_REACHED = "DEADLINE_REACHED"
     PAGE_INCOMPLETE = "PAGE_INCOMPLETE"
+    JAVASCRIPT_NOT_RENDERED = "JAVASCRIPT_NOT_RENDERED"
 
 
 class BraveSearchError(Exception):
@@ -386,4 +387,5 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.ANSWER_TRUNCATED: "The answer was cut to max_chars; raise max_chars to see all of it.",
     WarningCode.DEADLINE_REACHED: "The call's deadline ended the answer early; the text is what arrived.",
     WarningCode.PAGE_INCOMPLETE: "read_url could not keep all of the page (see the message); the rest is what it read.",
+    WarningCode.JAVASCRIPT_NOT_RENDERED: "The page is drawn by JavaScript and was not rendered; the message says how.",
 }

@@ -202,6 +202,9 @@ class ReadArgs(StrictInput):
     links: Literal["same_site", "all"] | None = Field(
         None, description="Also list links: same_site (in the content) or all (nav, footer, other sites)."
     )
+    render: Literal["auto", "never", "always"] = Field(
+        "auto", description="auto renders pages only JavaScript draws (app shells)."
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ReadArgs:

@@ -38,6 +38,7 @@ class PagePart(Envelope):
     end_char: int
     total_chars: int
     next_start_char: int | None = None
+    rendered: bool = False  # drawn in a headless browser first (the static HTML was an app shell)
     headings: list[PageHeading] = Field(
         default_factory=list
     )  # the page's outline (the text shows it first when the page was cut)

@@ -19,7 +19,7 @@ from brave_search_mcp.reader.content import Kind
 from brave_search_mcp.reader.links import Link
 
 Format = Literal["markdown", "text"]
-FORMAT_VERSION = 2  # 2: the hosts and addresses a page was read from (re-checked on a hit), and its links
+FORMAT_VERSION = 3  # 2: the hosts and addresses a page was read from, its links; 3: drawn and render_note
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
@@ -56,6 +56,8 @@ class Document:
     hops: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hosts on the way and the addresses each was read from
     links: tuple[Link, ...] = ()  # an HTML page's links in page order (``links.page_links``)
     content_links: tuple[Link, ...] = ()  # the links its main text kept, in the text's order
+    drawn: bool = False  # rendered in a headless browser (an app shell: ``shell.py``), extracted from its DOM
+    render_note: str | None = None  # an app shell left unrendered: why, and how to have it rendered
 
     def to_bytes(self) -> bytes:
         """Compact UTF-8 JSON for the shared cache (a version field lets a new layout ignore old entries)."""

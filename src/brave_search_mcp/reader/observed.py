@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from brave_search_mcp.models import errors
 from brave_search_mcp.observe import Observer
-from brave_search_mcp.reader.reading import ReadResult, UrlReader
+from brave_search_mcp.reader.reading import ReadResult, RenderMode, UrlReader
 
 
 @dataclass
@@ -16,12 +16,12 @@ class ObservedReader(UrlReader):
 
     observer: Observer = field(default_factory=Observer)
 
-    async def read(self, url: str, *, deadline: float | None = None) -> ReadResult:
+    async def read(self, url: str, *, deadline: float | None = None, render: RenderMode = "auto") -> ReadResult:
         """Read as ``UrlReader`` does; the outcome is counted whatever it is."""
         outcome = "failed"
         try:
             with self.observer.span("page read"):
-                result = await super().read(url, deadline=deadline)
+                result = await super().read(url, deadline=deadline, render=render)
             outcome = "read"
             return result
         except errors.FetchBlocked:

@@ -109,6 +109,8 @@ def render_read(
     next_start = end if end < total else None
     if document.truncated or document.notes:
         warnings.append({"code": WarningCode.PAGE_INCOMPLETE.value, "message": _incomplete(document)})
+    if document.render_note:
+        warnings.append({"code": WarningCode.JAVASCRIPT_NOT_RENDERED.value, "message": document.render_note})
     structured: dict[str, Any] = {
         "title": document.title,
         "url": document.url,
@@ -122,6 +124,7 @@ def render_read(
         "end_char": end,
         "total_chars": total,
         "next_start_char": next_start,
+        "rendered": document.drawn,
         "headings": heading_entries(headings),
         "content": part,
         "warnings": warnings,

@@ -174,6 +174,8 @@ async def build_status(
     report["providers"] = await ports.chain.status() if ports.chain else brave_alone
     others = {name: state.pop("counters", {}) for name, state in report["providers"].items()}
     report["state"] = client.limits.state.health()
+    if any(spec.name == "read_url" for spec in tools):
+        report["rendering"] = ports.rendering()  # read_url's browser for app shells
     reasons += troubles(report, client.counters() if uses_brave else {})
     paused = [
         f"{name} {kind} search" if kind else name
@@ -366,6 +368,14 @@ def _other_lines(name: str, state: dict[str, Any], ttl: float) -> list[str]:
     return lines
 
 
+def _rendering_line(rendering: dict[str, Any]) -> str:
+    """read_url's JavaScript rendering: the browser and whether it runs, or why there is none."""
+    if not rendering["available"]:
+        return f"rendering: unavailable ({rendering['reason']})"
+    running = f"running, {rendering['version']}" if rendering.get("running") else "launched on the first app shell"
+    return f"rendering: {rendering['browser']} ({rendering['found_by']}; {running})"
+
+
 def _breaker_line(name: str, breaker: dict[str, Any]) -> str:
     """One provider's breaker, the search types paused or failing on their own, and a misconfiguration."""
     line = f"provider {name}: {breaker['state']}, failures {breaker['failures']}"
@@ -400,6 +410,8 @@ def render_status_text(report: dict[str, Any]) -> str:
         if name != "brave":
             lines += _other_lines(name, state, settings["cache_ttl_seconds"])
     lines.append(_state_line(report.get("state") or {}))
+    if "rendering" in report:
+        lines.append(_rendering_line(report["rendering"]))
     for probe in report.get("probe", []):
         outcome = "ok" if probe["ok"] else f"{probe['code']}: {probe['message']}"
         lines.append(f"probe {probe.get('search_type') or probe['provider']}: {outcome} ({probe['duration_ms']} ms)")

@@ -151,6 +151,23 @@ class Ports:
         stack (httpcore2, h11, the fetch and extract modules)."""
         return self.open_reader()
 
+    def rendering(self) -> dict[str, Any]:
+        """read_url's browser for app shells: available or why not, which one, running (nothing is launched)."""
+        reader: UrlReader | None = self.__dict__.get("reader")
+        if reader is not None and reader.renderer is not None:
+            return reader.renderer.describe()
+        from brave_search_mcp.reader.browser_find import find_browser
+
+        choice = find_browser(self.settings.read_browser)
+        return {"available": choice.available, "browser": choice.executable, "found_by": choice.source,
+                "reason": choice.reason, "running": False}  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Close what read_url's reader opened (its browser), if a read built it: the process is stopping."""
+        reader: UrlReader | None = self.__dict__.get("reader")
+        if reader is not None:
+            await reader.aclose()
+
     def busy(self) -> AbstractContextManager[None]:
         """Around one tool call: the state's writes deferred meanwhile wait until no call is in flight."""
         return self.client.limits.state.busy()

@@ -45,7 +45,7 @@ async def run(args: ReadArgs, ports: Ports, call: Call) -> tuple[ReadEnvelope | 
     started = ports.clock()
     reader = ports.reader
     # The reader keeps the state backend's time; the call's deadline is on the ports' clock.
-    result = await reader.read(args.url, deadline=moved(call.deadline, ports.clock, reader.clock))
+    result = await reader.read(args.url, deadline=moved(call.deadline, ports.clock, reader.clock), render=args.render)
     call.facts.cached = result.cached
     call.facts.attempts = result.attempts
     answer, text = render_read(
@@ -87,7 +87,7 @@ async def _several(
 
     async def one(index: int, url: str) -> None:
         try:
-            answered[index] = await reader.read(url, deadline=deadline)
+            answered[index] = await reader.read(url, deadline=deadline, render=args.render)
         except errors.BraveSearchError as exc:
             answered[index] = exc
 
@@ -167,7 +167,9 @@ SPEC = ToolSpec(
         "reads pages concurrently, one section each (or its own error), max_chars split evenly between them with "
         "what a short page leaves going to the others; page on with url and that page's next_start_char. links "
         "same_site adds the in-content links on the page's site (to walk docs), all every link (navigation, "
-        "footer, other sites), capped at 100 links and 8 KB."
+        "footer, other sites), capped at 100 links and 8 KB. render auto draws a page that only JavaScript draws (an "
+        "app shell) in headless Chromium, when installed (the browser extra); rendered says it was; every request "
+        "the page makes passes the same address policy."
     ),
     guide="the main content of a web page or PDF as markdown, part by part (read what a search found)",
     input_model=ReadArgs,
