@@ -67,34 +67,10 @@ async def test_a_deferred_write_that_fails_is_logged_and_never_raised(caplog: py
     assert "deferred write to the shared state failed" in caplog.text and "disk on fire" in caplog.text
 
 
-async def test_a_clean_answer_is_counted_in_the_store_after_the_reply_and_the_queue_asks_again(tmp_path: Path) -> None:
-    clock = FakeClock()
-    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
-    try:
-        mine = one.limiter("brave:k", rate=None, family="search")
-        theirs = two.limiter("brave:k", rate=None, family="search")
-        await mine.change(lambda p: p.learned_as(20.0, 10))  # a plan just learned: unconfirmed, no clean answer
-        woken: list[bool] = []
-        mine.wake = lambda: woken.append(True)  # type: ignore[method-assign]
-        await mine.change_later(lambda p: p.confirmed(clock()))
-        assert mine.plan.clean == 1  # this process counts it at once...
-        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 0  # ...the store once the reply is out
-        assert woken == []
-        await one.settle()
-        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 1
-        assert woken == [True]  # the head of the queue asks again with the stored count
-    finally:
-        await one.aclose()
-        await two.aclose()
-
-
-@pytest.mark.parametrize("deferred", [True, False], ids=["after-the-reply", "at-once"])
-async def test_a_clean_answer_on_a_store_that_lost_its_plans_stores_the_plan_this_process_knows(
-    deferred: bool, tmp_path: Path
-) -> None:
-    """A state file made afresh (or a Redis restarted empty) under a process that learned 20/s: the first clean
-    answer's write (deferred, or at once) stores that plan with the answer counted once, not the family's unknown
-    initial plan (which would make every process probe and re-learn it)."""
+async def test_a_plan_change_on_a_store_that_lost_its_plans_stores_the_plan_this_process_knows(tmp_path: Path) -> None:
+    """A state file made afresh (or a Redis restarted empty) under a process that learned 20/s: the next plan change
+    (a pause) stores that plan with the change, not the family's unknown initial plan (which would make every process
+    probe and re-learn it)."""
     clock = FakeClock()
     one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
     try:
@@ -102,11 +78,9 @@ async def test_a_clean_answer_on_a_store_that_lost_its_plans_stores_the_plan_thi
         await mine.change(lambda p: p.learned_as(20.0, 10))
         with sqlite3.connect(tmp_path / "s.db") as other:
             other.execute("DELETE FROM plans")
-        clean = mine.change_later if deferred else mine.change
-        await clean(lambda p: p.confirmed(clock()) if p.learned else p.probe_released())
-        await one.settle()
+        await mine.change(lambda p: p.blocked(clock() + 1.0))
         stored = await two.slots.modify(two.limiter("brave:k", rate=None, family="search").ask, lambda p: p)
-        assert (stored.plan_rate, stored.plan_burst, stored.clean) == (20.0, 10, 1)
+        assert (stored.plan_rate, stored.plan_burst, stored.blocked_until) == (20.0, 10, clock() + 1.0)
     finally:
         await one.aclose()
         await two.aclose()

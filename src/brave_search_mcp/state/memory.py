@@ -59,11 +59,6 @@ class MemorySlots:
                 bisect.insort(shared_starts, now)
         return decision
 
-    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """Memory has nothing to defer: ``modify`` now."""
-        await self.modify(ask, change)
-        done()
-
     def note_dropped(self, what: str, why: str) -> None:
         """A plan the limiter refused: status names it (logged already)."""
         self.dropped.note(what, why, logged=True)

@@ -165,19 +165,6 @@ class SharedSlots:
         self._memory.remember(ask.own, plan)
         return plan
 
-    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """Memory's plan now, the store's after the reply (``state.later``); then ``done``. A store that has no plan
-        (new, or restarted empty) starts from the one this process knew, as ``modify`` does."""
-        stored = self._seeded(ask)
-        await self._fallback.modify(ask, change)
-
-        async def store() -> None:
-            with contextlib.suppress(StoreUnavailable):
-                await self._stored(lambda: self._b.store.modify(stored, change))
-            done()
-
-        self._b.later.run(store)
-
     def note_dropped(self, what: str, why: str) -> None:
         """A stored plan the limiter refused: the store's drop log names it in status (logged already)."""
         self._b.store.dropped.note(what, why, logged=True)
