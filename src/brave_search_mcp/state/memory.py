@@ -7,7 +7,7 @@ import bisect
 import contextlib
 import math
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
@@ -196,8 +196,8 @@ class MemoryBackend(LimiterFactory):
     async def settle(self) -> None:
         """Nothing is deferred here: every write is done when its call returns."""
 
-    def busy(self) -> AbstractContextManager[None]:
-        """Nothing waits for calls in flight here."""
+    def owned(self) -> AbstractAsyncContextManager[None]:
+        """Nothing runs beside a reply here."""
         return contextlib.nullcontext()
 
     async def aclose(self) -> None:

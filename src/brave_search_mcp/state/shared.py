@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -268,7 +268,7 @@ class SharedBackend(LimiterFactory):
         self.fallback = MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
-        self.later = Later()  # the cache's writes that wait until the reply is out
+        self.later = Later()  # the cache's writes that run beside the reply
         self.slots: SlotStore = SharedSlots(self)
         self.cache: SharedCache = SharedStoreCache(
             store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
@@ -293,14 +293,14 @@ class SharedBackend(LimiterFactory):
         return out
 
     async def settle(self) -> None:
-        """Wait for the writes deferred until after a reply."""
+        """Wait for the writes started beside a reply."""
         await self.later.settle()
 
-    def busy(self) -> AbstractContextManager[None]:
-        """One tool call in flight: deferred writes wait for it (``Later.busy``)."""
-        return self.later.busy()
+    def owned(self) -> AbstractAsyncContextManager[None]:
+        """The writes beside a reply run in a task group while this lasts (``Later.owned``)."""
+        return self.later.owned()
 
     async def aclose(self) -> None:
-        """Finish the deferred writes, then close the store."""
+        """Finish the writes started, then close the store."""
         await self.later.settle()
         await self.store.aclose()
