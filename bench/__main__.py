@@ -16,8 +16,9 @@ from typing import TextIO
 
 import anyio
 
+from .fleet import FLEET_HEADING
 from .machine import describe_machine
-from .report import EXTRACTION_HEADING, render_document, section_of, with_section
+from .report import EXTRACTION_HEADING, SESSION_HEADING, render_document, section_of, with_section
 from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
@@ -73,9 +74,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         parser.error("--only extraction needs --aeb PATH (a checkout of the article-extraction benchmark)")
     configure_logging(ns.verbose)
     out = out or sys.stdout
-    # A partial run never replaces the whole report unless told where to write; the extraction part alone
-    # replaces its own section of it.
-    alone = ns.only == [EXTRACTION]
+    # A partial run never replaces the whole report unless told where to write; the extraction, session and fleet
+    # parts alone replace their own sections of it.
+    sections = {EXTRACTION: EXTRACTION_HEADING, "session": SESSION_HEADING, "fleet": FLEET_HEADING}
+    alone = bool(ns.only) and set(ns.only) <= set(sections)
     target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
     parts = ns.only or (*PARTS, *([EXTRACTION] if ns.aeb else []))
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
@@ -95,7 +97,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     shown = [("PATH" if ns.aeb is not None and arg == str(ns.aeb) else arg) for arg in args]  # not this machine's
     document = render_document(results, machine, command_line(shown), carried=section_of(earlier, EXTRACTION_HEADING))
     if alone and earlier and ns.output is None:
-        document = with_section(earlier, EXTRACTION_HEADING, section_of(document, EXTRACTION_HEADING))
+        rendered, document = document, earlier
+        for part in dict.fromkeys(ns.only or ()):
+            document = with_section(document, sections[part], section_of(rendered, sections[part]))
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
