@@ -7,15 +7,18 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
+from brave_search_mcp import BraveSearch
 from brave_search_mcp.compose import open_backend
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
+from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.settings import make_settings
 
@@ -62,6 +65,14 @@ async def test_a_pending_cache_write_is_stored_when_the_lifespan_is_cancelled(tm
     with anyio.CancelScope() as stop:
         async with open_backend(settings) as backend:
             assert isinstance(backend, SharedBackend)
+            store = backend.store
+            put = store.cache_put_release
+
+            async def over_the_network(*args: Any) -> None:  # a store a round trip away (Redis): a checkpoint
+                await anyio.sleep(0.01)
+                await put(*args)
+
+            store.cache_put_release = over_the_network  # type: ignore[method-assign]
             await backend.cache.get_or_fetch("q", lambda: _value(b"answer"), 60)
             assert backend.later.pending == 1
             stop.cancel()
@@ -152,3 +163,15 @@ async def test_a_plan_change_on_a_store_that_lost_its_plans_stores_the_plan_this
     finally:
         await one.aclose()
         await two.aclose()
+
+
+async def test_the_library_closing_stores_the_answer_its_last_search_fetched(tmp_path: Path) -> None:
+    """Issue 43 item 7, through ``BraveSearch``: a script that searches and closes at once leaves the answer in the
+    shared cache, where a second library (another process) finds it without asking Brave again."""
+    fake = FakeBrave()
+    settings = make_settings(state=f"sqlite://{tmp_path / 's.db'}")
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as brave:
+        await brave.web_search("closing time")
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as again:
+        assert (await again.web_search("closing time")).meta.cached is True
+    assert fake.hits("/web/search") == 1
