@@ -7,7 +7,6 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -68,9 +67,9 @@ async def test_a_pending_cache_write_is_stored_when_the_lifespan_is_cancelled(tm
             store = backend.store
             put = store.cache_put_release
 
-            async def over_the_network(*args: Any) -> None:  # a store a round trip away (Redis): a checkpoint
-                await anyio.sleep(0.01)
-                await put(*args)
+            async def over_the_network(key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+                await anyio.sleep(0.01)  # a store a round trip away (Redis): a checkpoint before the write
+                await put(key, owner, value, expires, now)
 
             store.cache_put_release = over_the_network  # type: ignore[method-assign]
             await backend.cache.get_or_fetch("q", lambda: _value(b"answer"), 60)
