@@ -6,14 +6,16 @@ agents (MCP client sessions, spread over the replicas) each replay the agent ses
 Brave enforces a 50/s plan and answers after 250 ms plus 50–400 ms of jitter. Three runs, each on a key never seen
 (an empty Redis): plain; with Redis killed mid-run (once a third of the distinct queries reached Brave) and started
 again, empty, 2 s later; and plain again with the plan stated to every replica before the clock starts (warm).
-Figures: failed calls, 429s, upstream requests against distinct queries, the month's count in Redis against the
-requests Brave billed, and the wall against the ideal floor (the expected slowest of twenty agents that each wait
-only for their own rounds' slowest fetch) and against the warm run.
+The clock starts once every agent's session is open. Figures: failed calls, 429s, upstream requests against
+distinct queries, the month's count in Redis against the requests Brave billed, and the wall against the ideal
+floor (the expected slowest of twenty agents that each wait only for their own rounds' slowest fetch) and against
+the warm run.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
 import socket
 import subprocess
@@ -108,6 +110,7 @@ class FleetResults:
 
     runs: list[FleetRun]
     floor: float
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average before the runs
 
 
 @contextmanager
@@ -149,9 +152,26 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"a replica did not listen on port {port} within {START_SECONDS:g} s")
 
 
-async def _agent(url: str, script: Sequence[Sequence[str]], failures: list[str]) -> None:
-    """One MCP client session replaying its script, round by round."""
+class Gate:
+    """Every agent's session opened before the clock starts (start-up excluded, as in the session part)."""
+
+    def __init__(self, agents: int) -> None:
+        self.waiting = agents
+        self.all_in = anyio.Event()
+        self.go = anyio.Event()
+
+    async def ready(self) -> None:
+        """This agent's session is open: wait for the start."""
+        self.waiting -= 1
+        if self.waiting == 0:
+            self.all_in.set()
+        await self.go.wait()
+
+
+async def _agent(url: str, script: Sequence[Sequence[str]], failures: list[str], gate: Gate) -> None:
+    """One MCP client session replaying its script, round by round, from the start."""
     async with Client(url, mode="legacy") as client:
+        await gate.ready()
         for queries in script:
             async with anyio.create_task_group() as tg:
                 for query in queries:
@@ -229,12 +249,16 @@ async def run_fleet(name: str) -> FleetRun:
         warm_count = _counted(redis.url)
         failures: list[str] = []
         distinct = distinct_queries()
-        begin = time.perf_counter()
+        gate = Gate(AGENTS)
         async with anyio.create_task_group() as tg:
+            for agent in range(AGENTS):
+                tg.start_soon(_agent, urls[agent % REPLICAS], agent_script(agent), failures, gate)
+            with anyio.fail_after(START_SECONDS):
+                await gate.all_in.wait()
             if name == KILLED:
                 tg.start_soon(_kill_and_restore, redis, upstream, distinct // 3)
-            for agent in range(AGENTS):
-                tg.start_soon(_agent, urls[agent % REPLICAS], agent_script(agent), failures)
+            begin = time.perf_counter()
+            gate.go.set()
         wall = time.perf_counter() - begin
         fake = upstream.fake
         requests, limited = fake.hits(WEB_PATH), fake.rate_limited_count
@@ -261,9 +285,10 @@ async def run_fleet(name: str) -> FleetRun:
 
 async def run_fleets() -> FleetResults:
     """The three runs, one after the other, and the ideal floor."""
+    load = os.getloadavg()
     floor = ideal_floor()
     logger.info("fleet: ideal floor %.2f s (the expected slowest of %d ideal agents)", floor, AGENTS)
-    return FleetResults([await run_fleet(name) for name in (PLAIN, KILLED, WARM)], floor)
+    return FleetResults([await run_fleet(name) for name in (PLAIN, KILLED, WARM)], floor, load)
 
 
 def render_fleet(found: FleetResults, command: str) -> str:
@@ -297,6 +322,7 @@ def render_fleet(found: FleetResults, command: str) -> str:
             "Redis again (each asked a search it answered before, and its status, every 0.1 s: the last column, "
             "from the last answer).\n",
             table(header, rows),
-            f"Measured by `{command}`.\n",
+            f"Measured by `{command}`, with a load average of {found.load[0]:.2f} / {found.load[1]:.2f} / "
+            f"{found.load[2]:.2f} (1 / 5 / 15 min) before the runs: walls on a loaded machine are provisional.\n",
         ]
     )
