@@ -283,12 +283,13 @@ async def run_fleet(name: str) -> FleetRun:
     return run
 
 
-async def run_fleets() -> FleetResults:
-    """The three runs, one after the other, and the ideal floor."""
+async def run_fleets(*, quick: bool = False) -> FleetResults:
+    """The three runs, one after the other (``quick``: the plain one only), and the ideal floor."""
     load = os.getloadavg()
     floor = ideal_floor()
     logger.info("fleet: ideal floor %.2f s (the expected slowest of %d ideal agents)", floor, AGENTS)
-    return FleetResults([await run_fleet(name) for name in (PLAIN, KILLED, WARM)], floor, load)
+    names = (PLAIN,) if quick else (PLAIN, KILLED, WARM)
+    return FleetResults([await run_fleet(name) for name in names], floor, load)
 
 
 def render_fleet(found: FleetResults, command: str) -> str:

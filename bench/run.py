@@ -96,6 +96,6 @@ async def run_all(
         results.session = await run_sessions(found, plan.session_runs)
     if "fleet" in parts:
         logger.info("the fleet: %s", "three replicas on one Redis, twenty agents")
-        results.fleet = await run_fleets()
+        results.fleet = await run_fleets(quick=quick)
     results.elapsed = time.perf_counter() - begin
     return results
