@@ -1,6 +1,6 @@
 """The response cache in a shared store, with single flight across processes: one lease holder fetches, the others
 wait until the value is there: told by the store itself where it can (Redis wakes them the moment the owner stores
-the answer: ``CacheStore.cache_wait``), polling it with a short back-off where it cannot (SQLite on one host).
+the answer: ``FlightWaits.cache_wait``), polling it with a short back-off where it cannot (SQLite on one host).
 
 A value read back that its reader refuses (``check``: a damaged entry, one an older version wrote) is dropped and
 fetched again, never handed on. A fetch that outlives a lease keeps it: the holder renews it every third of its
