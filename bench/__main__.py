@@ -16,8 +16,9 @@ from typing import TextIO
 
 import anyio
 
+from .fleet import FLEET_HEADING
 from .machine import describe_machine
-from .report import EXTRACTION_HEADING, RENDER_HEADING, render_document, section_of, with_section
+from .report import EXTRACTION_HEADING, RENDER_HEADING, SESSION_HEADING, render_document, section_of, with_section
 from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
@@ -73,10 +74,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         parser.error("--only extraction needs --aeb PATH (a checkout of the article-extraction benchmark)")
     configure_logging(ns.verbose)
     out = out or sys.stdout
-    # A partial run never replaces the whole report unless told where to write; the extraction part alone
-    # replaces its own section of it.
-    own_sections = {EXTRACTION: EXTRACTION_HEADING, "render": RENDER_HEADING}  # parts that replace their section
-    alone = len(ns.only or ()) == 1 and ns.only[0] in own_sections
+    # A partial run never replaces the whole report unless told where to write; the extraction, session, fleet
+    # and render parts alone replace their own sections of it.
+    sections = {
+        EXTRACTION: EXTRACTION_HEADING,
+        "session": SESSION_HEADING,
+        "fleet": FLEET_HEADING,
+        "render": RENDER_HEADING,
+    }
+    alone = bool(ns.only) and set(ns.only) <= set(sections)
     target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
     parts = ns.only or (*PARTS, *([EXTRACTION] if ns.aeb else []))
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
@@ -102,8 +108,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         carried_render=section_of(earlier, RENDER_HEADING),
     )
     if alone and earlier and ns.output is None:
-        heading = own_sections[ns.only[0]]
-        document = with_section(earlier, heading, section_of(document, heading))
+        rendered, document = document, earlier
+        for part in dict.fromkeys(ns.only or ()):
+            document = with_section(document, sections[part], section_of(rendered, sections[part]))
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from .basics import FLOOR_CODE
 from .bursts import Burst, met, scenarios
 from .extraction import AS_RUN, DEFAULTS, READ_URL, ExtractionResult
+from .fleet import render_fleet
 from .machine import Machine
 from .pipeline import PipelineResult
 from .render import SHELLS, RenderResult
@@ -28,6 +29,7 @@ MET, MISSED, NO_TARGET, NOT_RUN = "met", "missed", "—", "not measured"
 EXTRACTION_HEADING = "## Main-text extraction"
 RENDER_HEADING = "## Rendering app shells (issue 45)"
 RENDER_MAX_SECOND = 3.0  # seconds: a second rendered read in the same process
+SESSION_HEADING = "## Agent session: ours beside Brave's official server"
 AEB = "https://github.com/scrapinghub/article-extraction-benchmark"
 
 
@@ -94,7 +96,7 @@ def render_session(found: SessionResults, runs: int) -> str:
     calls = sum(len(queries) for queries in SCRIPT)
     again, rounds = repeats()
     parts = [
-        "## Agent session: ours beside Brave's official server\n",
+        f"{SESSION_HEADING}\n",
         f"The script: {calls} web searches in {len(SCRIPT)} rounds of {min(map(len, SCRIPT))}–"
         f"{max(map(len, SCRIPT))} calls at once (an agent's parallel tool calls; the next round is written when the "
         f"last answer of this one has come), {again} of them repeats of a query an earlier round asked, {rounds} "
@@ -293,6 +295,8 @@ def render_document(
     ]
     if results.session is not None:
         parts.append(render_session(results.session, plan.session_runs))
+    if results.fleet is not None:
+        parts.append(render_fleet(results.fleet, command))
     rows = basics_rows(results)
     if rows:
         parts.append("## Start-up, context size, a miss and a hit, memory\n")
@@ -321,8 +325,8 @@ def render_document(
     parts.append(
         f"## Command\n\n```\n{command}\n```\n\nTook {results.elapsed:.0f} s. CI (`.ci/run`) runs "
         "`uv run --extra dev python -m bench --quick --no-write`: every part once, printed, never written here. "
-        "`--only session` (or `startup`, `calls`, `memory`, `bursts`, `render`) runs one part (`--only render` "
-        "alone replaces just its section here); `--no-official` leaves the "
+        "`--only session` (or `startup`, `calls`, `memory`, `bursts`, `fleet`, `render`) runs one part "
+        "(`session`, `fleet` and `render` alone replace just their sections here); `--no-official` leaves the "
         "official server out; `--aeb PATH` (a checkout of the article-extraction benchmark) adds the extraction "
         "part, and `--only extraction --aeb PATH` replaces just its section here.\n"
     )

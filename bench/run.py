@@ -17,6 +17,7 @@ from testkit.brave.http_server import FakeBraveServer
 from .basics import Calls, Sizes, Startup, measure_calls, measure_sizes, measure_startup
 from .bursts import Burst, run_bursts
 from .extraction import ExtractionResult, measure_extraction
+from .fleet import FleetResults, run_fleets
 from .official import INSTALL_TIMEOUT, ensure_official
 from .pipeline import PIPELINE_CALLS, PipelineResult, measure_pipeline
 from .render import RenderResult, measure_render
@@ -26,7 +27,7 @@ from .upstream import make_fake
 
 logger = logging.getLogger(__name__)
 
-PARTS = ("startup", "calls", "memory", "bursts", "render", "session")
+PARTS = ("startup", "calls", "memory", "bursts", "render", "session", "fleet")
 EXTRACTION = "extraction"  # runs only on a checkout of the benchmark (--aeb PATH): it is not in this repository
 FAST = 1000  # requests per second the fake allows where the plan must never be what is measured
 QUICK_INSTALL_TIMEOUT = 90.0  # seconds npm may take under --quick (CI) before the official server is skipped
@@ -60,6 +61,7 @@ class Results:
     bursts: list[Burst] = field(default_factory=list)
     session: SessionResults | None = None
     render: RenderResult | None = None
+    fleet: FleetResults | None = None
     extraction: ExtractionResult | None = None
     elapsed: float = 0.0
 
@@ -98,5 +100,8 @@ async def run_all(
         if isinstance(found, str):
             logger.warning("%s", found)
         results.session = await run_sessions(found, plan.session_runs)
+    if "fleet" in parts:
+        logger.info("the fleet: %s", "three replicas on one Redis, twenty agents")
+        results.fleet = await run_fleets(quick=quick)
     results.elapsed = time.perf_counter() - begin
     return results

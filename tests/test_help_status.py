@@ -106,15 +106,16 @@ async def test_status_ok_reports_settings_limits_cache_and_never_the_key(fake: F
     assert report["counters"]["web"]["requests"] == 1
     assert report["limits"]["max_results"]["news"]["max"] == 50
     assert "probe" not in report
-    assert "plan not confirmed" not in text  # the tests' explicit rate is trusted as given
+    assert "goes alone" not in text  # the tests' explicit rate is trusted as given
 
 
-async def test_status_says_how_many_may_start_at_once_while_a_learned_plan_is_unconfirmed() -> None:
+async def test_status_shows_the_whole_plan_in_force_from_the_answer_that_stated_it() -> None:
+    """Issue 44: one clean answer stating 20/s: the whole plan is in force at once (no ramp to show)."""
     fake = FakeBrave(rate_per_second=20)
     report, text = await _status(fake, make_settings(rate_limit=None, burst=None), {})
-    plan = report["throttle"]  # one clean answer at a freshly learned 20/s plan: one may start at once
-    assert (plan["plan_confirmed"], plan["at_once"], plan["burst"], report["settings"]["burst"]) == (False, 1, 20, 1)
-    assert "rate in force: 20/s burst 1 (plan not confirmed yet: as many at once as came back clean, up to 20)" in text
+    plan = report["throttle"]
+    assert (plan["plan_stated"], plan["at_once"], plan["burst"], report["settings"]["burst"]) == (True, 20, 20, 20)
+    assert "rate in force: 20/s burst 20 (adaptive, plan 20/s)" in text and "goes alone" not in text
     everything = json.dumps(report) + text
     assert VALID_KEY not in everything
     assert VALID_KEY[:6] not in everything

@@ -51,8 +51,6 @@ def _random_plan(rng: random.Random, *, broken: bool = True) -> PlanState:
     rate = rng.choice([0.5, 1.0, 2.0, 5.0, 20.0, 50.0, 1000.0, rng.uniform(0.3, 60)])
     burst = max(1, min(int(rate), rng.choice([1, 2, 5, 20, 50])))
     plan = PlanState.known(rate, burst)
-    if rng.random() < 0.4:
-        plan = replace(plan, clean=rng.randrange(0, burst + 1))
     if rng.random() < 0.3:
         plan = plan.penalized(NOW - rng.uniform(0, 900))
     if rng.random() < 0.3:

@@ -231,8 +231,8 @@ async def test_the_estimate_refuses_nothing_until_the_plan_is_known() -> None:
     assert limiter.estimate() is None
     await limiter.acquire()  # the probe
     assert limiter.estimate() is None
-    await limiter.change(lambda p: p.learned_as(2.0, 2))  # learned: one start per 0.5 s (exact) until confirmed
-    assert limiter.estimate() == pytest.approx(1000.0 + 0.5)
+    await limiter.change(lambda p: p.learned_as(2.0, 2))  # learned: the whole plan at once (issue 44)
+    assert limiter.estimate() == 1000.0  # the probe and one more fit the window of two
 
 
 async def test_the_estimate_counts_the_callers_ahead_at_the_plan_in_force() -> None:
@@ -302,3 +302,30 @@ async def test_a_caller_who_finds_the_queue_empty_takes_no_event(monkeypatch: py
             tg.start_soon(throttle.acquire)
     assert made == 2  # the second and third waited for their turn
     assert throttle.waiting == 0
+
+
+async def test_a_plan_stated_while_a_process_watched_is_its_own_and_one_stored_before_is_checked_alone() -> None:
+    """Issue 44: on a key never seen, a process whose calls waited for another process's probe runs the plan that
+    probe's answer stated at full speed at once; a process that finds a plan stored before it looked sends its
+    first request alone until an answer is heard (``Limiter.heard``), then runs at full speed."""
+    ft = FakeTime()
+    prober = memory_limiter("brave", rate=None, family="search", clock=ft.clock, sleep=ft.sleep)
+    watcher = Limiter(prober.slots, prober.ask, clock=ft.clock, sleep=ft.sleep)
+    await prober.acquire(answers=True)  # the probe
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watcher.acquire)  # waits on the probe, seeing no plan stored
+            await wait_until(lambda: bool(ft.sleeps))
+            await prober.change(lambda p: p.learned_as(20.0, 20))
+    assert watcher.stated and watcher.out_cap() == float("inf")  # stated while it watched: no request alone
+    newcomer = Limiter(prober.slots, prober.ask, clock=ft.clock, sleep=ft.sleep)
+    await newcomer.acquire(answers=True)
+    assert (newcomer.stated, newcomer.out_cap()) == (False, 1)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: newcomer.acquire(answers=True))  # held: the first is out unanswered
+            await wait_until(lambda: newcomer.waiting == 1 and ft.sleeps[-1] > 0)
+            await anyio.lowlevel.checkpoint()
+            assert newcomer.waiting == 1
+            newcomer.heard()  # its answer came: the stored plan is this process's now
+    assert (newcomer.stated, newcomer.out_cap(), newcomer.waiting) == (True, float("inf"), 0)

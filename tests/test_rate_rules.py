@@ -34,48 +34,24 @@ def test_a_key_never_seen_sends_one_request_alone_then_runs_at_the_reported_rate
     assert decide(ask, first.plan, [NOW], NOW + PROBE_HOLD_SECONDS).granted  # a probe whose process died
     assert decide(ask, first.plan.probe_released(), [NOW], NOW + 0.01).granted  # one that failed without headers
     learned = first.plan.learned_as(20, 20)
-    assert learned.probe_until == NEVER and learned.at_once(NOW) == (20.0, 1)  # its rate, one start at a time
-    assert decide(ask, learned, [NOW], NOW + 0.049).granted is False
-    assert decide(ask, learned, [NOW], NOW + 0.05).granted is True  # exactly 1/rate later: no margin on the spread
+    assert learned.probe_until == NEVER and learned.at_once(NOW) == (20.0, 20)  # issue 44: the whole plan at once
+    assert decide(ask, learned, [NOW] * 19, NOW).granted
+    assert decide(ask, learned, [NOW] * 20, NOW).ready == NOW + horizon(20, 20)  # then the window (with its margin)
 
 
-def test_an_unconfirmed_plan_starts_together_as_many_as_came_back_clean_and_spreads_the_rest() -> None:
-    """A second process reuses what the first one proved: five clean answers, five at once; the sixth waits for
-    the spread (five starts per 5/20 s), and the plan's own 1 s window (with its margin) bounds them all."""
-    ask = Ask("k", "search")
+def test_the_plan_an_answer_states_is_in_force_in_full_whatever_it_replaces() -> None:
+    """Issue 44: no ramp. A plan stated by headers is trusted as stated, higher or lower than the one before, and a
+    later answer stating another replaces it: no spread, no count of clean answers to wait for."""
     plan = PlanState.unknown().learned_as(20, 20)
-    for _ in range(5):
-        plan = plan.confirmed(NOW)
-    assert plan.at_once(NOW) == (20.0, 5) and plan.in_force(NOW) == (20.0, 20)
-    assert decide(ask, plan, [NOW] * 4, NOW).granted
-    sixth = decide(ask, plan, [NOW] * 5, NOW)
-    assert (sixth.granted, sixth.reason, sixth.ready) == (False, WINDOW, NOW + 0.25)
-    for _ in range(14):
-        plan = plan.confirmed(NOW)
-    assert plan.at_once(NOW) == (20.0, 19)
-    spread_out = [NOW + 0.05 * n for n in range(19)]  # nineteen starts spread over 0.9 s
-    late = decide(ask, plan, spread_out, NOW + 0.95)
-    assert late.granted  # the twentieth fits the plan's window
-    assert decide(ask, plan, [NOW] * 19, NOW + 0.95).ready == NOW + 19 / 20  # the spread: 19 per 0.95 s
-    full = [NOW + 0.01 * n for n in range(20)]  # twenty in 0.2 s: the 1 s window is spent, margin included
-    assert decide(ask, plan.confirmed(NOW), full, NOW + 0.5).ready == NOW + horizon(20, 20)
-
-
-def test_whole_bursts_only_once_the_plan_is_confirmed_by_clean_answers() -> None:
-    plan = PlanState.unknown().learned_as(20, 20)
-    assert plan.at_once(NOW) == (20.0, 1)
-    for _ in range(19):
-        plan = plan.confirmed(NOW)
-    assert plan.spread(NOW) == (20.0, 19)
-    plan = plan.confirmed(NOW)
     assert plan.spread(NOW) is None and plan.at_once(NOW) == (20.0, 20)
     assert plan.learned_as(20, 20) is plan  # every answer repeats the plan: nothing changes
-    assert plan.learned_as(10, 10).at_once(NOW) == (10.0, 10)  # a lower plan needs no confirmation
-    assert plan.learned_as(50, 50).at_once(NOW) == (50.0, 2)  # a higher one does: spread, 1/20 s of it at once
-    assert PlanState.unknown().learned_as(1000, 1000).at_once(NOW) == (1000.0, 50)
+    assert plan.learned_as(10, 10).at_once(NOW) == (10.0, 10)
+    assert plan.learned_as(50, 50).at_once(NOW) == (50.0, 50)
+    assert plan.learned_as(50, 50).learned_as(1, 1).at_once(NOW) == (1.0, 1)  # the later statement wins
+    assert PlanState.unknown().learned_as(1000, 1000).at_once(NOW) == (1000.0, 1000)
     ask = Ask("k")
-    assert decide(ask, plan, [NOW] * 19, NOW).granted
-    assert decide(ask, plan, [NOW] * 20, NOW).ready == NOW + horizon(20, 20)
+    assert decide(ask, plan.learned_as(50, 50), [NOW] * 49, NOW).granted
+    assert decide(ask, plan.learned_as(50, 50).learned_as(1, 1), [NOW], NOW + 0.5).ready == NOW + horizon(1, 1)
 
 
 def test_a_contradicting_429_halves_once_per_second_to_a_floor_and_recovers_slowly() -> None:
@@ -85,7 +61,7 @@ def test_a_contradicting_429_halves_once_per_second_to_a_floor_and_recovers_slow
     assert once.penalized(NOW + 0.5) is once  # the same overload counts once
     assert once.penalized(NOW + 1.0).at_once(NOW + 1.0) == (5.0, 1)
     assert once.at_once(NOW + 61) == (10.0 * 1.1, 1)
-    assert once.at_once(NOW + 60 * 8) == (20.0, 1)  # back at the plan, re-confirmed before bursts
+    assert once.at_once(NOW + 60 * 8) == (20.0, 20)  # back at the plan: whole bursts again
     low = PlanState.known(1, 1)
     for n in range(6):
         low = low.penalized(NOW + 2 * n)
@@ -131,11 +107,11 @@ def test_plan_state_round_trips_through_json() -> None:
 
 # Stored plans no rule could have made: what an older version stored from a header of ``1e308``, a damaged file.
 POISONED: list[dict[str, object]] = [
-    {"plan_rate": 1e308, "plan_burst": 10**308, "clean": 10**308},  # issue 36: the learned ``plan 1e+308/s``
+    {"plan_rate": 1e308, "plan_burst": 10**308},  # issue 36: the learned ``plan 1e+308/s``
     {"plan_rate": float("inf")},
     {"plan_rate": float("nan")},
     {"plan_rate": 20.0, "plan_burst": 2.5},
-    {"plan_rate": 20.0, "plan_burst": 20, "clean": -1},
+    {"plan_rate": 20.0, "plan_burst": -1},
     {"plan_rate": 20.0, "penalty_rate": 1e-9},
     {"plan_rate": 20.0, "quota_every": 0.0},
     {"plan_rate": "20"},
@@ -176,30 +152,10 @@ def test_a_plan_holding_a_time_from_the_future_is_rebuilt_not_obeyed(times: dict
     assert fine.trusted(NOW) and not decide(ask, fine, [], NOW).dropped
 
 
-def test_only_a_freshly_learned_plan_bounds_the_requests_out_unanswered() -> None:
-    """Issue 36: while a learned plan is unconfirmed, a process has no more requests out than may start together
-    (a stored plan that shrank then costs one 429); a penalised plan's rate already fell and is not bounded so (it
-    would be one request at a time for minutes), nor a confirmed, given or unknown one."""
-    fresh = PlanState.unknown().learned_as(50, 50)
-    assert fresh.unproven(NOW) == 2 and fresh.confirmed(NOW).confirmed(NOW).confirmed(NOW).unproven(NOW) == 3
-    assert fresh.penalized(NOW).unproven(NOW) is None
-    assert PlanState.known(50, 50).unproven(NOW) is None and PlanState.unknown().unproven(NOW) is None
-
-
-def test_a_lower_plan_is_in_force_at_once_even_over_an_unconfirmed_one() -> None:
-    """Issue 36: a key whose stored plan says 50/s (one clean answer so far) now answers with 1/s headers: the 1/s
-    plan is trusted as it stands (whole windows, no spread), the old confirmation is moot."""
-    stored = PlanState.unknown().learned_as(50, 50).confirmed(NOW)
-    assert stored.at_once(NOW) == (50.0, 2)
-    shrunk = stored.learned_as(1, 1)
-    assert shrunk.at_once(NOW) == (1.0, 1) and shrunk.spread(NOW) is None
-    assert shrunk.learned_as(5, 5).at_once(NOW) == (5.0, 1)  # a higher one is spread until confirmed, as before
-
-
-def test_a_first_429_on_a_confirmed_plan_is_forgiven_and_a_second_soon_after_halves() -> None:
-    """Issue 36: one 429 whose headers restate a confirmed plan is jitter at the window's edge: the rate stays, the
-    overload (all 429s within a second) is forgiven; another overload within three seconds halves the rate; one
-    later than that is forgiven again. On an unconfirmed plan a 429 halves at once, as before."""
+def test_a_first_429_at_the_full_plan_is_forgiven_and_a_second_soon_after_halves() -> None:
+    """Issue 36: one 429 whose headers restate the plan is jitter at the window's edge: the rate stays, the overload
+    (all 429s within a second) is forgiven; another overload within three seconds halves the rate; one later than
+    that is forgiven again. On a penalised plan a 429 halves again (once per second)."""
     plan = PlanState.known(20, 20)
     first = plan.contradicted(NOW)
     assert first.in_force(NOW) == (20.0, 20) and first.forgiven(NOW) and first.at_once(NOW) == (20.0, 20)
@@ -210,6 +166,7 @@ def test_a_first_429_on_a_confirmed_plan_is_forgiven_and_a_second_soon_after_hal
     assert again.contradicted(NOW + 2.5) is again  # the same overload counts once
     later = first.contradicted(NOW + STRIKE_MEMORY_SECONDS + 0.1)
     assert later.in_force(NOW + 4) == (20.0, 20) and later.forgiven(NOW + STRIKE_MEMORY_SECONDS + 0.1)
-    unconfirmed = PlanState.unknown().learned_as(20, 20)
-    assert unconfirmed.contradicted(NOW).in_force(NOW) == (10.0, 20)
+    fresh = PlanState.unknown().learned_as(20, 20)  # issue 44: a plan just stated is the plan, forgiven alike
+    assert fresh.contradicted(NOW).in_force(NOW) == (20.0, 20)
+    assert again.contradicted(NOW + 3.1).in_force(NOW + 3.1) == (5.0, 20)
     assert PlanState.unknown().contradicted(NOW) == PlanState.unknown()  # no plan: nothing to contradict

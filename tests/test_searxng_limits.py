@@ -239,10 +239,10 @@ def test_each_429_moves_the_pace_one_step_down_and_holds_for_its_window() -> Non
     assert seen == [(15, 21.0, 21.0), (5, 21.0, 21.0), (5, 21.0, 21.0), (5, 21.0, 21.0)]
 
 
-def test_a_retry_after_longer_than_the_window_is_waited_and_a_slower_plan_is_kept_confirmed() -> None:
+def test_a_retry_after_longer_than_the_window_is_waited_and_a_slower_plan_runs_whole_windows() -> None:
     plan = slower(PlanState.known(2.0, 2), 100.0, retry_after=90.0)
     assert plan.blocked_until == 190.0
-    assert plan.spread(100.0) is None  # a slower pace needs no confirming: whole windows may start at once
+    assert plan.spread(100.0) is None  # whole windows may start at once
 
 
 # ------------------------------------------------------------------------------------ waits that say why (issue 47)

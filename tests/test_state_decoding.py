@@ -155,11 +155,11 @@ async def test_a_broken_plan_is_rebuilt_on_the_next_call_with_one_warning(
         raw.plan(NAME, text)
         limiter = backend.limiter("brave:k", rate=None, family="search", primary="search")
         with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
-            # no pause of 1e308 s, no exception: rebuilt from the plan this process knew (20/s, unconfirmed: spaced)
+            # no pause of 1e308 s, no exception: rebuilt from the plan this process knew (20/s)
             assert await limiter.acquire() < 0.1
             await limiter.change(lambda p: p.learned_as(20, 20))
             for _ in range(3):
-                assert await limiter.acquire() < 0.1  # one at a time at 20/s while unconfirmed: the rebuilt plan
+                assert await limiter.acquire() < 0.1  # at once at 20/s: the rebuilt plan
         assert not backend.health()["degraded"]
         assert len(_warnings(caplog)) == 1, _warnings(caplog)
         assert PlanState.from_json(json.loads(raw.plan_text(NAME))).plan_rate == 20.0  # rebuilt, stored

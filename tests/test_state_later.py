@@ -1,19 +1,25 @@
-"""A miss's answer is stored after the reply (``state.later``): never lost, never a failed call, settled at close."""
+"""A miss's answer is stored beside the reply (``state.later``), at once, in the task group the lifespan owns: never
+deferred, never lost at shutdown (issue 43 item 7), never a failed call."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 import pytest
 
+from brave_search_mcp import BraveSearch
+from brave_search_mcp.compose import open_backend
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
+from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
+from testkit.settings import make_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -28,132 +34,96 @@ async def _value(data: bytes) -> bytes:
     return data
 
 
-async def test_a_miss_returns_before_its_answer_is_stored_and_close_stores_it(tmp_path: Path) -> None:
+async def _stored(path: Path, key: str) -> bytes | None:
+    """What the state file holds for ``key`` (as the next process reads it), without fetching."""
     clock = FakeClock()
-    first = await _open(tmp_path / "s.db", clock)
-    assert await first.cache.get_or_fetch("q", lambda: _value(b"answer"), 60) == (b"answer", False)
-    assert first.later.pending == 1  # the write waits for the caller to yield (its reply goes out first)
-    await first.aclose()  # ... and is done before the store closes
-    second = await _open(tmp_path / "s.db", clock)
+    backend = await _open(path, clock)
     try:
-        assert await second.cache.get_or_fetch("q", lambda: _value(b"fetched again"), 60) == (b"answer", True)
+        found, _ = await backend.store.cache_get_or_lease(key, "reader", clock(), clock() + 1.0)
+        return found
     finally:
-        await second.aclose()
+        await backend.aclose()
 
 
-async def test_a_twin_in_another_process_waits_for_the_deferred_write_and_gets_the_answer(tmp_path: Path) -> None:
-    clock = FakeClock()
-    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
-    try:
-        await one.cache.get_or_fetch("q", lambda: _value(b"answer"), 60)
-        # the lease is still held: the twin polls (on the fake clock), the write runs meanwhile, the twin hits
-        assert await two.cache.get_or_fetch("q", lambda: _value(b"duplicate"), 60) == (b"answer", True)
-        assert clock.sleeps  # it did wait for the lease
-    finally:
-        await one.aclose()
-        await two.aclose()
-
-
-async def test_a_deferred_write_that_fails_is_logged_and_never_raised(caplog: pytest.LogCaptureFixture) -> None:
-    later = Later()
-
-    async def broken() -> None:
-        raise RuntimeError("disk on fire")
-
-    later.run(broken)
-    with caplog.at_level(logging.ERROR, logger="brave_search_mcp.state.later"):
-        await later.settle()
-    assert later.pending == 0
-    assert "deferred write to the shared state failed" in caplog.text and "disk on fire" in caplog.text
-
-
-async def test_a_clean_answer_is_counted_in_the_store_after_the_reply_and_the_queue_asks_again(tmp_path: Path) -> None:
-    clock = FakeClock()
-    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
-    try:
-        mine = one.limiter("brave:k", rate=None, family="search")
-        theirs = two.limiter("brave:k", rate=None, family="search")
-        await mine.change(lambda p: p.learned_as(20.0, 10))  # a plan just learned: unconfirmed, no clean answer
-        woken: list[bool] = []
-        mine.wake = lambda: woken.append(True)  # type: ignore[method-assign]
-        await mine.change_later(lambda p: p.confirmed(clock()))
-        assert mine.plan.clean == 1  # this process counts it at once...
-        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 0  # ...the store once the reply is out
-        assert woken == []
-        await one.settle()
-        assert (await two.slots.modify(theirs.ask, lambda p: p)).clean == 1
-        assert woken == [True]  # the head of the queue asks again with the stored count
-    finally:
-        await one.aclose()
-        await two.aclose()
-
-
-@pytest.mark.parametrize("deferred", [True, False], ids=["after-the-reply", "at-once"])
-async def test_a_clean_answer_on_a_store_that_lost_its_plans_stores_the_plan_this_process_knows(
-    deferred: bool, tmp_path: Path
+async def test_a_miss_returns_with_its_write_started_beside_it_and_the_lifespan_stores_it_on_close(
+    tmp_path: Path,
 ) -> None:
-    """A state file made afresh (or a Redis restarted empty) under a process that learned 20/s: the first clean
-    answer's write (deferred, or at once) stores that plan with the answer counted once, not the family's unknown
-    initial plan (which would make every process probe and re-learn it)."""
+    """The write runs in the lifespan's task group (the reply does not wait for it); closing waits for it."""
+    settings = make_settings(state=f"sqlite://{tmp_path / 's.db'}")
+    async with open_backend(settings) as backend:
+        assert isinstance(backend, SharedBackend)
+        assert await backend.cache.get_or_fetch("q", lambda: _value(b"answer"), 60) == (b"answer", False)
+        assert backend.later.pending == 1  # started beside the reply, not awaited by it
+    assert await _stored(tmp_path / "s.db", "q") == b"answer"
+
+
+async def test_a_pending_cache_write_is_stored_when_the_lifespan_is_cancelled(tmp_path: Path) -> None:
+    """Issue 43 item 7: a bare asyncio task could be lost at shutdown; a server stopped (its lifespan cancelled) right
+    after a miss still stores the answer it fetched and paid for."""
+    settings = make_settings(state=f"sqlite://{tmp_path / 's.db'}")
+    with anyio.CancelScope() as stop:
+        async with open_backend(settings) as backend:
+            assert isinstance(backend, SharedBackend)
+            store = backend.store
+            put = store.cache_put_release
+
+            async def over_the_network(key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
+                await anyio.sleep(0.01)  # a store a round trip away (Redis): a checkpoint before the write
+                await put(key, owner, value, expires, now)
+
+            store.cache_put_release = over_the_network  # type: ignore[method-assign]
+            await backend.cache.get_or_fetch("q", lambda: _value(b"answer"), 60)
+            assert backend.later.pending == 1
+            stop.cancel()
+            await anyio.sleep_forever()
+    assert stop.cancelled_caught
+    assert await _stored(tmp_path / "s.db", "q") == b"answer"
+
+
+async def test_a_backend_without_a_lifespan_writes_before_the_reply(tmp_path: Path) -> None:
+    clock = FakeClock()
+    backend = await _open(tmp_path / "s.db", clock)
+    try:
+        assert await backend.cache.get_or_fetch("q", lambda: _value(b"answer"), 60) == (b"answer", False)
+        assert backend.later.pending == 0
+        assert await _stored(tmp_path / "s.db", "q") == b"answer"
+    finally:
+        await backend.aclose()
+
+
+async def test_a_twin_in_another_sqlite_process_polls_briefly_and_gets_the_answer(tmp_path: Path) -> None:
+    """SQLite processes on one host keep a short poll for another's flight (Redis wakes them: test_state_flights)."""
     clock = FakeClock()
     one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
+    release = anyio.Event()
+
+    async def slow() -> bytes:
+        await release.wait()
+        return b"answer"
+
     try:
-        mine = one.limiter("brave:k", rate=None, family="search")
-        await mine.change(lambda p: p.learned_as(20.0, 10))
-        with sqlite3.connect(tmp_path / "s.db") as other:
-            other.execute("DELETE FROM plans")
-        clean = mine.change_later if deferred else mine.change
-        await clean(lambda p: p.confirmed(clock()) if p.learned else p.probe_released())
-        await one.settle()
-        stored = await two.slots.modify(two.limiter("brave:k", rate=None, family="search").ask, lambda p: p)
-        assert (stored.plan_rate, stored.plan_burst, stored.clean) == (20.0, 10, 1)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one.cache.get_or_fetch, "q", slow, 60)
+            await anyio.lowlevel.checkpoint()
+            got: list[tuple[bytes, bool]] = []
+
+            async def twin() -> None:
+                got.append(await two.cache.get_or_fetch("q", lambda: _value(b"duplicate"), 60))
+
+            tg.start_soon(twin)
+            for _ in range(1000):  # bounded: until the twin polls the held lease
+                if clock.sleeps:
+                    break
+                await anyio.sleep(0.001)
+            release.set()
+        assert got == [(b"answer", True)] and clock.sleeps  # it polled, then had the owner's answer
     finally:
         await one.aclose()
         await two.aclose()
 
 
-async def test_writes_wait_for_the_calls_in_flight_and_never_longer_than_the_hold() -> None:
+async def test_a_write_that_fails_is_logged_and_never_raised(caplog: pytest.LogCaptureFixture) -> None:
     later, done = Later(), []
-
-    async def write() -> None:
-        done.append(True)
-
-    with later.busy():  # the call that defers the write...
-        with later.busy():  # ...and another still in flight when the first has answered
-            later.run(write)
-        for _ in range(20):  # bounded: every ready step runs
-            await asyncio.sleep(0)
-        assert done == []
-    await later.settle()
-    assert done == [True]
-    impatient = Later(hold_seconds=0.0)
-    with impatient.busy():
-        impatient.run(write)
-        await impatient.settle()  # the hold is spent: the write goes while the call is still in flight
-    assert done == [True, True]
-
-
-async def test_a_write_leaves_the_loop_to_the_next_call_and_runs_once_no_call_is_in_flight() -> None:
-    clock = FakeClock()
-    later, done = Later(sleep=clock.sleep), []
-
-    async def write() -> None:
-        done.append(True)
-
-    later.run(write)  # the reply of a call is out
-    with later.busy():  # the client's next call arrives within the grace
-        for _ in range(20):  # bounded: every ready step runs
-            await asyncio.sleep(0)
-        assert clock.sleeps == [0.002] and done == []  # the grace was given; the call in flight holds the write
-    for _ in range(20):
-        await asyncio.sleep(0)
-    assert done == [True] and later.pending == 0
-
-
-async def test_writes_run_in_the_order_they_were_queued_each_failure_logged_alone(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    later, done = Later(grace_seconds=0.0), []
 
     def write(n: int) -> Callable[[], Awaitable[None]]:
         async def op() -> None:
@@ -163,10 +133,44 @@ async def test_writes_run_in_the_order_they_were_queued_each_failure_logged_alon
 
         return op
 
-    for n in range(1, 5):
-        later.run(write(n))
-    assert later.pending == 4
     with caplog.at_level(logging.ERROR, logger="brave_search_mcp.state.later"):
-        await later.settle()
-    assert done == [1, 3, 4] and later.pending == 0
-    assert [r.getMessage() for r in caplog.records] == ["a deferred write to the shared state failed"]
+        async with later.owned():
+            for n in range(1, 5):
+                await later.run(write(n))
+            assert later.pending == 4  # started, none run yet: the caller goes first
+            await later.settle()
+        await later.run(write(5))  # no task group any more: inline
+    assert sorted(done) == [1, 3, 4, 5] and later.pending == 0
+    assert [r.getMessage() for r in caplog.records] == ["a write to the shared state failed"]
+    assert "disk on fire" in caplog.text
+
+
+async def test_a_plan_change_on_a_store_that_lost_its_plans_stores_the_plan_this_process_knows(tmp_path: Path) -> None:
+    """A state file made afresh (or a Redis restarted empty) under a process that learned 20/s: the next plan change
+    (a pause) stores that plan with the change, not the family's unknown initial plan (which would make every process
+    probe and re-learn it)."""
+    clock = FakeClock()
+    one, two = await _open(tmp_path / "s.db", clock), await _open(tmp_path / "s.db", clock)
+    try:
+        mine = one.limiter("brave:k", rate=None, family="search")
+        await mine.change(lambda p: p.learned_as(20.0, 10))
+        with sqlite3.connect(tmp_path / "s.db") as other:
+            other.execute("DELETE FROM plans")
+        await mine.change(lambda p: p.blocked(clock() + 1.0))
+        stored = await two.slots.modify(two.limiter("brave:k", rate=None, family="search").ask, lambda p: p)
+        assert (stored.plan_rate, stored.plan_burst, stored.blocked_until) == (20.0, 10, clock() + 1.0)
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+async def test_the_library_closing_stores_the_answer_its_last_search_fetched(tmp_path: Path) -> None:
+    """Issue 43 item 7, through ``BraveSearch``: a script that searches and closes at once leaves the answer in the
+    shared cache, where a second library (another process) finds it without asking Brave again."""
+    fake = FakeBrave()
+    settings = make_settings(state=f"sqlite://{tmp_path / 's.db'}")
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as brave:
+        await brave.web_search("closing time")
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as again:
+        assert (await again.web_search("closing time")).meta.cached is True
+    assert fake.hits("/web/search") == 1

@@ -73,7 +73,7 @@ async def test_cached_values_and_records_carry_redis_ttls(backend: StateBackend,
         return b"v"
 
     await backend.cache.get_or_fetch("web?q=ttl", fetch, 30.0)
-    await backend.settle()  # the answer is stored after the reply (state.later)
+    await backend.settle()  # the answer is stored beside the reply (state.later)
     await backend.records.put("breaker", {"state": "open"}, ttl=5.0)
     await backend.records.put("forever", {"state": "closed"})
     import redis

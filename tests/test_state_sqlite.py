@@ -96,7 +96,7 @@ async def test_cache_is_bounded_by_entries_and_bytes_least_recently_used_first(
         assert (await backend.cache.get_or_fetch("a", lambda: _value(b"x"), 60))[1] is True  # a is now fresher
         await clock.sleep(1)
         await backend.cache.get_or_fetch("c", lambda: _value(b"1234"), 60)  # evicts b (least recently used)
-        await backend.settle()  # ... once stored, after the reply (state.later)
+        await backend.settle()  # ... once stored, beside the reply (state.later)
         assert (await backend.cache.get_or_fetch("a", lambda: _value(b"x"), 60))[1] is True
         assert (await backend.cache.get_or_fetch("b", lambda: _value(b"1234"), 60))[1] is False
         stats = await backend.cache.stats()

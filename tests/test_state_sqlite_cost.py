@@ -66,10 +66,11 @@ async def test_store_lease_then_value(backend: SharedBackend, clock: FakeClock) 
 
 @pytest.mark.anyio
 async def test_a_miss_is_two_transactions_and_a_hit_one(backend: SharedBackend) -> None:
-    with _statements(_store(backend)) as seen:
-        assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
-        assert seen.count("COMMIT") == 1  # the second (store and release) waits until the reply is out
-        await backend.settle()
+    async with backend.owned():  # a lifespan's task group: the store and release run beside the reply
+        with _statements(_store(backend)) as seen:
+            assert await backend.cache.get_or_fetch("k", lambda: _value(b"v"), 60) == (b"v", False)
+            assert seen.count("COMMIT") == 1  # the second (store and release) starts once the caller yields
+            await backend.settle()
     first = seen.index("COMMIT")  # every statement inside one of two transactions: none on its own
     assert seen[0] == seen[first + 1] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and seen.count("COMMIT") == 2
     with _statements(_store(backend)) as seen:
@@ -87,7 +88,7 @@ async def test_eviction_runs_only_when_over_the_bound_and_keeps_the_newest(
     for key in ("b", "a", "c"):  # all stored at the same moment
         with _statements(_store(backend)) as seen:
             await backend.cache.get_or_fetch(key, lambda: _value(b"v"), 60)
-            await backend.settle()  # stored once the reply is out (``state.later``)
+            await backend.settle()  # (``state.later``)
         evictions += [s for s in seen if "ORDER BY used" in s]
     assert evictions == []
     await backend.cache.get_or_fetch("d", lambda: _value(b"v"), 60)  # one over: "a" goes
@@ -170,7 +171,7 @@ async def test_a_miss_hands_back_the_answer_it_fetched_and_a_hit_the_stored_one(
 
     (status, got, encoding), hit = await shared.cached("web?q=x", fetch, 60)
     assert (status, got is body, encoding, hit) == (200, True, "identity", False)
-    await backend.settle()  # stored once the reply is out (``state.later``)
+    await backend.settle()  # (``state.later``)
     assert await shared.cached("web?q=x", fetch, 60) == ((200, body, "identity"), True)
     assert await backend.cache.get_or_fetch(f"brave:k:{FORMAT}:web?q=x", lambda: _value(b"unused"), 60) == (
         pack(200, body),

@@ -60,7 +60,8 @@ def other_providers(
 
 @asynccontextmanager
 async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
-    """The state backend the settings name (by default the user's SQLite files: state and cache), closed on exit."""
+    """The state backend the settings name (by default the user's SQLite files: state and cache), closed on exit; the
+    cache writes that run beside replies belong to the task group this holds (structured: none is lost on exit)."""
     default_path = Path(settings.state_default_path) if settings.state_default_path else None
     cache_path = Path(settings.cache_default_path) if settings.cache_default_path else None
     backend = await open_state(
@@ -71,7 +72,8 @@ async def open_backend(settings: Settings) -> AsyncIterator[StateBackend]:
         retry_interval=settings.state_retry_seconds,
     )
     try:
-        yield backend
+        async with backend.owned():  # the writes beside a reply run in this lifespan's task group, finished on exit
+            yield backend
     finally:
         await backend.aclose()
 

@@ -11,6 +11,7 @@ import pytest
 
 import bench.__main__ as bench_main
 from bench.bursts import Scenario, burst
+from bench.fleet import FLEET_HEADING, PLAIN, FleetResults, FleetRun
 from bench.rpc import BenchError
 from bench.run import Results
 from bench.servers import ours
@@ -48,12 +49,30 @@ def test_a_partial_run_never_replaces_the_whole_report(
 
     monkeypatch.setattr(bench_main, "run_all", nothing_measured)
     out = io.StringIO()
-    assert bench_main.main(["--quick", "--only", "session"], out=out) == 0
+    assert bench_main.main(["--quick", "--only", "startup"], out=out) == 0
     assert not report.exists() and "left alone" in out.getvalue()
     assert bench_main.main(["--quick", "--no-write"], out=io.StringIO()) == 0
     assert not report.exists()
     assert bench_main.main(["--quick"], out=io.StringIO()) == 0
     assert report.read_text(encoding="utf-8").startswith("# Benchmarks")
+
+
+def test_the_fleet_alone_replaces_only_its_own_section(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None
+) -> None:
+    report = tmp_path / "benchmarks.md"
+    report.write_text("# Benchmarks\n\nkept\n\n## Command\n\n```\npython -m bench\n```\n", encoding="utf-8")
+    monkeypatch.setattr(bench_main, "BENCHMARKS_DOC", report)
+
+    async def fleet_measured(plan: Any, **kwargs: Any) -> Results:
+        runs = [FleetRun(PLAIN, 5.0, 520, 0, 0, 189, 189, 189, 189, 0.3)]
+        return Results(plan=plan, quick=True, fleet=FleetResults(runs, 4.6))
+
+    monkeypatch.setattr(bench_main, "run_all", fleet_measured)
+    assert bench_main.main(["--only", "fleet"], out=io.StringIO()) == 0
+    text = report.read_text(encoding="utf-8")
+    assert "kept" in text and FLEET_HEADING in text and "python -m bench --only fleet" in text
+    assert text.index(FLEET_HEADING) < text.index("## Command") and text.endswith("python -m bench\n```\n")
 
 
 def test_the_command_exits_one_when_the_bench_itself_breaks(

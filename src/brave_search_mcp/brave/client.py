@@ -164,7 +164,7 @@ class BraveClient:
     @property
     def throttle_rate(self) -> tuple[float | None, int | None]:
         """The search family's (requests per second, how many may start together) by the plan last seen (None: not
-        learned); while the plan is unconfirmed the second number is the spread's."""
+        learned); while the rate is penalised the second number is the spread's."""
         limits = self.limits.search.limiter.at_once()
         return (None, None) if limits is None else limits
 

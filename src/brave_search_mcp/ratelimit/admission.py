@@ -284,15 +284,11 @@ class Admission:
 
     # -- after an answer ------------------------------------------------------------------------
 
-    async def _change(self, change: Callable[[PlanState], PlanState], *, later: bool = False) -> None:
-        """A plan transition, written only when it changes the plan as last seen (most answers change nothing);
-        ``later``: no start waits on it, so the store may write it after the reply (``Limiter.change_later``)."""
+    async def _change(self, change: Callable[[PlanState], PlanState]) -> None:
+        """A plan transition, written only when it changes the plan as last seen (most answers change nothing)."""
         if change(self.limiter.plan) == self.limiter.plan:
             return
-        if later:
-            await self.limiter.change_later(change)
-        else:
-            await self.limiter.change(change)
+        await self.limiter.change(change)
 
     @degrades(None)
     async def observe(self, info: RateLimitInfo, *, limited: bool = False) -> None:
@@ -327,14 +323,15 @@ class Admission:
             wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)
             until = self._there(info.observed_at) + wait
             await self._change(lambda p: p.blocked(until))
+        if not limited:  # what it stated is stored: this process's held starts go (a 429: once ``refused`` paused)
+            self.limiter.heard()
 
     @degrades(None)
     async def succeeded(self) -> None:
-        """A clean answer: it counts towards trusting whole bursts (stored after the reply: no start waits on the
-        count); a probe without headers frees the next one (at once: the next start waits on it)."""
-        now = self.limiter.clock()
-        later = self.limiter.plan.learned
-        await self._change(lambda p: p.confirmed(now) if p.learned else p.probe_released(), later=later)
+        """A clean answer: the plan stored is this process's now (``Limiter.heard``); a probe without headers frees
+        the next one."""
+        await self._change(lambda p: p.probe_released())
+        self.limiter.heard()
 
     @degrades(None)
     async def failed(self) -> None:
@@ -358,6 +355,7 @@ class Admission:
                 return plan.blocked(now + _pause(plan, now, demanded))
 
             await self.limiter.change(refused)
+            self.limiter.heard()
         else:
             await self.failed()
 
@@ -372,7 +370,7 @@ class Admission:
             "plan_per_second": plan["plan_rate"],
             "burst": plan["burst"],
             "at_once": plan["at_once"],
-            "plan_confirmed": plan["confirmed"],
+            "plan_stated": plan["stated"],
             "queued": plan["waiting"],
             "backend": plan["backend"],
         }

@@ -5,6 +5,11 @@ only the head asks the backend (``SlotStore.reserve``) for a start, so the backe
 rule set (``plan.decide``) against every process's recent starts. The head sleeps exactly until the time
 the backend named (woken early when this process learns something that changes it), and a caller whose
 start would fall after its deadline is refused at once with ``SlotUnavailable`` instead of sitting on it.
+
+A plan learned from answers is in force in full from the answer that states it. A process that finds one stored
+that no answer has stated to it (an earlier run's, or one another process learned before this one looked) sends
+its first request alone and adopts what that answer states (``heard``): a plan that shrank since costs at most
+one refused request, and a plan still true costs one round trip, once per process.
 """
 
 from __future__ import annotations
@@ -94,11 +99,6 @@ class SlotStore(SlotNumbers, Protocol):
         """A shared store is down and this process runs on its own memory meanwhile."""
         ...
 
-    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """``modify`` for a change no start needs before the reply: a shared store writes it after the reply
-        (``state.later``); ``done`` runs once it is written."""
-        ...
-
     def note_dropped(self, what: str, why: str) -> None:
         """A stored ``what`` the limiter refused and replaced (its warning is logged already): the status tool names
         it for a while (``state.base.DropLog``)."""
@@ -128,6 +128,10 @@ class Limiter:
         self._recent: list[float] = []  # this process's own starts (ascending), for estimates
         self._out = 0  # requests ``acquire(answers=True)`` let out that have not ended yet
         self._held = False  # the head waits for one of them to end
+        # Whether the plan stored is one this process heard stated: a given plan needs no statement; a learned one
+        # is heard in an answer here, or seen learned after this process saw none stored (stated meanwhile).
+        self._stated = ask.init.learned
+        self._saw_unknown = False
         self._warnings = OnceEach(logger)
 
     @property
@@ -140,7 +144,7 @@ class Limiter:
         return self.plan.pinned(self.ask.pinned).in_force(self.clock())
 
     def at_once(self) -> tuple[float, int] | None:
-        """(rate, how many may start together) by the plan last seen: the spread while it is unconfirmed."""
+        """(rate, how many may start together) by the plan last seen: the spread while it is penalised."""
         return self.plan.pinned(self.ask.pinned).at_once(self.clock())
 
     async def acquire(self, *, deadline: float | None = None, answers: bool = False) -> float:
@@ -148,9 +152,8 @@ class Limiter:
 
         ``SlotUnavailable`` at once when the backend's next start falls after ``deadline``; ``GateClosed`` when
         the quota gate refuses. Cancellation leaves the queue at once and hands the turn on. ``answers``: the
-        caller reports the request's end (``answered``), so an unconfirmed plan holds the next start while as many
-        requests are out as may start at once (``out_cap``): a plan that shrank costs one refused request, not
-        every one the spread let out before the first answer said so.
+        caller reports the request's end (``answered``) and what the upstream said (``heard``), so while the plan
+        stored has not been stated to this process its first request goes alone (``out_cap``).
         """
         started = self.clock()
         turn = anyio.Event() if self._queue else _Arrived()
@@ -172,6 +175,10 @@ class Limiter:
                     continue
                 decision = await self.slots.reserve(self.ask, now)
                 self.plan = decision.plan
+                if not decision.plan.learned:
+                    self._saw_unknown = True
+                elif self._saw_unknown:
+                    self._stated = True  # learned from an answer while this process watched: stated to it too
                 if decision.dropped:
                     self._dropped()
                 if decision.granted:
@@ -202,9 +209,22 @@ class Limiter:
                 self._wake = None
 
     def out_cap(self) -> float:
-        """How many of this process's requests may be out unanswered (``PlanState.unproven``; else no bound)."""
-        cap = self.plan.pinned(self.ask.pinned).unproven(self.clock())
-        return math.inf if cap is None else cap
+        """How many of this process's requests may be out unanswered: one while the plan stored has not been
+        stated to this process (its answer says whether it still holds), else no bound."""
+        return math.inf if self.stated else 1
+
+    @property
+    def stated(self) -> bool:
+        """Whether the plan in force is one this process heard stated (or was given: a setting, a known plan)."""
+        return self._stated or self.ask.pinned is not None or not self.plan.learned
+
+    def heard(self) -> None:
+        """The upstream answered (what its headers stated, if anything, is adopted already): the plan stored is now
+        this process's, and every start may go at its full rate."""
+        if not self._stated:
+            self._stated = True
+            if self._held:
+                self.wake()
 
     def answered(self) -> None:
         """One request ``acquire(answers=True)`` let out has ended (answered, refused or failed)."""
@@ -287,12 +307,6 @@ class Limiter:
         self.wake()
         return self.plan
 
-    async def change_later(self, change: Callable[[PlanState], PlanState]) -> None:
-        """A plan transition no start waits on (a clean answer counted): seen here at once, stored after the reply."""
-        checked = self._checked(change)
-        self.plan = checked(self.plan)
-        await self.slots.modify_later(self.ask, checked, self.wake)  # the head asks again once it is stored
-
     async def snapshot(self) -> dict[str, Any]:
         """The plan as stored now, how many wait here, and the backend's name."""
         plan = await self.slots.modify(self.ask, self._checked(lambda p: p))
@@ -304,4 +318,5 @@ class Limiter:
             "degraded": self.slots.degraded,
             "waiting": self.waiting,
             "pinned": self.ask.pinned is not None,
+            "stated": self.stated,
         }

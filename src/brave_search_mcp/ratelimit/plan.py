@@ -2,16 +2,15 @@
 
 A plan is what an upstream allows (``rate`` requests per second, ``burst`` inside one window). For Brave it
 is learned from the answers' headers: a key never seen has no plan, so its first request goes alone (the
-*probe*) and the answer's headers set the plan at once; no slow start. Headers can lie, so until ``burst`` clean
-answers have come back at a freshly learned plan it is *unconfirmed*: as many requests may start at once as
-answers have come back clean (so a second process reuses what the first one proved), and beyond that they are
-spread evenly at the plan's rate (one every 1/rate s; at least 1/20 s worth at a time); confirmed, whole bursts
-may start together. A lower plan stated by any answer (a 429 too) is in force at once, trusted as it stands.
-Starts keep a margin below the plan (``WINDOW_MARGIN_FACTOR``): Brave counts arrivals in a sliding 1-second
-window, and requests that leave evenly arrive bunched. A 429 the plan did not predict is, on a confirmed plan
-and for the first time in a while, that jitter at the window's edge: it costs a short pause, the rate stays
-(``contradicted``). Another one soon after, or any on an unconfirmed plan, halves the rate in force (once per
-second), never below ``PENALTY_FLOOR_RATE``, and the rate recovers by 10 % per clean minute.
+*probe*) and the answer's headers set the plan; the plan an answer states is in force from that answer, in every
+process that reads it, whole bursts at once: no slow start, no ramp. A stored plan this process has not heard
+stated yet (learned by an earlier run, perhaps since shrunk) is checked by one request sent alone
+(``limiter.Limiter``), not by spreading every start. Starts keep a margin below the plan
+(``WINDOW_MARGIN_FACTOR``): Brave counts arrivals in a sliding 1-second window, and requests that leave evenly
+arrive bunched. A 429 the plan did not predict is, for the first time in a while, that jitter at the window's
+edge: it costs a short pause, the rate stays (``contradicted``). Another one soon after halves the rate in force
+(once per second), never below ``PENALTY_FLOOR_RATE``; while penalised, starts are spread evenly at the lowered
+rate, and the rate recovers by 10 % per clean minute.
 
 ``decide`` is the reservation rule: given a plan, the recent starts and the time, may a request start now,
 and if not, when to ask again. The Redis backend runs the same rule as a Lua script; the contract test
@@ -44,14 +43,14 @@ RECOVERY_PERIOD_SECONDS = 60.0
 PROBE_HOLD_SECONDS = 10.0  # a probe whose answer never came (its process died) frees the next one after this
 QUOTA_TRIAL_SECONDS = 600.0  # default: while the month is spent, one request goes through this often
 KEEP_STARTS_SECONDS = 10.0  # backends forget starts older than this (and than the window)
-SPREAD_SECONDS = 0.05  # an unconfirmed or penalised plan starts at most this long's share of its rate at once
+SPREAD_SECONDS = 0.05  # a penalised plan starts at most this long's share of its rate at once
 # What a stored plan may hold (a record outside these is rebuilt): rates from the slowest setting to beyond any
 # plan Brave sells, whole bursts, times no further ahead of ``now`` than a rule ever sets one.
 MIN_RATE, MAX_RATE = 0.01, 10_000.0
 MAX_BURST = 10_000
 MAX_MONTH_REQUESTS = int(MAX_RATE * MONTH_SECONDS)  # the most a month can count, at the fastest plan
 CLOCK_SKEW_SECONDS = 300.0  # another process's clock may run this far ahead of this one's
-WHOLE_FIELDS = ("plan_burst", "clean")
+WHOLE_FIELDS = ("plan_burst",)
 
 OK, WINDOW, PAUSED, PROBE, QUOTA = "ok", "window", "paused", "probe", "quota"
 
@@ -62,7 +61,6 @@ class PlanState:
 
     plan_rate: float | None = None  # None: never learned; the next request goes alone (the probe)
     plan_burst: int = 1
-    clean: int = 0  # clean answers at the full plan since it was learned or last penalised
     penalty_rate: float | None = None
     penalty_at: float = NEVER
     strike_at: float = NEVER  # the last 429 forgiven as jitter (``contradicted``)
@@ -81,7 +79,7 @@ class PlanState:
     def known(rate: float, burst: int) -> PlanState:
         """A plan given, not learned (a setting, Brave's published Answers rate, SearXNG's window): trusted."""
         check_limits(rate, burst)
-        return PlanState(float(rate), int(burst), clean=int(burst))
+        return PlanState(float(rate), int(burst))
 
     def gate_closed(self, now: float) -> bool:
         """Whether a spent month holds every request at ``now`` (closed, and not yet time for the next trial)."""
@@ -104,29 +102,16 @@ class PlanState:
         return rate, self.plan_burst
 
     def spread(self, now: float) -> tuple[float, int] | None:
-        """The second, exact window of an unconfirmed or penalised plan: at the rate in force, as many at once as
-        answers have come back clean (at least ``SPREAD_SECONDS`` of the rate, at least one); None: confirmed."""
+        """The second, exact window of a penalised plan: at the lowered rate, ``SPREAD_SECONDS`` of it at once (at
+        least one): the 429s say the window is fuller than the plan predicts; None: not penalised."""
         limits = self.in_force(now)
-        if limits is None or self.plan_rate is None:
+        if limits is None or self.plan_rate is None or limits[0] >= self.plan_rate:
             return None
         rate, burst = limits
-        if rate >= self.plan_rate and self.clean >= burst:
-            return None
-        return rate, max(1, min(burst, max(self.clean, math.floor(rate * SPREAD_SECONDS))))
-
-    def unproven(self, now: float) -> int | None:
-        """While a plan learned from headers is unconfirmed at its full rate, how many of a process's requests may
-        be out unanswered: as many as may start together (``spread``), so a stored plan that no longer holds costs
-        one refused request, not all the spread let out before the first answer. None: no bound (confirmed,
-        penalised: the rate already fell, or unknown: the probe goes alone)."""
-        limits = self.in_force(now)
-        if limits is None or self.plan_rate is None or limits[0] < self.plan_rate:
-            return None
-        spread = self.spread(now)
-        return None if spread is None else spread[1]
+        return rate, max(1, min(burst, math.floor(rate * SPREAD_SECONDS)))
 
     def at_once(self, now: float) -> tuple[float, int] | None:
-        """(rate, how many may start together now): the spread while unconfirmed, else the window in force."""
+        """(rate, how many may start together now): the spread while penalised, else the window in force."""
         return self.spread(now) or self.in_force(now)
 
     def pinned(self, limits: tuple[float, int] | None) -> PlanState:
@@ -134,38 +119,29 @@ class PlanState:
         if limits is None:
             return self
         rate, burst = limits
-        return replace(self, plan_rate=float(rate), plan_burst=int(burst), clean=int(burst), penalty_rate=None)
+        return replace(self, plan_rate=float(rate), plan_burst=int(burst), penalty_rate=None)
 
     # -- transitions ------------------------------------------------------------------------------
 
     def learned_as(self, rate: float, burst: int) -> PlanState:
-        """The plan as the headers state it, in force at once; a higher one is spread (see ``spread``) until
-        ``burst`` clean answers confirm it. A lower one needs no confirmation, whatever the old one had: the
-        upstream asks for less (a downgrade), and spreading it would only slow the calls it already refused."""
+        """The plan as an answer's headers state it, in force at once and in full, higher or lower: the upstream
+        knows its plan; a later answer stating another replaces it."""
         check_limits(rate, burst)
         rate, burst = float(rate), int(burst)
         if self.plan_rate == rate and self.plan_burst == burst:
             return self if self.probe_until == NEVER else replace(self, probe_until=NEVER)
-        lower = self.plan_rate is not None and rate <= self.plan_rate
-        return replace(self, plan_rate=rate, plan_burst=burst, clean=burst if lower else 0, probe_until=NEVER)
-
-    def confirmed(self, now: float) -> PlanState:
-        """One clean answer at the full plan rate counts towards trusting whole bursts."""
-        limits = self.in_force(now)
-        if limits is None or self.plan_rate is None or self.clean >= self.plan_burst or limits[0] < self.plan_rate:
-            return self
-        return replace(self, clean=self.clean + 1)
+        return replace(self, plan_rate=rate, plan_burst=burst, probe_until=NEVER)
 
     def contradicted(self, now: float) -> PlanState:
-        """A 429 the plan did not predict. On a confirmed plan, the first in ``STRIKE_MEMORY_SECONDS`` is jitter
-        at the window's edge (the margin was not enough this once): remembered, the rate stays; the caller pauses
-        briefly. Another one soon after, or one on an unconfirmed plan, is a plan that does not hold: halve.
+        """A 429 the plan did not predict. At the full plan, the first in ``STRIKE_MEMORY_SECONDS`` is jitter at
+        the window's edge (the margin was not enough this once): remembered, the rate stays; the caller pauses
+        briefly. Another one soon after, or one on a penalised plan, is a plan that does not hold: halve.
         429s within one second of the last counted one are the same overload (requests already in flight)."""
         limits = self.in_force(now)
         if limits is None or now - max(self.strike_at, self.penalty_at) < PENALTY_WINDOW_SECONDS:
             return self
-        confirmed = self.plan_rate is not None and self.clean >= self.plan_burst and limits[0] >= self.plan_rate
-        if confirmed and now - self.strike_at >= STRIKE_MEMORY_SECONDS:
+        full = self.plan_rate is not None and limits[0] >= self.plan_rate
+        if full and now - self.strike_at >= STRIKE_MEMORY_SECONDS:
             return replace(self, strike_at=now)
         return self.penalized(now)
 
@@ -181,7 +157,7 @@ class PlanState:
             return self
         rate = limits[0]
         reduced = max(min(PENALTY_FLOOR_RATE, rate), rate / 2.0)
-        return replace(self, penalty_rate=reduced, penalty_at=now, clean=0)
+        return replace(self, penalty_rate=reduced, penalty_at=now)
 
     def blocked(self, until: float) -> PlanState:
         """No start before ``until``."""
@@ -234,9 +210,9 @@ class PlanState:
         for rate in (self.plan_rate, self.penalty_rate):
             if rate is not None and not MIN_RATE <= rate <= MAX_RATE:  # (False for NaN)
                 raise ValueError(f"stored plan: a rate of {rate!r}/s is outside {MIN_RATE:g}–{MAX_RATE:g}")
-        whole = all(math.isfinite(_float(n)) and n == int(n) for n in (self.plan_burst, self.clean))
-        if not (whole and 1 <= self.plan_burst <= MAX_BURST and 0 <= self.clean <= MAX_BURST):
-            raise ValueError("stored plan: burst or clean count out of range")
+        whole = math.isfinite(_float(self.plan_burst)) and self.plan_burst == int(self.plan_burst)
+        if not (whole and 1 <= self.plan_burst <= MAX_BURST):
+            raise ValueError("stored plan: burst out of range")
         if not 0 < self.quota_every <= MONTH_SECONDS:
             raise ValueError("stored plan: quota trial period out of range")
 
@@ -267,7 +243,6 @@ class PlanState:
             "burst": None if limits is None else limits[1],
             "at_once": None if at_once is None else at_once[1],
             "penalized": limits is not None and self.plan_rate is not None and limits[0] < self.plan_rate,
-            "confirmed": self.plan_rate is not None and self.clean >= self.plan_burst,
             "blocked_until": self.blocked_until if self.blocked_until > now else None,
         }
         if self.quota_until > now:
@@ -333,7 +308,7 @@ def window_ready(starts: Sequence[float], limits: tuple[float, int], margin: tup
 
 
 def plan_ready(plan: PlanState, starts: Sequence[float], now: float, margin: tuple[float, float]) -> float | None:
-    """When the plan's window, and its spread while unconfirmed, let one more start in; None: no plan known."""
+    """When the plan's window, and its spread while penalised, let one more start in; None: no plan known."""
     limits = plan.in_force(now)
     if limits is None:
         return None

@@ -13,7 +13,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -129,11 +129,12 @@ class StateBackend(Protocol):
         ...
 
     async def settle(self) -> None:
-        """Wait for the writes deferred until after a reply (``state.later``): the store then holds every answer."""
+        """Wait for the writes started beside a reply (``state.later``): the store then holds every answer."""
         ...
 
-    def busy(self) -> AbstractContextManager[None]:
-        """Around one tool call: writes deferred meanwhile wait until no call is in flight (``state.later``)."""
+    def owned(self) -> AbstractAsyncContextManager[None]:
+        """While this lasts, writes beside a reply run in a task group its owner's lifespan holds (``state.later``);
+        on exit they finish first."""
         ...
 
     async def aclose(self) -> None:

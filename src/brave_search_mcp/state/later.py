@@ -1,92 +1,77 @@
-"""Store writes that can wait until the answer is out: the agent's reply goes first, the bookkeeping after.
+"""Store writes no caller waits for, started at once in a task group the backend's owner runs (structured).
 
-A miss's answer is stored in the shared cache (and its single-flight lease released), and a clean answer's count
-towards confirming the plan written, by one task per backend that runs the deferred writes in order: they leave the
-request's path, as Node leaves its collector to helper threads. That task first gives the client's next call
-``GRACE_SECONDS`` to arrive (an agent's calls come in runs), then runs each write once no call is in flight (``busy``
-around every tool call): ten calls at once answer first and write after. No write waits longer than ``HOLD_SECONDS``
-(a server that is never idle still writes). Letting the writes run while the only call in flight waits on Brave was
-measured and not kept: a write then delays the answer that comes back meanwhile (ten at once 5–13 % slower, a miss no
-faster). Nothing waits on the writes but ``settle`` (a closing backend, so the next process finds the answer); another
-process asking for the same answer meanwhile waits on the lease, which the write releases, as it did before.
+A miss's answer is stored in the shared cache (and its single-flight lease released, which wakes the other
+processes waiting for it) as soon as it is fetched: the write starts then, in the task group of whoever opened the
+backend (``compose.open_backend``, which the server's and the library's lifespans enter), and the reply does not
+wait for it. Nothing defers it: another process may be waiting on exactly that write. Closing the backend waits for
+the writes started (``settle``), and each runs shielded from cancellation for at most ``WRITE_SECONDS``, so a
+shutdown never loses an answer fetched and paid for. A backend nobody gave a task group (a test, a short script)
+writes inline, before the reply.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import anyio
+from anyio.abc import TaskGroup
 
 logger = logging.getLogger(__name__)
 
-HOLD_SECONDS = 0.05  # the longest a write waits for the calls in flight (a server that is never idle still writes)
-GRACE_SECONDS = 0.002  # after a reply, how long the writes leave the loop to the client's next call
+WRITE_SECONDS = 5.0  # the longest one write may take once started, even at shutdown (a store that hangs)
 
 Op = Callable[[], Awaitable[None]]
 
 
 class Later:
-    """The writes of one backend that run after the reply; each one's failure is logged, never raised."""
+    """The writes of one backend that run beside the reply; each one's failure is logged, never raised."""
 
-    def __init__(
-        self,
-        hold_seconds: float = HOLD_SECONDS,
-        grace_seconds: float = GRACE_SECONDS,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._hold, self._grace, self._sleep = hold_seconds, grace_seconds, sleep
-        self._ops: deque[tuple[float, Op]] = deque()  # (the latest it may start, the write), oldest first
+    def __init__(self) -> None:
+        self._tasks: TaskGroup | None = None
         self._unfinished = 0
-        self._writer: asyncio.Task[None] | None = None
-        self._active = 0  # calls in flight
-        self._quiet: asyncio.Event | None = None  # set when the last call in flight ends
+        self._idle = anyio.Event()
+        self._idle.set()
 
-    @contextlib.contextmanager
-    def busy(self) -> Iterator[None]:
-        """One call in flight: deferred writes wait until none is (or ``hold_seconds``)."""
-        if self._active == 0:
-            self._quiet = asyncio.Event()
-        self._active += 1
-        try:
-            yield
-        finally:
-            self._active -= 1
-            if self._active == 0 and self._quiet is not None:
-                self._quiet.set()
+    @contextlib.asynccontextmanager
+    async def owned(self) -> AsyncIterator[None]:
+        """Run the writes in a task group for as long as this lasts; on exit, the writes started finish first."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield
+            finally:
+                self._tasks = None  # writes queued from now on run inline; those started finish as the group ends
 
-    def run(self, op: Op) -> None:
-        """Queue ``op``: it runs after the grace, once no call is in flight (see the module), in order."""
-        loop = asyncio.get_running_loop()
-        self._ops.append((loop.time() + self._hold, op))
+    async def run(self, op: Op) -> None:
+        """Start ``op`` now beside the caller (in the owner's task group), or run it inline when there is none."""
         self._unfinished += 1
-        if self._writer is None or self._writer.done():
-            self._writer = loop.create_task(self._write())
+        if self._unfinished == 1:
+            self._idle = anyio.Event()
+        if self._tasks is None:
+            await self._write(op)
+        else:
+            self._tasks.start_soon(self._write, op)
 
     @property
     def pending(self) -> int:
-        """Writes queued and not finished."""
+        """Writes started and not finished."""
         return self._unfinished
 
     async def settle(self) -> None:
-        """Wait until every write queued so far (and any queued meanwhile) has finished."""
-        while self._writer is not None and not self._writer.done():
-            await asyncio.wait({self._writer})
+        """Wait until every write started so far (and any started meanwhile) has finished."""
+        await self._idle.wait()
 
-    async def _write(self) -> None:
-        loop = asyncio.get_running_loop()
-        await self._sleep(min(self._grace, self._hold))
-        while self._ops:
-            latest, op = self._ops[0]
-            while self._active and (left := latest - loop.time()) > 0 and self._quiet is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._quiet.wait(), left)
-            self._ops.popleft()
-            try:
+    async def _write(self, op: Op) -> None:
+        try:
+            with anyio.move_on_after(WRITE_SECONDS, shield=True) as scope:
                 await op()
-            except Exception:
-                logger.exception("a deferred write to the shared state failed")
-            finally:
-                self._unfinished -= 1
-            await asyncio.sleep(0)  # a call that became ready meanwhile takes the loop before the next write
+            if scope.cancelled_caught:
+                logger.error("a write to the shared state took longer than %g s and was abandoned", WRITE_SECONDS)
+        except Exception:
+            logger.exception("a write to the shared state failed")
+        finally:
+            self._unfinished -= 1
+            if self._unfinished == 0:
+                self._idle.set()

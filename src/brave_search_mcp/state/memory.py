@@ -7,7 +7,7 @@ import bisect
 import contextlib
 import math
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
@@ -58,11 +58,6 @@ class MemorySlots:
             if ask.shared is not None:
                 bisect.insort(shared_starts, now)
         return decision
-
-    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """Memory has nothing to defer: ``modify`` now."""
-        await self.modify(ask, change)
-        done()
 
     def note_dropped(self, what: str, why: str) -> None:
         """A plan the limiter refused: status names it (logged already)."""
@@ -201,8 +196,8 @@ class MemoryBackend(LimiterFactory):
     async def settle(self) -> None:
         """Nothing is deferred here: every write is done when its call returns."""
 
-    def busy(self) -> AbstractContextManager[None]:
-        """Nothing waits for calls in flight here."""
+    def owned(self) -> AbstractAsyncContextManager[None]:
+        """Nothing runs beside a reply here."""
         return contextlib.nullcontext()
 
     async def aclose(self) -> None:

@@ -45,6 +45,7 @@ from brave_search_mcp.ratelimit.plan import (
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.owed import Batch
+from brave_search_mcp.state.redis_flights import Flights
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -140,9 +141,12 @@ class RedisStore:
         clock: Clock | None = None,
         max_entries: int = 256,
         max_bytes: int | None = None,
+        waits: Redis | None = None,
     ) -> None:
         self._url = url
         self._r = client
+        self._waits = client if waits is None else waits  # blocking waits (``cache_wait``): reads that may last
+        self._flights = Flights(client, self._waits, prefix=PREFIX, read_slack=SOCKET_TIMEOUT_SECONDS)
         self._clock = clock
         self._max_entries = max_entries
         self._max_bytes = max_bytes
@@ -349,6 +353,11 @@ class RedisStore:
         stored: list[str | int | bytes] = ["", b""] if value is None or too_big else [_ms(expires - now), value]
         args: list[str | int | bytes] = [owner, *stored, key, *bounds]
         await self._call(lambda: self._put_release(keys=keys, args=args))
+        await self._call(lambda: self._flights.ended(key, owner))
+
+    async def cache_wait(self, key: str, seconds: float) -> None:
+        """Until another replica's flight for ``key`` stored its answer, or ``seconds`` (``redis_flights``)."""
+        await self._call(lambda: self._flights.wait(key, seconds))
 
     async def cache_drop(self, key: str) -> None:
         """Delete one value and its bookkeeping."""
@@ -388,8 +397,10 @@ class RedisStore:
         await self._call(lambda: self._r.delete(f"{PREFIX}rec:{key}"))
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pools."""
         await self._r.aclose()
+        if self._waits is not self._r:
+            await self._waits.aclose()
 
 
 async def open_redis(url: str, options: StateOptions) -> StateBackend:
@@ -408,9 +419,11 @@ async def open_redis(url: str, options: StateOptions) -> StateBackend:
         socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
         retry=Retry(NoBackoff(), 0),
     )
+    # blocking waits for another replica's fetch: their own pool, reads bounded by ``cache_wait`` instead
+    waits = Redis.from_url(url, socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, retry=Retry(NoBackoff(), 0))
     # the wall clock: times are kept on the server's; an injected clock (a test's) keeps its own time
     clock = options.clock if options.clock is time.time else None
     store = RedisStore(
-        url, client, clock=clock, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes
+        url, client, clock=clock, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes, waits=waits
     )
     return SharedBackend("redis", store, options)

@@ -48,7 +48,7 @@ local function sound(p)
   for _, f in ipairs({'plan_rate', 'penalty_rate'}) do
     if p[f] ~= nil and (p[f] < MINR or p[f] > MAXR) then return false end
   end
-  if not whole(p.plan_burst or 1, 1, MAXB) or not whole(p.clean or 0, 0, MAXB) then return false end
+  if not whole(p.plan_burst or 1, 1, MAXB) then return false end
   local every = p.quota_every or EVERY
   if every <= 0 or every > MONTH then return false end
   local ahead = now + SKEW
@@ -74,10 +74,8 @@ local function in_force(p)
 end
 local function spread(p)
   local rate, burst = in_force(p)
-  if rate == nil then return nil end
-  local clean = p.clean or 0
-  if rate >= p.plan_rate and clean >= burst then return nil end
-  return math.max(1, math.min(burst, math.max(clean, math.floor(rate * SPREAD))))
+  if rate == nil or rate >= p.plan_rate then return nil end
+  return math.max(1, math.min(burst, math.floor(rate * SPREAD)))
 end
 local function nth(key, n)
   local last = redis.call('ZREVRANGE', key, n - 1, n - 1, 'WITHSCORES')
@@ -125,7 +123,7 @@ if shared ~= nil and t(shared, 'blocked_until') > pause then pause = t(shared, '
 if pause > ready then ready, reason = pause, 'paused' end
 local eff = own
 if ARGV[10] ~= '' then
-  eff = {plan_rate = tonumber(ARGV[10]), plan_burst = tonumber(ARGV[11]), clean = tonumber(ARGV[11])}
+  eff = {plan_rate = tonumber(ARGV[10]), plan_burst = tonumber(ARGV[11])}
 end
 local rate, burst = in_force(eff)
 local at = recent(KEYS[2], rate, burst, spread(eff))

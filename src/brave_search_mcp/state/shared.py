@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -165,19 +165,6 @@ class SharedSlots:
         self._memory.remember(ask.own, plan)
         return plan
 
-    async def modify_later(self, ask: Ask, change: Callable[[PlanState], PlanState], done: Callable[[], None]) -> None:
-        """Memory's plan now, the store's after the reply (``state.later``); then ``done``. A store that has no plan
-        (new, or restarted empty) starts from the one this process knew, as ``modify`` does."""
-        stored = self._seeded(ask)
-        await self._fallback.modify(ask, change)
-
-        async def store() -> None:
-            with contextlib.suppress(StoreUnavailable):
-                await self._stored(lambda: self._b.store.modify(stored, change))
-            done()
-
-        self._b.later.run(store)
-
     def note_dropped(self, what: str, why: str) -> None:
         """A stored plan the limiter refused: the store's drop log names it in status (logged already)."""
         self._b.store.dropped.note(what, why, logged=True)
@@ -281,7 +268,7 @@ class SharedBackend(LimiterFactory):
         self.fallback = MemoryBackend(
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
-        self.later = Later()  # the cache's writes that wait until the reply is out
+        self.later = Later()  # the cache's writes that run beside the reply
         self.slots: SlotStore = SharedSlots(self)
         self.cache: SharedCache = SharedStoreCache(
             store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
@@ -306,14 +293,14 @@ class SharedBackend(LimiterFactory):
         return out
 
     async def settle(self) -> None:
-        """Wait for the writes deferred until after a reply."""
+        """Wait for the writes started beside a reply."""
         await self.later.settle()
 
-    def busy(self) -> AbstractContextManager[None]:
-        """One tool call in flight: deferred writes wait for it (``Later.busy``)."""
-        return self.later.busy()
+    def owned(self) -> AbstractAsyncContextManager[None]:
+        """The writes beside a reply run in a task group while this lasts (``Later.owned``)."""
+        return self.later.owned()
 
     async def aclose(self) -> None:
-        """Finish the deferred writes, then close the store."""
+        """Finish the writes started, then close the store."""
         await self.later.settle()
         await self.store.aclose()

@@ -1,5 +1,6 @@
 """The response cache in a shared store, with single flight across processes: one lease holder fetches, the others
-poll the store until the value is there.
+wait until the value is there: told by the store itself where it can (Redis wakes them the moment the owner stores
+the answer: ``FlightWaits.cache_wait``), polling it with a short back-off where it cannot (SQLite on one host).
 
 A value read back that its reader refuses (``check``: a damaged entry, one an older version wrote) is dropped and
 fetched again, never handed on. A fetch that outlives a lease keeps it: the holder renews it every third of its
@@ -9,12 +10,13 @@ cache answers (``guard``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import anyio
 
 from brave_search_mcp.state.base import Check, DropLog, Fetch, SharedCache, StateOptions, StoreUnavailable
 from brave_search_mcp.state.guard import Guard
@@ -25,6 +27,7 @@ T = TypeVar("T")
 
 MAX_POLLS = 100_000  # bound on any wait loop
 MAX_LEASE_POLL_SECONDS = 0.1
+WAIT_SECONDS = 0.25  # one wait for another process's flight, when the store can tell when it ends; then look again
 MAX_RENEWALS = 10_000  # bound on a lease's renewals (a fetch is bounded by its call's deadline long before)
 
 
@@ -62,6 +65,16 @@ class CacheStore(Protocol):
         ...
 
 
+@runtime_checkable
+class FlightWaits(Protocol):
+    """A store that can tell a waiter when another process's flight ended (Redis); the others are polled."""
+
+    async def cache_wait(self, key: str, seconds: float) -> None:
+        """Return once the flight leasing ``key`` has stored its answer (or gave the lease back), or after
+        ``seconds``: the caller then looks again."""
+        ...
+
+
 def _usable(check: Check | None, value: bytes) -> bool:
     if check is None:
         return True
@@ -72,7 +85,7 @@ def _usable(check: Check | None, value: bytes) -> bool:
 
 
 class SharedStoreCache:
-    """Cache in the store with single-flight across processes: one lease holder fetches, the others poll."""
+    """Cache in the store with single-flight across processes: one lease holder fetches, the others wait for it."""
 
     def __init__(
         self,
@@ -92,6 +105,8 @@ class SharedStoreCache:
         self.hits = self.misses = self.shared = 0
         self._owner = uuid.uuid4().hex  # this process's lease owners: this, then a serial number
         self._flights = itertools.count()
+        self.wait_seconds = WAIT_SECONDS
+        self.polls = 0  # sleeps while another process's flight ran (the store could not tell when it ends)
 
     async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None = None) -> tuple[bytes, bool]:
         """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
@@ -122,21 +137,32 @@ class SharedStoreCache:
                     continue  # the next look takes the lease
                 if leased:
                     break
+                if isinstance(self._store, FlightWaits):
+                    waits = self._store
+                    await self._guard.call(lambda: waits.cache_wait(key, self.wait_seconds))  # noqa: B023
+                    continue
+                self.polls += 1
                 await self._sleep(delay)
                 delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
         except StoreUnavailable:
             return await self._fallback.get_or_fetch(key, fetch, ttl)
         self.misses += 1
         kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
-        renewal = asyncio.get_running_loop().create_task(self._renew(key, owner))
         try:
-            value = await fetch()
+            async with anyio.create_task_group() as renewing:  # the lease is held while the fetch runs, no longer
+                renewing.start_soon(self._renew, key, owner)
+                try:
+                    value, failed = await fetch(), None
+                except Exception as exc:  # raised below, outside the task group (which would wrap it)
+                    value, failed = b"", exc
+                renewing.cancel_scope.cancel()
+            if failed is not None:
+                raise failed
             if ttl > 0:
                 kept = value
-        finally:  # stored (or the lease given back, after a failure) once the reply is out: ``state.later``
-            renewal.cancel()
+        finally:  # stored (or the lease given back, after a failure) at once, beside the reply: ``state.later``
             now = self._clock()
-            self._later.run(
+            await self._later.run(
                 lambda: self._quietly(lambda: self._store.cache_put_release(key, owner, kept, now + ttl, now))
             )
         return value, False

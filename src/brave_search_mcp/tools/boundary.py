@@ -194,8 +194,7 @@ class ToolBoundary:
                     field="arguments",
                 )
             args = validate_arguments(tool.input_model, dict(arguments or {}))
-            with self.ports.busy():  # the state's deferred writes wait for the calls in flight
-                out, text = await self.execute(tool, args, progress=progress, facts=facts, trace_id=trace_id)
+            out, text = await self.execute(tool, args, progress=progress, facts=facts, trace_id=trace_id)
             structured = out.dump() if isinstance(out, Envelope) else out
             outcome = ToolOutcome(name, structured, text, False, trace_id)
         except BraveSearchError as exc:

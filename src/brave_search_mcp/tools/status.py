@@ -344,8 +344,8 @@ def _rate_line(settings: dict[str, Any], throttle: dict[str, Any]) -> str:
     in_force = (
         "not learned yet (the first request goes alone)" if rate is None else f"{rate:g}/s burst {settings['burst']}"
     )
-    if rate is not None and throttle.get("plan_confirmed") is False and plan is not None:
-        in_force += f" (plan not confirmed yet: as many at once as came back clean, up to {throttle['burst']})"
+    if rate is not None and throttle.get("plan_stated") is False and plan is not None:
+        in_force += " (a stored plan: this process's next request goes alone to check it, then full speed)"
     return (
         f"rate in force: {in_force}{adaptive}; retries {settings['retries']}; timeout {settings['timeout_seconds']:g} s"
     )

@@ -15,7 +15,6 @@ a test transport or a recording.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -167,10 +166,6 @@ class Ports:
         reader: UrlReader | None = self.__dict__.get("reader")
         if reader is not None:
             await reader.aclose()
-
-    def busy(self) -> AbstractContextManager[None]:
-        """Around one tool call: the state's writes deferred meanwhile wait until no call is in flight."""
-        return self.client.limits.state.busy()
 
     def json_fetch(self, facts: CallFacts) -> JsonFetch:
         """GET through the client (cached, throttled, retried); location headers are part of the cache key."""
