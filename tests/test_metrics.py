@@ -300,3 +300,15 @@ async def test_searxng_requests_without_an_answer_are_counted_as_errors(clock: F
     await provider.aclose()
     labels = {"provider": "searxng", "endpoint": "search", "status": "error"}
     assert observer.registry.get_sample_value("brave_search_upstream_requests_total", labels) == len(sent) == 4
+
+
+async def test_a_scrape_under_a_foreign_host_or_origin_is_refused_as_on_mcp(fake: FakeBrave) -> None:
+    """Loopback without a token: a web page that rebinds its own name to 127.0.0.1 cannot read /metrics (the DNS-
+    rebinding guard /mcp has), while a scrape of the loopback address itself is served."""
+    with metered(fake) as base:
+        async with httpx2.AsyncClient(base_url=base, timeout=10) as http:
+            assert (await http.get("/metrics", headers={"host": "attacker.example"})).status_code == 421
+            assert (await http.get("/metrics", headers={"origin": "http://attacker.example"})).status_code == 403
+            mcp = await http.post("/mcp", headers=JSON_HEADERS | {"host": "attacker.example"}, json=PING)
+            assert mcp.status_code == 421
+            assert (await http.get("/metrics")).status_code == 200
