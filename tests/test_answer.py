@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from brave_search_mcp.brave.answers_stream import TagReader, answer_payloads
+from brave_search_mcp.brave.answers_stream import answer_payloads
 from brave_search_mcp.models import errors
 from brave_search_mcp.models.answer import AnswerEnvelope
 from brave_search_mcp.models.errors import ErrorCode
@@ -27,6 +27,7 @@ from testkit.brave.http_server import FakeBraveServer
 from testkit.brave.routes.answers import answer_deltas, sse_events
 
 from .conftest import BRAVE_BODIES
+from .test_answer_stream import read_tags
 
 QUESTION = "how do I start with the tool?"
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -349,23 +350,9 @@ def test_any_chunking_of_the_stream_gives_the_same_answer(cuts: list[int]) -> No
 
 @given(text=st.text(alphabet='ab<>/citn{}"1:é', max_size=60), cuts=st.lists(st.integers(0, 80), max_size=8))
 def test_tag_reader_gives_the_same_tokens_however_text_is_split(text: str, cuts: list[int]) -> None:
-    def tokens(pieces: list[str]) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
-        reader = TagReader(lambda kind, value: out.append((kind, value)))
-        for piece in pieces:
-            reader.feed(piece)
-        reader.close()
-        merged: list[tuple[str, str]] = []
-        for kind, value in out:  # adjacent text pieces are one text
-            if kind == "text" and merged and merged[-1][0] == "text":
-                merged[-1] = ("text", merged[-1][1] + value)
-            else:
-                merged.append((kind, value))
-        return merged
-
     points = sorted({c % (len(text) + 1) for c in cuts})
     pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
-    assert tokens(pieces) == tokens([text])
+    assert read_tags(pieces)[0] == read_tags([text])[0]
 
 
 @pytest.mark.anyio

@@ -309,6 +309,39 @@ async def test_each_follower_may_change_its_error_without_changing_anyone_elses(
     assert any(f.__traceback__ is not None and f is not boom for f in failures)  # where it came from is kept
 
 
+async def test_what_the_leaders_caller_adds_at_once_never_reaches_a_follower() -> None:
+    """The leader's caller adds to its error as soon as it is raised (the fallback chain's warnings, a read's pages),
+    before any follower has woken: each follower still gets the error as the fetch raised it."""
+    cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=FakeClock())
+    up = Upstream()
+    up.gate = anyio.Event()
+    up.error = errors.UpstreamError("Brave answered 503.", status=503, details={"attempts": 1})
+    key = make_key(WEB, [("q", "x")])
+    failures: list[errors.UpstreamError] = []
+
+    async def call(n: int) -> None:
+        try:
+            await cache.get_or_fetch(key, up.fetch)
+        except errors.UpstreamError as exc:  # no await before these: as the callers do
+            exc.details.setdefault("trace", f"call {n}")
+            exc.warnings.append(f"warning {n}")
+            failures.append(exc)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(call, n)
+            await wait_until(lambda: up.calls >= 1)
+            for _ in range(10):
+                await anyio.lowlevel.checkpoint()
+            up.gate.set()
+    assert len(failures) == 3 and up.calls == 1
+    for failure in failures:
+        n = failure.details["trace"]
+        assert failure.details == {"status": 503, "attempts": 1, "trace": n}
+        assert failure.warnings == [f"warning {n.split()[1]}"]
+
+
 async def test_cancelled_leader_hands_over_to_a_follower() -> None:
     cache: ResponseCache[str] = ResponseCache(10, 300.0, clock=FakeClock())
     up = Upstream()

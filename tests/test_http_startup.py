@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -165,6 +167,36 @@ def launcher_env(**extra: str) -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO_ROOT)}
     env.update(extra)
     return env
+
+
+@asynccontextmanager
+async def replica(brave_url: str, **env: str) -> AsyncIterator[int]:
+    """One HTTP face subprocess (``testkit.http_launcher``, the bearer token set, ``env`` added) on a free port; its
+    port, until it is stopped."""
+    command = [sys.executable, "-m", "testkit.http_launcher", "--brave-url", brave_url]
+    process = await anyio.open_process(
+        command, env=launcher_env(BRAVE_SEARCH_HTTP_TOKEN=TOKEN, **env), cwd=REPO_ROOT, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(STARTUP_SECONDS * 2):
+            line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 256)
+        word, port = line.decode().split()
+        assert word == "listening"
+        yield int(port)
+    finally:
+        await stop(process)
+
+
+async def stop(process: Process) -> None:
+    """End a process this test started, waiting a bounded time."""
+    if process.returncode is None:
+        process.terminate()
+        with anyio.move_on_after(5):
+            await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

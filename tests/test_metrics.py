@@ -23,8 +23,11 @@ from brave_search_mcp.compose import open_tools
 from brave_search_mcp.faces.http import HttpOptions, serve_http
 from brave_search_mcp.faces.mcp_server import build_server
 from brave_search_mcp.faces.metrics import MetricsObserver
+from brave_search_mcp.models.errors import NetworkError
 from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.clock import FakeClock
 from testkit.searxng import FakeSearxngServer
+from testkit.searxng.provider import make_provider, search_request
 from testkit.settings import make_settings
 from testkit.sites import FakeSite
 from testkit.sites.pages import page
@@ -264,3 +267,48 @@ async def test_answers_streams_are_counted_once_each_with_their_status(fake: Fak
         labels = {"provider": "brave", "endpoint": "answers", "status": status}
         assert sample("brave_search_upstream_requests_total", labels) == count == fake.hits(status=int(status))
     assert sample("brave_search_upstream_rate_limited_total", {"provider": "brave", "endpoint": "answers"}) == 1
+
+
+async def test_a_call_to_a_tool_that_does_not_exist_is_counted_without_its_name(fake: FakeBrave) -> None:
+    """A client names the tool: a name the server does not know is the client's text (a query pasted in, or a new
+    series per call), so it is counted as ``unknown``, never as a label of its own."""
+    observer = MetricsObserver()
+    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
+        for name in (QUERY, f"{QUERY} 2"):
+            assert (await tools.call(name, {})).structured["error"]["code"] == "INVALID_ARGUMENT"
+        text = (await observer.exposition()).decode()
+    found = samples(text)
+    assert found[("brave_search_tool_calls_total", (("outcome", "INVALID_ARGUMENT"), ("tool", "unknown")))] == 2
+    assert found[("brave_search_tool_call_duration_seconds_count", (("tool", "unknown"),))] == 2
+    assert "zebra" not in text
+
+
+async def test_searxng_requests_without_an_answer_are_counted_as_errors(clock: FakeClock) -> None:
+    """As for Brave: a request SearXNG never answered (refused connection, reset, timeout) was still sent, retries
+    and the status tool's probe included, and shows under ``status="error"``."""
+    sent: list[str] = []
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request.url.path)
+        raise httpx2.ConnectError("refused", request=request)
+
+    observer = MetricsObserver()
+    provider = make_provider(httpx2.MockTransport(refuse), clock, observer=observer)
+    with pytest.raises(NetworkError):
+        await provider.search(search_request())
+    assert not (await provider.probe())["ok"]
+    await provider.aclose()
+    labels = {"provider": "searxng", "endpoint": "search", "status": "error"}
+    assert observer.registry.get_sample_value("brave_search_upstream_requests_total", labels) == len(sent) == 4
+
+
+async def test_a_scrape_under_a_foreign_host_or_origin_is_refused_as_on_mcp(fake: FakeBrave) -> None:
+    """Loopback without a token: a web page that rebinds its own name to 127.0.0.1 cannot read /metrics (the DNS-
+    rebinding guard /mcp has), while a scrape of the loopback address itself is served."""
+    with metered(fake) as base:
+        async with httpx2.AsyncClient(base_url=base, timeout=10) as http:
+            assert (await http.get("/metrics", headers={"host": "attacker.example"})).status_code == 421
+            assert (await http.get("/metrics", headers={"origin": "http://attacker.example"})).status_code == 403
+            mcp = await http.post("/mcp", headers=JSON_HEADERS | {"host": "attacker.example"}, json=PING)
+            assert mcp.status_code == 421
+            assert (await http.get("/metrics")).status_code == 200

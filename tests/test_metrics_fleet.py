@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -14,8 +13,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from anyio.abc import Process
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -23,8 +20,8 @@ from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.programs import require
 
-from .test_http import STARTUP_SECONDS, TOKEN, auth
-from .test_http_startup import REPO_ROOT, launcher_env
+from .test_http import TOKEN, auth
+from .test_http_startup import REPO_ROOT, replica, stop
 
 pytestmark = pytest.mark.anyio
 
@@ -40,35 +37,6 @@ def fake_server() -> Iterator[FakeBraveServer]:
     # 10 a second: a burst of 24 draws 429s, which the replicas retry, so the counts include both kinds
     with FakeBraveServer(rate_per_second=10) as server:
         yield server
-
-
-@asynccontextmanager
-async def replica(brave_url: str) -> AsyncIterator[int]:
-    """One HTTP face subprocess on a free port; its port, until it is stopped."""
-    command = [sys.executable, "-m", "testkit.http_launcher", "--brave-url", brave_url]
-    process = await anyio.open_process(
-        command, env=launcher_env(BRAVE_SEARCH_HTTP_TOKEN=TOKEN), cwd=REPO_ROOT, stderr=subprocess.DEVNULL
-    )
-    try:
-        assert process.stdout is not None
-        with anyio.fail_after(STARTUP_SECONDS * 2):
-            line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 256)
-        word, port = line.decode().split()
-        assert word == "listening"
-        yield int(port)
-    finally:
-        await stop(process)
-
-
-async def stop(process: Process) -> None:
-    """End a process this test started, waiting a bounded time."""
-    if process.returncode is None:
-        process.terminate()
-        with anyio.move_on_after(5):
-            await process.wait()
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
 
 
 def free_port() -> int:

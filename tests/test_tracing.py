@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -28,8 +26,8 @@ from brave_search_mcp.tracing import open_spans, tracing_wanted
 from testkit.brave.http_server import FakeBraveServer
 from testkit.settings import make_settings
 
-from .test_http import JSON_HEADERS, STARTUP_SECONDS, TOKEN, auth
-from .test_http_startup import REPO_ROOT, launcher_env
+from .test_http import JSON_HEADERS, auth
+from .test_http_startup import REPO_ROOT, replica
 from .test_metrics import call
 
 pytestmark = pytest.mark.anyio
@@ -121,24 +119,9 @@ def receiver() -> Iterator[Receiver]:
 @asynccontextmanager
 async def traced_replica(brave_url: str, endpoint: str) -> AsyncIterator[str]:
     """The HTTP face in a subprocess, exporting to ``endpoint`` every 50 ms; its /mcp URL."""
-    env = launcher_env(
-        BRAVE_SEARCH_HTTP_TOKEN=TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_BSP_SCHEDULE_DELAY="50",
-        OTEL_SERVICE_NAME="fleet-test",
-    )  # fmt: skip
-    command = [sys.executable, "-m", "testkit.http_launcher", "--brave-url", brave_url]
-    process = await anyio.open_process(command, env=env, cwd=REPO_ROOT, stderr=subprocess.DEVNULL)
-    try:
-        assert process.stdout is not None
-        with anyio.fail_after(STARTUP_SECONDS * 2):
-            line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 256)
-        yield f"http://127.0.0.1:{line.decode().split()[1]}/mcp"
-    finally:
-        process.terminate()
-        with anyio.move_on_after(5):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+    otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "fleet-test"}
+    async with replica(brave_url, **otel) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def of_trace(spans: list[Span], trace_id: str) -> dict[str, Span]:

@@ -30,8 +30,8 @@ def make_provider(
 ) -> SearxngProvider:
     """A provider talking to ``upstream`` (a fake, through its MockTransport, or any transport), on the fake clock
     (a hanging fake holds a request for the read timeout on it), the wall clock at ``WALL_NOW``; ``base_url``
-    defaults to ``BASE``, the rest is SearxngConfig (``cache=`` and ``limiter=`` pass through)."""
-    cache, limiter = config.pop("cache", None), config.pop("limiter", None)
+    defaults to ``BASE``, the rest is SearxngConfig (``cache=``, ``limiter=`` and ``observer=`` pass through)."""
+    cache, limiter, observer = config.pop("cache", None), config.pop("limiter", None), config.pop("observer", None)
     settings = SearxngConfig(base_url=config.pop("base_url", BASE), **config)
     transport = upstream.mock_transport(sleep=clock.sleep) if isinstance(upstream, FakeSearxng) else upstream
     return SearxngProvider(
@@ -42,4 +42,5 @@ def make_provider(
         cache=cache,
         limiter=limiter,
         wall_clock=lambda: WALL_NOW,
+        observer=observer,
     )

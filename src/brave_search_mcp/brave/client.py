@@ -147,10 +147,7 @@ class BraveClient:
 
     def counters(self) -> dict[str, EndpointCounters]:
         """Per-endpoint counters keyed by the endpoint's short name (web, news, images, videos, summarizer...)."""
-        return {
-            name: EndpointCounters(c.requests, c.errors, c.cache_hits, dict(c.by_code), c.last)
-            for name, c in self._counters.items()
-        }
+        return {name: replace(c, by_code=dict(c.by_code)) for name, c in self._counters.items()}
 
     @property
     def key_echoes(self) -> int:
@@ -176,8 +173,11 @@ class BraveClient:
         trust_env: httpx2 reads HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and SSL_CERT_FILE / SSL_CERT_DIR, the corporate
         network conventions (tests/test_proxies.py, README). Every phase (connect, write, each read, waiting for a
         pooled connection) has the attempt timeout; ``_attempt`` also bounds the whole attempt by it. No HTTP/2:
-        nothing here can measure that it helps (Brave is out of reach; the fakes speak HTTP/1.1).
+        nothing here can measure that it helps (Brave is out of reach; the fakes speak HTTP/1.1). A closed client
+        opens none: a pool made after ``aclose`` would never be closed.
         """
+        if self._closed:
+            raise errors.Cancelled("The Brave client is closed.")
         if self._http is None:
             self._http = httpx2.AsyncClient(
                 transport=self._transport,
@@ -317,9 +317,7 @@ class BraveClient:
             booked = await admission.admit(deadline)
             answered, status = False, None  # the answer's status, once one came
             try:
-                if self._closed:
-                    raise errors.Cancelled("The Brave client was closed while the call waited its turn.")
-                http = self._open()
+                http = self._open()  # the client may have closed while the call waited its turn
                 sent += 1
                 counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
                 if on_send is not None:
@@ -384,8 +382,6 @@ class BraveClient:
     async def _attempt(
         self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
     ) -> _Fetched:
-        if self._closed:
-            raise errors.Cancelled("The Brave client is closed.")
         http = self._open()
         timeout = self._settings.timeout_seconds
         started = self.clock()

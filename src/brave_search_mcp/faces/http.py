@@ -118,13 +118,14 @@ async def _health(_: Request) -> Response:
 
 def build_http_app(server: Server[Any], options: HttpOptions, metrics: MetricsObserver | None = None) -> Starlette:
     """The ASGI app: ``/healthz`` open, ``/mcp`` (stateless, JSON responses) behind the guards, in their order;
-    with ``metrics``, ``/metrics`` behind its token (never counted in flight)."""
+    with ``metrics``, ``/metrics`` behind its token and the same Host/Origin check (never counted in flight)."""
+    security = sdk_security(options.host_patterns())
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
         max_request_body_size=options.max_body_bytes,
-        transport_security=sdk_security(options.host_patterns()),
+        transport_security=security,
         host=options.host,
     )
     manager = server.session_manager  # the one this app's lifespan must run, even if another app is built later
@@ -141,7 +142,7 @@ def build_http_app(server: Server[Any], options: HttpOptions, metrics: MetricsOb
     return Starlette(
         routes=[
             Route(HEALTH_PATH, _health, methods=["GET", "HEAD"]),
-            *metrics_routes(metrics, options.metrics_token or options.token, in_flight),
+            *metrics_routes(metrics, options.metrics_token or options.token, in_flight, security),
             Mount("/", app=guarded),
         ],
         lifespan=lifespan,

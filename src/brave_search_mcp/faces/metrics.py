@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -204,15 +205,24 @@ def http_observer(settings: Settings) -> MetricsObserver:
     return MetricsObserver(open_spans(settings))
 
 
-def metrics_routes(metrics: MetricsObserver | None, token: str | None, in_flight: InFlightCap) -> list[BaseRoute]:
+def metrics_routes(
+    metrics: MetricsObserver | None, token: str | None, in_flight: InFlightCap, security: TransportSecuritySettings
+) -> list[BaseRoute]:
     """``/metrics`` (GET) behind ``token`` when there is one, beside the in-flight cap rather than behind it, so a
-    scrape is never refused for the load it measures; no route without an observer."""
+    scrape is never refused for the load it measures; no route without an observer. ``security`` is the SDK's
+    Host/Origin check of ``/mcp``: without a token on loopback, a page that rebinds its name reads nothing."""
     if metrics is None:
         return []
     metrics.count_in_flight(lambda: in_flight.in_flight)
+    rebinding = TransportSecurityMiddleware(security)
+
+    async def scrape(request: Request) -> Response:
+        refused = await rebinding.validate_request(request)
+        return refused if refused is not None else await metrics.endpoint(request)
+
     if token is None:  # loopback without a token, as /mcp is
-        return [Route(METRICS_PATH, metrics.endpoint, methods=["GET"])]
-    return [Route(METRICS_PATH, BearerGuard(request_response(metrics.endpoint), token), methods=["GET"])]
+        return [Route(METRICS_PATH, scrape, methods=["GET"])]
+    return [Route(METRICS_PATH, BearerGuard(request_response(scrape), token), methods=["GET"])]
 
 
 def traced(app: ASGIApp, metrics: MetricsObserver | None) -> ASGIApp:

@@ -170,7 +170,7 @@ class ResponseCache(Generic[V]):
             flight.ok = True
             self._put(key, value, ttl)
         except Exception as exc:
-            flight.error = exc
+            flight.error = _own_copy(exc)  # kept as raised: this caller adds to ``exc`` before the followers wake
             raise
         finally:
             # Anything else (cancellation) leaves ok False and error None: followers take over.

@@ -185,9 +185,10 @@ class ToolBoundary:
         trace_id = self.ports.observer.trace_id() or new_trace_id()  # the span's when traced
         started = clock()
         facts = CallFacts()
-        code = "ok"
+        code, counted_as = "ok", "unknown"  # a name the server does not know is the client's text, never a label
         try:
             tool = self.spec(name)
+            counted_as = tool.name
             if arguments is not None and not isinstance(arguments, Mapping):
                 raise InvalidArgument(
                     f"Invalid arguments: expected an object of named arguments, got {_json_type(arguments)}.",
@@ -210,7 +211,7 @@ class ToolBoundary:
             error = InternalError(f"Internal error in {name}; the server log has trace_id {trace_id}.")
             outcome = error_outcome(name, error, trace_id, facts.provider or settings.providers[0])
             code = error.code.value
-        self.ports.observer.tool_call(name, code, clock() - started)
+        self.ports.observer.tool_call(counted_as, code, clock() - started)
         logger.info(
             "tool call",
             extra={

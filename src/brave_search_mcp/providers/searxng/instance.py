@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -141,6 +142,14 @@ class CallBudget:
         return self.attempts == 0
 
 
+@dataclass
+class _Answer:
+    """What one request to the instance came to: its status (None: no answer) and the outcome code."""
+
+    status: int | None = None
+    outcome: str = "ok"
+
+
 class Instance:
     """The HTTP side of the provider: one pooled client, the instance's limiter, the shared retry rule."""
 
@@ -221,8 +230,9 @@ class Instance:
             await self.limiter.acquire(deadline=self._on_limiter_clock(deadline))
             budget = self.budget()
             timeout = self._time_left(deadline, budget)
-            with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+            with self._request(timeout) as answer:
                 response = await self._client.post(self.config.search_url, data={"format": "json"})
+                answer.status = response.status_code
         except BraveSearchError as exc:
             entry.update(ok=False, code=exc.code.value, message=exc.message)
         else:
@@ -286,12 +296,25 @@ class Instance:
                 raise self._out_of_time(deadline, budget) from None
             raise
 
+    @contextmanager
+    def _request(self, timeout: float) -> Iterator[_Answer]:
+        """One request to the instance within ``timeout``, its transport errors typed; counted and traced once it
+        ended, whether the instance answered (``status``) or not (a reset, a timeout: it was sent all the same)."""
+        answer, started = _Answer(), self._clock()
+        try:
+            with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+                yield answer
+        except BraveSearchError as exc:
+            answer.outcome = exc.code.value
+            raise
+        finally:
+            self.observer.upstream(PROVIDER_NAME, "search", answer.status, self._clock() - started, answer.outcome)
+
     async def _attempt(self, fields: dict[str, str], timeout: float) -> bytes:
-        url, started = self.config.search_url, self._clock()
-        with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+        url = self.config.search_url
+        with self._request(timeout) as answer:
             async with self._client.stream("POST", url, data=fields, timeout=timeout) as resp:
-                status = resp.status_code
-                self.observer.upstream(PROVIDER_NAME, "search", status, self._clock() - started)
+                status = answer.status = resp.status_code
                 if 300 <= status < 400:
                     raise redirect_error(status, resp.headers.get("location", ""), url)
                 if not 200 <= status < 300:
