@@ -262,6 +262,18 @@ def test_brave_official_servers_variables_are_honoured_when_ours_are_not_set() -
     assert [t.name for t in enabled_tools(enabled)] == ["brave_web_search", "brave_answer"]
 
 
+@pytest.mark.parametrize("variable", ["BRAVE_MCP_ENABLED_TOOLS", "BRAVE_MCP_DISABLED_TOOLS"])
+def test_a_misspelt_official_tool_is_refused_naming_the_official_variable_and_its_names(variable: str) -> None:
+    settings = Settings.from_env({variable: "brave_web_serch"})
+    with pytest.raises(ConfigError) as info:
+        enabled_tools(settings)
+    message = str(info.value)
+    assert message.startswith(f"{variable} names unknown tools ['brave_web_serch']; it takes the official")
+    assert "BRAVE_SEARCH_" not in message
+    assert all(theirs in message for theirs in ("brave_news_search", "brave_place_search", "brave_answers"))
+    assert "read_url" in message  # ours are accepted there too
+
+
 def test_disabling_some_of_the_official_tools_one_of_ours_serves_keeps_ours_with_a_note() -> None:
     s = Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": "brave_news_search,brave_summarizer"})
     assert s.disabled_tools == ("brave_summarizer",)

@@ -17,6 +17,7 @@ from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from brave_search_mcp.render.compact import fit_to_limits
+from tests.fuzz.checks import examples
 from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, mostly, query_objects
 from tests.fuzz.strategies import field_values as field_values_of
 
@@ -178,7 +179,7 @@ def search_args(draw: st.DrawFn) -> dict[str, Any]:
     return args
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(search_args())
 def test_prepare_search_never_sends_what_brave_rejects(arguments: dict[str, Any]) -> None:
     try:
@@ -288,7 +289,7 @@ limits = st.tuples(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers(), st.booleans(), limits)
 def test_junk_answers_raise_only_parse_error_and_fit(
     answer: tuple[SearchType, Any], decorations: bool, bounds: tuple[int, int]
@@ -324,7 +325,9 @@ sections = st.lists(
 ).map(lambda pairs: [Section(key=key, label=key.title(), results=items) for key, items in pairs])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(sections, limits, st.text(min_size=1, max_size=400))
 def test_fit_to_limits_always_within_bounds(section_list: list[Section], bounds: tuple[int, int], query: str) -> None:
     check_fit(envelope_of("web", section_list, query=query), *bounds)

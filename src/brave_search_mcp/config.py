@@ -57,6 +57,8 @@ class Settings(BaseModel):
     api_key_file: str | None = None  # the file the key was read from (either key file)
     key_file_default: str | None = None  # where the default key file is looked for (XDG_CONFIG_HOME / HOME)
     notes: tuple[str, ...] = ()  # what start-up should warn about: values given twice, the official server's ignored
+    # our variable -> the official server's variable its value was read from (messages name what the user set)
+    read_from: dict[str, str] = Field(default_factory=dict)
     base_url: str = Field(DEFAULT_BASE_URL, alias="BRAVE_SEARCH_BASE_URL", min_length=9)
     timeout_seconds: float = Field(15.0, alias="BRAVE_SEARCH_TIMEOUT_SECONDS", ge=0.01, le=300.0)
     call_deadline_seconds: float = Field(60.0, alias="BRAVE_SEARCH_DEADLINE_SECONDS", ge=0.01, le=3600.0)
@@ -278,6 +280,7 @@ class Settings(BaseModel):
             values["api_key"], values["api_key_source"] = SecretStr(found.value), found.source
             values["api_key_file"] = str(found.file) if found.file is not None else None
         values["notes"] = (*official.notes, *found.notes)
+        values["read_from"] = {ours: theirs for theirs, ours in OFFICIAL_VARIABLES.items() if ours in official.values}
         try:
             return cls(**values)
         except ConfigError as exc:  # name the variable the user set, not the one it was read as
@@ -292,6 +295,11 @@ class Settings(BaseModel):
         """The environment variable behind a field, for messages."""
         info = cls.model_fields.get(name)
         return (info.alias if info is not None else None) or name
+
+    def variable_set(self, name: str) -> str:
+        """The variable the user set for a field: ours, or the official server's it was read from, for messages."""
+        ours = self.variable_of(name)
+        return self.read_from.get(ours, ours)
 
 
 def _explain(exc: ValidationError) -> str:

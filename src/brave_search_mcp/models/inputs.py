@@ -10,6 +10,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -162,11 +163,17 @@ class SummarizerArgs(StrictInput):
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",)}
 
+    @field_validator("query", "key")
+    @classmethod
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A blank one given is refused in the words every tool uses for a blank query."""
+        if value is not None and not value.strip():
+            raise ValueError(f"{info.field_name} must not be empty")
+        return value
+
     @model_validator(mode="after")
     def _exactly_one_source(self) -> SummarizerArgs:
-        has_key = bool(self.key and self.key.strip())
-        has_query = bool(self.query and self.query.strip())
-        if has_key == has_query:
+        if (self.key is None) == (self.query is None):
             raise ValueError("give exactly one of key or query")
         return self
 
