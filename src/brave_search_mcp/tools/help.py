@@ -14,7 +14,7 @@ from brave_search_mcp.brave import facts as brave_api
 from brave_search_mcp.brave import params as rules
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.models.envelopes import API_VERSION
-from brave_search_mcp.models.errors import WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode, advice_for
+from brave_search_mcp.models.errors import WARNING_ADVICE, ErrorCode, WarningCode, advice_for, default_retryable
 from brave_search_mcp.models.inputs import HelpArgs, HelpTopic
 from brave_search_mcp.providers.request import BRAVE_ONLY
 from brave_search_mcp.providers.searxng.params import CATEGORIES, LANGUAGES, MAX_QUERY_CHARS
@@ -322,7 +322,7 @@ def _ui(settings: Settings) -> dict[str, Any]:
 
 def error_catalogue(*, searxng: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Every error and warning code with what the agent should do about it (``searxng``: in SearXNG's words)."""
-    retryable_by_code = _default_retryable()
+    retryable_by_code = default_retryable()
     provider = "searxng" if searxng else "brave"
     meanings = {**WARNING_ADVICE, **_SEARXNG_WARNINGS} if searxng else WARNING_ADVICE
     return {
@@ -342,16 +342,6 @@ def error_catalogue(*, searxng: bool = False) -> dict[str, list[dict[str, Any]]]
             if not (searxng and code in _BRAVE_CODES)
         ],
     }
-
-
-def _default_retryable() -> dict[ErrorCode, bool]:
-    found: dict[ErrorCode, bool] = {}
-    pending: list[type[BraveSearchError]] = [BraveSearchError]
-    while pending:
-        cls = pending.pop()
-        found.setdefault(cls.code, cls.default_retryable)
-        pending.extend(cls.__subclasses__())
-    return found
 
 
 def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -> dict[str, Any]:
