@@ -199,7 +199,9 @@ class ReadArgs(StrictInput):
         description="Or 1-5 pages at once sharing max_chars (evenly; unused share goes to the others).",
     )
     start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")
-    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000).")
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000; with urls, at least 500 a page)."
+    )
     format: Literal["markdown", "text"] = Field(
         "markdown", description="markdown keeps headings, lists, tables and code; text drops the marks."
     )
