@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings, default_key_path
+from brave_search_mcp.config_sources import OFFICIAL_TOOLS
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 TOOL_NAMES = tuple(tool.name for tool in all_tools())
@@ -308,3 +309,10 @@ def test_a_bad_official_value_names_the_variable_the_user_set() -> None:
         Settings.from_env({"BRAVE_MCP_PORT": "eighty"})
     with pytest.raises(ConfigError, match=r"--brave-api-key.*white space"):
         Settings.from_env({}, flags={"brave_api_key": "two words"})
+
+
+def test_every_official_tool_maps_to_a_tool_of_the_registry() -> None:
+    """The official-name map sits below the registry (settings are read before any tool exists): this holds it to
+    the names the slices give their tools."""
+    registered = {tool.name for tool in all_tools()}
+    assert {ours for ours, _ in OFFICIAL_TOOLS.values()} <= registered

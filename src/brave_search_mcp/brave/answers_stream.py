@@ -88,7 +88,6 @@ class TagReader:
         self._sink = sink
         self._buffer = ""
         self._inside: str | None = None  # the research phase whose content is not answer text
-        self.dropped_tags = 0
 
     def feed(self, delta: str) -> None:
         """Consume one content delta."""
@@ -143,7 +142,6 @@ class TagReader:
                 if end < 0:
                     if not final and len(rest) < MAX_PENDING_CHARS:
                         return
-                    self.dropped_tags += 1
                     self._buffer = ""
                     return
                 self._sink(bare, rest[:end])
