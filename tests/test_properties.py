@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from brave_search_mcp.brave.params import PreparedSearch, prepare_search
 from brave_search_mcp.brave.results import parse_answer
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
-from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, Result, Section, WarningItem
 from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
@@ -275,7 +275,7 @@ def check_fit(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> None:
     assert len(lines) <= max_lines
     assert len(text.encode("utf-8")) <= max_bytes
     returned = fitted.meta.returned
-    assert returned == sum(len(s.results) for s in fitted.sections)
+    assert returned == sum(len(s.results) for s in fitted.sections if s.key not in DIRECT_ANSWERS)
     assert lines[0] == fitted.summary
     starts = [line.split(". ", 1)[0] for line in lines]
     assert all(str(number) in starts for number in range(1, returned + 1))

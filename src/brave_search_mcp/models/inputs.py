@@ -120,7 +120,9 @@ class WebSearchArgs(QueryInput):
         None,
         description='Web only: sections to show, max_results each, e.g. ["web","news"]. Default: web, others if room.',
     )
-    max_results: int | None = max_results_field("Results shown (default 10; max web 20, news/videos 50, images 200).")
+    max_results: int | None = max_results_field(
+        "Results shown (default 10; max web 20, news/videos 50, images 200); an infobox or answers come on top."
+    )
     offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
     country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
     search_language: str | None = Field(
