@@ -211,11 +211,12 @@ def test_uninstall_without_client_programs_removes_the_skill_and_says_so(
     from brave_search_mcp.faces.uninstall import Clients, run_uninstall, runs_this_program
 
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     install_skill(home=tmp_path)
     out, err = io.StringIO(), io.StringIO()
     assert run_uninstall([], out, err, Clients(codex=None, claude=None)) == 0, err.getvalue()
     said = out.getvalue()
-    assert "Codex: not installed (no codex on PATH); nothing to remove." in said
+    assert f"Codex: not installed (no codex on PATH, no {tmp_path}/.codex/config.toml); nothing to remove." in said
     assert f"Removed the brave-search skill from {tmp_path}/.claude/skills/brave-search." in said
     assert said.rstrip().endswith("(or: pipx uninstall brave-search-mcp).")
     assert runs_this_program("/home/u/.local/bin/brave-search-mcp", [])

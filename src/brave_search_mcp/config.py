@@ -57,8 +57,7 @@ class Settings(BaseModel):
     api_key_file: str | None = None  # the file the key was read from (either key file)
     key_file_default: str | None = None  # where the default key file is looked for (XDG_CONFIG_HOME / HOME)
     notes: tuple[str, ...] = ()  # what start-up should warn about: values given twice, the official server's ignored
-    # our variable -> the official server's variable its value was read from (messages name what the user set)
-    read_from: dict[str, str] = Field(default_factory=dict)
+    read_from: dict[str, str] = Field(default_factory=dict)  # ours -> the official variable set (for messages)
     base_url: str = Field(DEFAULT_BASE_URL, alias="BRAVE_SEARCH_BASE_URL", min_length=9)
     timeout_seconds: float = Field(15.0, alias="BRAVE_SEARCH_TIMEOUT_SECONDS", ge=0.01, le=300.0)
     call_deadline_seconds: float = Field(60.0, alias="BRAVE_SEARCH_DEADLINE_SECONDS", ge=0.01, le=3600.0)
@@ -298,8 +297,7 @@ class Settings(BaseModel):
 
     def variable_set(self, name: str) -> str:
         """The variable the user set for a field: ours, or the official server's it was read from, for messages."""
-        ours = self.variable_of(name)
-        return self.read_from.get(ours, ours)
+        return self.read_from.get(self.variable_of(name), self.variable_of(name))
 
 
 def _explain(exc: ValidationError) -> str:
@@ -324,8 +322,7 @@ def _default_key_file(env: Mapping[str, str], *, explicit: bool) -> Path | None:
     pass their own environment get exactly what they pass)."""
     if explicit and not any(env.get(name) for name in ("HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA")):
         return None
-    home = Path(env["HOME"]) if env.get("HOME") else None
-    return default_key_path(env, home=home)
+    return default_key_path(env, home=Path(env["HOME"]) if env.get("HOME") else None)
 
 
 APP_DIR = "brave-search-mcp"
@@ -387,6 +384,13 @@ def user_config_dir(
 ) -> Path:
     """This app's config directory: XDG_CONFIG_HOME or ~/.config; ~/Library/Application Support; %LOCALAPPDATA%."""
     return _user_dir(environ, platform, home, "XDG_CONFIG_HOME", ".config", "Application Support")
+
+
+def client_config_files(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> tuple[Path, Path]:
+    """Where Codex and Claude Code keep their MCP servers (CODEX_HOME, CLAUDE_CONFIG_DIR), for uninstall."""
+    env, base = (os.environ if environ is None else environ), (home or Path.home())
+    codex, claude = env.get("CODEX_HOME") or base / ".codex", env.get("CLAUDE_CONFIG_DIR") or base
+    return Path(codex) / "config.toml", Path(claude) / ".claude.json"
 
 
 def default_key_path(
