@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import trustme
+from hypothesis import settings as hypothesis_settings
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.logs import PACKAGE_LOGGER
@@ -25,6 +26,14 @@ from tests import fault_cases
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BRAVE_BODIES = REPO_ROOT / "tests" / "fixtures" / "brave"  # Brave bodies in the documented shapes (README there)
 NETWORK_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+# The property and fuzz tests draw the same examples on every run (seeded by each test's own code), so the
+# README's test command passes or fails the same way every time. ``--hypothesis-profile=deep`` opts into fresh
+# random examples on each run, ten times as many (``tests.fuzz.checks.examples`` scales each test's count).
+hypothesis_settings.register_profile("repeatable", derandomize=True)
+hypothesis_settings.register_profile("deep", derandomize=False, max_examples=1000)
+hypothesis_settings.load_profile("repeatable")
 
 
 @pytest.fixture(autouse=True, scope="session")

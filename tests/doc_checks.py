@@ -91,6 +91,15 @@ def _check_dockerfile_copies_the_build_inputs(dockerfile: str) -> None:
         assert left_out == [], f".dockerignore keeps {path} out of the build ({left_out})"
 
 
+def _check_inspector(command: Command) -> None:
+    """Issue 43 item 12: what a newcomer runs literally must work: each -e a literal value (the Inspector refuses
+    an empty one), and no key file they may not have (the server then stops at start: "Connection closed")."""
+    for assignment in re.findall(r"-e (\S+)", command.text):
+        name, _, value = assignment.partition("=")
+        assert value and "$" not in value, f"{command}: -e {name} needs a literal value"
+        assert name != "BRAVE_API_KEY_FILE", f"{command}: names a key file a newcomer may not have"
+
+
 def check(command: Command, commands: list[Command]) -> None:
     """A command that is not run: what it names must exist as the docs say."""
     text = command.text
@@ -100,6 +109,8 @@ def check(command: Command, commands: list[Command]) -> None:
         _check_node_tools(command)
     elif text.startswith("docker "):
         _check_docker(command, commands)
+    elif text.startswith("npx -y @modelcontextprotocol/inspector@"):
+        _check_inspector(command)
     elif re.match(r"^(uv tool (un)?install|pipx (un)?install) ", text):
         wheel = re.search(r"dist/([\w]+)-", text)
         name = PYPROJECT["project"]["name"]

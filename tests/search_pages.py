@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from brave_search_mcp.brave.results import parse_answer, pick_sections
-from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, Result, Section, WarningItem
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from testkit.brave import FIXTURES_DIR
@@ -177,4 +177,5 @@ def numbered_urls(text: str) -> list[str]:
 
 
 def structured_urls(envelope: SearchEnvelope) -> list[str]:
-    return [r.url for s in envelope.sections for r in s.results]
+    """The results' URLs (the direct answers, shown unnumbered above them, are not results)."""
+    return [r.url for s in envelope.sections if s.key not in DIRECT_ANSWERS for r in s.results]

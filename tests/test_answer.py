@@ -25,6 +25,7 @@ from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 from testkit.brave.http_server import FakeBraveServer
 from testkit.brave.routes.answers import answer_deltas, sse_events
+from tests.fuzz.checks import examples
 
 from .conftest import BRAVE_BODIES
 from .test_answer_stream import read_tags
@@ -338,7 +339,7 @@ async def _answer_from(data: bytes, cuts: list[int]) -> AnswerEnvelope:
     return envelope
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40))
 def test_any_chunking_of_the_stream_gives_the_same_answer(cuts: list[int]) -> None:
     data = _stream_bytes()

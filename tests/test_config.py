@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings, default_key_path
+from brave_search_mcp.config_sources import OFFICIAL_TOOLS
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
 TOOL_NAMES = tuple(tool.name for tool in all_tools())
@@ -262,6 +263,18 @@ def test_brave_official_servers_variables_are_honoured_when_ours_are_not_set() -
     assert [t.name for t in enabled_tools(enabled)] == ["brave_web_search", "brave_answer"]
 
 
+@pytest.mark.parametrize("variable", ["BRAVE_MCP_ENABLED_TOOLS", "BRAVE_MCP_DISABLED_TOOLS"])
+def test_a_misspelt_official_tool_is_refused_naming_the_official_variable_and_its_names(variable: str) -> None:
+    settings = Settings.from_env({variable: "brave_web_serch"})
+    with pytest.raises(ConfigError) as info:
+        enabled_tools(settings)
+    message = str(info.value)
+    assert message.startswith(f"{variable} names unknown tools ['brave_web_serch']; it takes the official")
+    assert "BRAVE_SEARCH_" not in message
+    assert all(theirs in message for theirs in ("brave_news_search", "brave_place_search", "brave_answers"))
+    assert "read_url" in message  # ours are accepted there too
+
+
 def test_disabling_some_of_the_official_tools_one_of_ours_serves_keeps_ours_with_a_note() -> None:
     s = Settings.from_env({"BRAVE_MCP_DISABLED_TOOLS": "brave_news_search,brave_summarizer"})
     assert s.disabled_tools == ("brave_summarizer",)
@@ -296,3 +309,10 @@ def test_a_bad_official_value_names_the_variable_the_user_set() -> None:
         Settings.from_env({"BRAVE_MCP_PORT": "eighty"})
     with pytest.raises(ConfigError, match=r"--brave-api-key.*white space"):
         Settings.from_env({}, flags={"brave_api_key": "two words"})
+
+
+def test_every_official_tool_maps_to_a_tool_of_the_registry() -> None:
+    """The official-name map sits below the registry (settings are read before any tool exists): this holds it to
+    the names the slices give their tools."""
+    registered = {tool.name for tool in all_tools()}
+    assert {ours for ours, _ in OFFICIAL_TOOLS.values()} <= registered

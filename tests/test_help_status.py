@@ -11,8 +11,9 @@ from brave_search_mcp.brave import facts as params
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.params import prepare_search
 from brave_search_mcp.config import Settings
-from brave_search_mcp.models.errors import ErrorCode, WarningCode
+from brave_search_mcp.models.errors import ErrorCode, InternalError, WarningCode
 from brave_search_mcp.models.inputs import WebSearchArgs
+from brave_search_mcp.tools.boundary import error_outcome
 from brave_search_mcp.tools.help import EXAMPLES, ToolDoc, build_help, render_help_text
 from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY, FakeBrave
@@ -43,6 +44,14 @@ def test_help_lists_exactly_the_codes_the_errors_module_defines() -> None:
     retryable = {e["code"]: e["retryable"] for e in doc["error_codes"]}
     assert retryable["RATE_LIMITED"] is True
     assert retryable["QUOTA_EXCEEDED"] is False
+
+
+def test_help_says_an_internal_error_is_retryable_as_its_envelope_does() -> None:
+    doc = build_help("errors", Settings(), TOOL_DOCS)
+    envelope = error_outcome("brave_web_search", InternalError("boom"), "0" * 16).structured["error"]
+    assert envelope["retryable"] is True
+    assert {e["code"]: e["retryable"] for e in doc["error_codes"]}["INTERNAL_ERROR"] is True
+    assert "- INTERNAL_ERROR (retryable):" in render_help_text(doc)
 
 
 def test_help_carries_the_value_lists_the_schemas_leave_out() -> None:

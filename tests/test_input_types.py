@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from brave_search_mcp import BraveSearch
 from brave_search_mcp.faces.mcp_server import compact_schema
+from brave_search_mcp.models.errors import InvalidArgument
 from brave_search_mcp.tools.boundary import ToolBoundary
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 from testkit.brave.brave import FakeBrave
@@ -104,6 +106,36 @@ async def test_a_lone_surrogate_is_dropped_like_in_a_query_never_an_internal_err
     assert outcome.structured.get("error", {}).get("code") != "INTERNAL_ERROR", outcome.structured
     sent = [value for request in fake.requests for _, value in request.params]
     assert sent and not [v for v in sent if "\ud800" in v]  # what was sent is text, without the surrogate
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"key": "a-summarizer-key", "query": "   "}, "query: query must not be empty"),
+        ({"query": " \t"}, "query: query must not be empty"),
+        ({"key": " "}, "key: key must not be empty"),
+        ({}, "give exactly one of key or query"),
+        ({"key": "a-summarizer-key", "query": "q"}, "give exactly one of key or query"),
+    ],
+)
+async def test_a_blank_summarizer_source_is_refused_like_a_blank_query_elsewhere(
+    arguments: dict[str, Any], message: str
+) -> None:
+    fake, clock = FakeBrave(rate_per_second=1000), FakeClock()
+    settings = make_settings()
+    from brave_search_mcp.brave.client import BraveClient
+
+    async with BraveClient(settings, transport=fake.mock_transport(), clock=clock, sleep=clock.sleep) as client:
+        boundary = tool_boundary(settings, client, clock=clock, sleep=clock.sleep)
+        outcome = await boundary.call("brave_summarizer", arguments)
+        blank_search = await boundary.call("brave_web_search", {"query": "  "})
+    assert outcome.structured["error"]["code"] == "INVALID_ARGUMENT", outcome.structured
+    assert outcome.text.startswith(f"INVALID_ARGUMENT: Invalid arguments: {message}.")
+    assert "query: query must not be empty" in blank_search.text  # the words the summarizer now shares
+    assert fake.requests == []
+    async with BraveSearch(settings=settings, transport=fake.mock_transport()) as library:
+        with pytest.raises(InvalidArgument, match=message):  # a BraveSearchError, not pydantic's own
+            await library.summarize(arguments.get("query"), key=arguments.get("key"))
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from testkit.brave.adapters import HttpUpstream
 from testkit.brave.brave import FakeBrave
 from testkit.brave.faults import fault_cases
 from testkit.brave.routes.llm_context import context_body
+from tests.fuzz.checks import examples
 
 from .conftest import BRAVE_BODIES
 
@@ -179,7 +180,7 @@ async def test_small_budget_cuts_whole_snippets_and_says_what(upstream: HttpUpst
     assert codes(clamped)[0] == "OUTPUT_LIMIT_CLAMPED" and clamped.meta.max_chars == 1000
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(max_chars=st.integers(min_value=1000, max_value=6000), local=st.booleans(), urls=st.integers(1, 4))
 def test_text_never_exceeds_max_chars(max_chars: int, local: bool, urls: int) -> None:
     body = context_body("budget " * 30, local=local, urls=urls)

@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 from brave_search_mcp.brave.params import PreparedSearch, prepare_search
 from brave_search_mcp.brave.results import parse_answer
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
-from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, Result, Section, WarningItem
 from brave_search_mcp.models.errors import InvalidArgument, ParseError
 from brave_search_mcp.models.inputs import SearchType, WebSearchArgs
 from brave_search_mcp.models.search import SearchEnvelope, SearchMeta
 from brave_search_mcp.render.compact import fit_to_limits
+from tests.fuzz.checks import examples
 from tests.fuzz.strategies import ANSWER_TYPES, RESULT_FIELDS, WEB_SECTIONS, mostly, query_objects
 from tests.fuzz.strategies import field_values as field_values_of
 
@@ -178,7 +179,7 @@ def search_args(draw: st.DrawFn) -> dict[str, Any]:
     return args
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(search_args())
 def test_prepare_search_never_sends_what_brave_rejects(arguments: dict[str, Any]) -> None:
     try:
@@ -274,7 +275,7 @@ def check_fit(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> None:
     assert len(lines) <= max_lines
     assert len(text.encode("utf-8")) <= max_bytes
     returned = fitted.meta.returned
-    assert returned == sum(len(s.results) for s in fitted.sections)
+    assert returned == sum(len(s.results) for s in fitted.sections if s.key not in DIRECT_ANSWERS)
     assert lines[0] == fitted.summary
     starts = [line.split(". ", 1)[0] for line in lines]
     assert all(str(number) in starts for number in range(1, returned + 1))
@@ -288,7 +289,7 @@ limits = st.tuples(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers(), st.booleans(), limits)
 def test_junk_answers_raise_only_parse_error_and_fit(
     answer: tuple[SearchType, Any], decorations: bool, bounds: tuple[int, int]
@@ -324,7 +325,9 @@ sections = st.lists(
 ).map(lambda pairs: [Section(key=key, label=key.title(), results=items) for key, items in pairs])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(sections, limits, st.text(min_size=1, max_size=400))
 def test_fit_to_limits_always_within_bounds(section_list: list[Section], bounds: tuple[int, int], query: str) -> None:
     check_fit(envelope_of("web", section_list, query=query), *bounds)

@@ -165,7 +165,7 @@ async def test_videos_are_served_by_searxng() -> None:
 
 
 async def test_text_shows_news_dates_and_answers_without_empty_lines() -> None:
-    searxng = FakeSearxng(results_per_page=2, pages=1)  # two web results leave max_results 3 room for the answer
+    searxng = FakeSearxng(results_per_page=2, pages=1)
     searxng.unstable_order = False
     searxng.answers = [{"answer": "42", "url": None, "engine": "plugin: calculator"}]
     async with tools("searxng", searxng) as boundary:
@@ -174,7 +174,13 @@ async def test_text_shows_news_dates_and_answers_without_empty_lines() -> None:
     assert "1. launch – result 1 · 2 days ago" in news.text.split("\n")  # an age, as Brave says it
     first = news.structured["sections"][0]["results"][0]
     assert (first["age"], first["published_date"]) == ("2 days ago", "2025-03-14T09:30:00+00:00")
-    assert web.text.split("\n")[0] == '3 results for "6 * 7": 2 web, 1 answer (offset 0).'
+    assert web.text.split("\n")[:5] == [
+        '2 web results for "6 * 7" (offset 0).',
+        "## Answers",
+        "- Answer",
+        "42",
+        "## Web results",
+    ]
     assert "" not in web.text.split("\n")
 
 
@@ -388,3 +394,24 @@ async def test_searxng_s_sections_are_valid_only_where_searxng_may_answer() -> N
     assert 'result_filter "answers": Brave has no such section; it shows the others named.' in [
         w["message"] for w in by_brave.structured["warnings"]
     ]
+
+
+async def test_answers_infoboxes_and_suggestions_show_above_the_results_whatever_max_results_says() -> None:
+    """Issue 43 item 11: a default search (max_results 10, a full page of web results) dropped them."""
+    searxng = FakeSearxng()
+    searxng.answers = [{"answer": "42", "url": None, "engine": "plugin: calculator"}]
+    searxng.infoboxes = [{"infobox": "Douglas Adams", "id": "https://en.wikipedia.org/wiki/Douglas_Adams",
+                          "content": "English author " * 400, "engine": "wikipedia"}]  # fmt: skip
+    searxng.suggestions = ["hitchhiker's guide", "deep thought"]
+    async with tools("searxng", searxng) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "answer to everything", "max_results": 1})
+    assert not outcome.is_error, outcome.text
+    keys = [(s["key"], len(s["results"])) for s in outcome.structured["sections"]]
+    assert keys == [("web", 1), ("infobox", 1), ("answers", 1), ("suggestions", 2)]
+    assert outcome.structured["meta"]["returned"] == 1  # they are not results
+    lines = outcome.text.split("\n")
+    assert lines[0].startswith('1 web result for "answer to everything"')
+    assert lines[1:3] == ["## Infobox", "- Douglas Adams"]
+    assert "- 42" not in lines and "42" in lines and "- deep thought" in lines
+    assert [line for line in lines if line.startswith("1. ")] == [lines[lines.index("## Web results") + 1]]
+    assert len("\n".join(lines[: lines.index("## Web results")]).encode()) < 2_600  # bounded, a long infobox too

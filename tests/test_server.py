@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, TextContent
 
 from brave_search_mcp._version import __version__
 from brave_search_mcp.config import Settings
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS
 from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import FakeBrave
 from testkit.in_memory import mcp_client
@@ -248,7 +249,8 @@ async def test_truncation_keeps_text_and_structure_in_agreement(mcp: Client) -> 
     text = _text(result)
     assert len(text.splitlines()) <= 20
     urls = [r["url"] for s in env["sections"] for r in s["results"]]
-    assert env["meta"]["returned"] == len(urls)
+    results = [r for s in env["sections"] if s["key"] not in DIRECT_ANSWERS for r in s["results"]]
+    assert env["meta"]["returned"] == len(results)  # the infobox shown above them is not a result
     for url in urls:
         assert url in text
 
@@ -267,10 +269,14 @@ async def test_summary_true_returns_a_key_without_dropping_web_results(mcp: Clie
 async def test_max_results_bounds_what_is_shown_and_only_real_duplicates_are_reported(mcp: Client) -> None:
     """Issue 37 item 2: max_results 3 used to show 12 results (news, videos, discussions, faq added) with a
     DEDUPLICATED warning blaming the infobox and an FAQ entry for linking web results' pages."""
-    env = (await mcp.call_tool("brave_web_search", {"query": "hello world", "max_results": 3})).structured_content
+    shown = await mcp.call_tool("brave_web_search", {"query": "hello world", "max_results": 3})
+    env = shown.structured_content
     assert env is not None
-    assert [(s["key"], len(s["results"])) for s in env["sections"]] == [("web", 3)]
+    # Issue 43 item 11: the infobox is a direct answer, not a result: shown whatever max_results says, above them
+    assert [(s["key"], len(s["results"])) for s in env["sections"]] == [("web", 3), ("infobox", 1)]
     assert env["meta"]["returned"] == 3 and env["warnings"] == []
+    lines = _text(shown).split("\n")
+    assert lines[1] == "## Infobox" and lines[2].startswith("- ") and lines.index("## Web results") > 2
     named = {"query": "hello world", "max_results": 2, "result_filter": ["web", "news", "faq", "infobox"]}
     env = (await mcp.call_tool("brave_web_search", named)).structured_content
     assert env is not None

@@ -20,6 +20,7 @@ from brave_search_mcp.faces.skill_install import (
     skill_source,
     uninstall_skill,
 )
+from brave_search_mcp.tools.registry import all_tools
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 
@@ -111,7 +112,11 @@ def test_cli_skill_install_writes_and_reports(tmp_path: Path) -> None:
     )
     assert code == 0, err.getvalue()
     assert f"Installed the brave-search skill in {tmp_path}/.agents/skills/brave-search" in out.getvalue()
-    assert re.search(r"^Its commands run: bsm skill web", out.getvalue(), re.M)
+    said = re.search(r"^Its commands run: bsm skill (\S+) --params-json '<json>'$", out.getvalue(), re.M)
+    assert said is not None, out.getvalue()
+    modes = said.group(1).split("|")
+    assert modes == [spec.cli.command for spec in all_tools()]  # every mode, not two of them
+    assert {"search", "summarize", "answer", "read"} <= set(modes)
     assert not (tmp_path / ".claude").exists()
 
 
@@ -206,11 +211,12 @@ def test_uninstall_without_client_programs_removes_the_skill_and_says_so(
     from brave_search_mcp.faces.uninstall import Clients, run_uninstall, runs_this_program
 
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     install_skill(home=tmp_path)
     out, err = io.StringIO(), io.StringIO()
     assert run_uninstall([], out, err, Clients(codex=None, claude=None)) == 0, err.getvalue()
     said = out.getvalue()
-    assert "Codex: not installed (no codex on PATH); nothing to remove." in said
+    assert f"Codex: not installed (no codex on PATH, no {tmp_path}/.codex/config.toml); nothing to remove." in said
     assert f"Removed the brave-search skill from {tmp_path}/.claude/skills/brave-search." in said
     assert said.rstrip().endswith("(or: pipx uninstall brave-search-mcp).")
     assert runs_this_program("/home/u/.local/bin/brave-search-mcp", [])

@@ -242,3 +242,22 @@ async def test_a_bad_breaker_record_is_dropped_and_written_anew(fake: FakeBrave,
     with sqlite3.connect(path) as other:
         values = [row[0] for row in other.execute("SELECT value FROM records WHERE key LIKE '%breaker:searxng'")]
     assert values and all("Infinity" not in v for v in values)
+
+
+async def test_status_after_an_ordinary_request_is_ok_and_a_fresh_process_shows_the_learned_rate(
+    tmp_path: Path,
+) -> None:
+    """Issue 43 item 14: a 1/s plan's spent second read as 'paused', and a fresh process (the CLI's status) said
+    'not learned yet (the first request goes alone)' beside 'plan 1/s' from the shared state."""
+    fake = FakeBrave(rate_per_second=1)
+    path = tmp_path / "s.db"
+    async with _on_sqlite(fake, path, rate_limit=None, burst=None) as tools:
+        assert not (await tools.call("brave_web_search", {"query": "an ordinary search"})).is_error
+        status, reasons, text = await _status(tools)
+    assert (status, reasons) == ("ok", [])
+    assert "paused" not in text
+    async with _on_sqlite(fake, path, rate_limit=None, burst=None) as fresh:
+        status, reasons, text = await _status(fresh)
+    assert (status, reasons) == ("ok", [])
+    assert "rate in force: 1/s burst 1 (adaptive, plan 1/s)" in text
+    assert "not learned yet" not in text

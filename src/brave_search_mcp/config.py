@@ -57,6 +57,7 @@ class Settings(BaseModel):
     api_key_file: str | None = None  # the file the key was read from (either key file)
     key_file_default: str | None = None  # where the default key file is looked for (XDG_CONFIG_HOME / HOME)
     notes: tuple[str, ...] = ()  # what start-up should warn about: values given twice, the official server's ignored
+    read_from: dict[str, str] = Field(default_factory=dict)  # ours -> the official variable set (for messages)
     base_url: str = Field(DEFAULT_BASE_URL, alias="BRAVE_SEARCH_BASE_URL", min_length=9)
     timeout_seconds: float = Field(15.0, alias="BRAVE_SEARCH_TIMEOUT_SECONDS", ge=0.01, le=300.0)
     call_deadline_seconds: float = Field(60.0, alias="BRAVE_SEARCH_DEADLINE_SECONDS", ge=0.01, le=3600.0)
@@ -287,6 +288,7 @@ class Settings(BaseModel):
             values["api_key"], values["api_key_source"] = SecretStr(found.value), found.source
             values["api_key_file"] = str(found.file) if found.file is not None else None
         values["notes"] = (*official.notes, *found.notes)
+        values["read_from"] = {ours: theirs for theirs, ours in OFFICIAL_VARIABLES.items() if ours in official.values}
         try:
             return cls(**values)
         except ConfigError as exc:  # name the variable the user set, not the one it was read as
@@ -301,6 +303,10 @@ class Settings(BaseModel):
         """The environment variable behind a field, for messages."""
         info = cls.model_fields.get(name)
         return (info.alias if info is not None else None) or name
+
+    def variable_set(self, name: str) -> str:
+        """The variable the user set for a field: ours, or the official server's it was read from, for messages."""
+        return self.read_from.get(self.variable_of(name), self.variable_of(name))
 
 
 def _explain(exc: ValidationError) -> str:
@@ -325,8 +331,7 @@ def _default_key_file(env: Mapping[str, str], *, explicit: bool) -> Path | None:
     pass their own environment get exactly what they pass)."""
     if explicit and not any(env.get(name) for name in ("HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA")):
         return None
-    home = Path(env["HOME"]) if env.get("HOME") else None
-    return default_key_path(env, home=home)
+    return default_key_path(env, home=Path(env["HOME"]) if env.get("HOME") else None)
 
 
 APP_DIR = "brave-search-mcp"
@@ -397,6 +402,13 @@ def user_config_dir(
 ) -> Path:
     """This app's config directory: XDG_CONFIG_HOME or ~/.config; ~/Library/Application Support; %LOCALAPPDATA%."""
     return _user_dir(environ, platform, home, "XDG_CONFIG_HOME", ".config", "Application Support")
+
+
+def client_config_files(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> tuple[Path, Path]:
+    """Where Codex and Claude Code keep their MCP servers (CODEX_HOME, CLAUDE_CONFIG_DIR), for uninstall."""
+    env, base = (os.environ if environ is None else environ), (home or Path.home())
+    codex, claude = env.get("CODEX_HOME") or base / ".codex", env.get("CLAUDE_CONFIG_DIR") or base
+    return Path(codex) / "config.toml", Path(claude) / ".claude.json"
 
 
 def default_key_path(

@@ -25,8 +25,16 @@ from testkit.settings import make_settings
 from testkit.tools import tool_boundary
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-ARGUMENT_FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=_QUIET)  # 8 tool calls each
-BODY_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=_QUIET)
+
+
+def examples(count: int) -> int:
+    """A test's example count scaled by the profile: as written by default, ten times that under ``deep``
+    (whose ``max_examples`` is 1000 against Hypothesis' 100; see ``tests/conftest.py``)."""
+    return count * max(1, settings().max_examples // 100)  # settings(): the profile loaded now
+
+
+ARGUMENT_FUZZ = settings(max_examples=examples(100), deadline=None, suppress_health_check=_QUIET)  # 8 calls each
+BODY_FUZZ = settings(max_examples=examples(200), deadline=None, suppress_health_check=_QUIET)
 CALL_LIMIT = 10.0  # seconds any single fuzzed call may take before it counts as hung
 ERROR_CODES = frozenset(code.value for code in ErrorCode)
 

@@ -124,6 +124,10 @@ async def test_when_every_page_fails_the_call_fails_naming_each(
         (site.url("/gone"), "NOT_FOUND"),
         (internal.url("/x"), "FETCH_BLOCKED"),
     ]
+    first_line = outcome.text.split(" (not retryable)")[0]  # the text names every page, as the JSON does
+    assert first_line.startswith("NOT_FOUND: None of the 2 pages could be read: [1] ")
+    assert f"[1] {site.url('/gone')} NOT_FOUND: " in first_line
+    assert f"[2] {internal.url('/x')} FETCH_BLOCKED: " in first_line
 
 
 @pytest.mark.parametrize(

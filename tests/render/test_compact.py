@@ -91,9 +91,11 @@ def test_source_is_shown_when_it_differs_from_the_url_host() -> None:
 def test_full_answer_renders_every_section_type() -> None:
     envelope, text = fit_to_limits(parsed_envelope("web", full_web_answer(), has_more=True), 300, 98304)
     lines = text.split("\n")
-    assert lines[0] == '8 results for "hello world": 2 web, 1 news, 1 video, 1 discussion, 1 faq, 1 infobox, ' + (
-        "1 location (offset 0, more available)."
+    assert lines[0] == '7 results for "hello world": 2 web, 1 news, 1 video, 1 discussion, 1 faq, 1 location ' + (
+        "(offset 0, more available)."
     )
+    assert lines[1:3] == ["## Infobox", "- Computer program"]  # not a result: above them, unnumbered
+    assert [s.key for s in envelope.sections][-1] == "infobox"  # structured: after the results
     assert "## Web results" in lines
     assert "## Locations" in lines
     assert "" not in lines  # no blank lines

@@ -20,6 +20,7 @@ from brave_search_mcp.render import compact
 from brave_search_mcp.render import text as sanitizer
 from brave_search_mcp.render.text import clean_text, dedup_key, one_line
 from testkit.brave.brave import FIXTURES_DIR
+from tests.fuzz.checks import examples
 from tests.test_properties import answers, envelope_of
 
 # Any code point, lone surrogates and every line break included, with the characters the shortcuts look for.
@@ -146,7 +147,7 @@ def test_a_checked_result_refuses_a_field_it_does_not_have() -> None:
         Result.checked("t", "https://a.example/", colour="red")
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers(), st.booleans())
 def test_parsed_results_hold_the_types_validation_would_give(answer: tuple[SearchType, Any], decorations: bool) -> None:
     search_type, data = answer

@@ -37,7 +37,13 @@ from brave_search_mcp.ratelimit.admission import Admission
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
-from brave_search_mcp.state.response_cache import CacheStats, ResponseCache, is_freshness_filtered, make_key
+from brave_search_mcp.state.response_cache import (
+    FRESHNESS_TTL_SECONDS,
+    CacheStats,
+    ResponseCache,
+    is_freshness_filtered,
+    make_key,
+)
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy
 from brave_search_mcp.upstream.retrying import Retrier
@@ -365,7 +371,9 @@ class BraveClient:
     async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
         assert self.shared is not None
-        ttl = min(self._settings.cache_ttl_seconds, 60.0 if is_freshness_filtered(key) else float("inf"))
+        ttl = min(
+            self._settings.cache_ttl_seconds, FRESHNESS_TTL_SECONDS if is_freshness_filtered(key) else float("inf")
+        )
         with self.observer.span("state shared cache"):
             return await self.shared.answer(key, upstream, ttl, self._settings.max_response_bytes)
 

@@ -56,15 +56,6 @@ ENDPOINT_NAMES: dict[Endpoint, str] = {
     Endpoint.CHAT: "answers",
 }
 
-# Which endpoints each Brave tool calls, so the status tool can say what the key's plan was seen to allow.
-TOOL_ENDPOINTS: dict[str, tuple[str, ...]] = {
-    "brave_web_search": ("web", "news", "images", "videos"),
-    "brave_summarizer": ("summarizer",),
-    "brave_llm_context": ("llm_context",),
-    "brave_local_search": ("place_search", "local_pois", "local_descriptions"),
-    "brave_answer": ("answers",),
-}
-
 USER_AGENT = f"brave-search-mcp/{__version__} (+https://github.com/brave-search-mcp)"
 MESSAGE_CAP_CHARS = 300
 DETAIL_VALUE_CAP_CHARS = 200

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from brave_search_mcp.brave.facts import ANSWER_TYPES
-from brave_search_mcp.models.envelopes import Result, Section, WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, Result, Section, WarningItem
 from brave_search_mcp.models.errors import ParseError, WarningCode
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.render.text import clean_text, cut, dedup_key, has_invisible, http_url, number_text, site_of
@@ -330,18 +330,49 @@ def parse_answer(search_type: SearchType, data: Mapping[str, Any], *, text_decor
     return parsed
 
 
+# Named no sections, a search shows the direct answers (models.envelopes.DIRECT_ANSWERS) above its results, within
+# this many bytes of their text together.
+DIRECT_ANSWER_BYTES = 2048
+
+
+def _direct_answers(sections: list[Section]) -> list[Section]:
+    """The direct-answer sections, first; entries past ``DIRECT_ANSWER_BYTES`` of text together are left out (the
+    first always stays: each of its fields is capped already)."""
+    kept: list[Section] = []
+    used = 0
+    for section in sections:
+        if section.key not in DIRECT_ANSWERS:
+            continue
+        results: list[Result] = []
+        for result in section.results:
+            pairs = " ".join(f"{a} {b}" for a, b, *_ in result.attributes or [])
+            size = len(f"{result.title} {result.url} {result.snippet or ''} {pairs}".encode())
+            if used and used + size > DIRECT_ANSWER_BYTES:
+                break
+            used += size
+            results.append(result)
+        if results:
+            cut_short = len(results) < len(section.results)
+            kept.append(section.model_copy(update={"results": results, "section_limit_reached": True}) if cut_short
+                        else section)  # fmt: skip
+    return kept
+
+
 def pick_sections(
     parsed: ParsedAnswer, *, limit: int, named: tuple[str, ...] | None = None
 ) -> tuple[list[Section], list[WarningItem]]:
     """What a search shows of its answer: the sections ``named`` (result_filter), each up to ``limit`` results;
-    or, named none, ``limit`` results in all, web first and the other sections only as they fit. A DEDUPLICATED
-    warning counts the repeats dropped from the sections it reached (a hidden section's repeats hid nothing)."""
+    or, named none, ``limit`` results in all, web first and the other sections only as they fit, then the direct
+    answers (bounded in bytes, whatever ``limit`` says). A DEDUPLICATED warning counts the repeats dropped from the
+    sections it reached (a hidden section's repeats hid nothing)."""
     picked: list[Section] = []
     dropped = sum(parsed.duplicates.get(key, 0) for key in named) if named is not None else 0
     room = limit
     for section in parsed.sections:
         if named is not None and section.key not in named:
             continue
+        if named is None and section.key in DIRECT_ANSWERS:
+            continue  # added after the results, outside max_results (the text shows them above)
         if named is None:
             if room <= 0:
                 break
@@ -350,6 +381,8 @@ def pick_sections(
         room -= len(keep)
         cut = len(keep) < len(section.results)
         picked.append(section.model_copy(update={"results": keep, "section_limit_reached": True}) if cut else section)
+    if named is None:
+        picked.extend(_direct_answers(parsed.sections))
     if not dropped:
         return picked, []
     message = f"Dropped {dropped} duplicate result{'' if dropped == 1 else 's'} (same URL in an earlier section)."

@@ -26,6 +26,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TextIO
 
+from brave_search_mcp.tools.registry import all_tools
+
 SKILL_NAME = "brave-search"
 DEFAULT_COMMAND = "brave-search-mcp"
 # Skills folder of each client, relative to the home directory.
@@ -179,5 +181,6 @@ def run_install_command(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         return 1
     for path in paths:
         out.write(f"Installed the brave-search skill in {path}\n")
-    out.write(f"Its commands run: {command} skill web|summarizer --params-json '<json>'\n")
+    modes = "|".join(spec.cli.command for spec in all_tools())  # every mode works, each named as its tool's command
+    out.write(f"Its commands run: {command} skill {modes} --params-json '<json>'\n")
     return 0

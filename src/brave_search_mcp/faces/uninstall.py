@@ -1,7 +1,8 @@
 """``brave-search-mcp uninstall``: one command that undoes what registering and ``skill install`` did.
 
-It removes the Codex and Claude Code registrations of this program (through the clients' own ``mcp remove``,
-only an entry that runs brave-search-mcp: a server of the same name that runs something else is left alone),
+It removes the Codex and Claude Code registrations of this program (through the clients' own ``mcp remove``, or
+in their files, backed up first, where a client's CLI is not on PATH: ``client_files``; only an entry that runs
+brave-search-mcp: a server of the same name that runs something else is left alone),
 and the skill folders ``skill install`` wrote. The stored key stays unless ``--purge`` is given, which also
 deletes the state and cache folders. It ships in the wheel, so it works after the checkout is gone; the program
 itself is removed by the tool that installed it (``uv tool uninstall brave-search-mcp``), last.
@@ -14,11 +15,12 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from brave_search_mcp.config import default_key_path, user_cache_dir, user_state_dir
+from brave_search_mcp.config import client_config_files, default_key_path, user_cache_dir, user_state_dir
+from brave_search_mcp.faces.client_files import ClientFileError, remove_from_claude_file, remove_from_codex_file
 from brave_search_mcp.faces.skill_install import SKILL_NAME, uninstall_skill
 
 DEFAULT_NAME = "brave-search"
@@ -53,6 +55,7 @@ class Clients:
     codex: str | None
     claude: str | None
     run: Run = _run
+    files: tuple[Path, Path] = field(default_factory=client_config_files)  # edited directly when a CLI is missing
 
     @classmethod
     def on_path(cls) -> Clients:
@@ -63,7 +66,7 @@ class Clients:
 def remove_codex(clients: Clients, name: str) -> str:
     """Remove Codex's entry ``name`` if it runs this program; say what happened."""
     if clients.codex is None:
-        return "Codex: not installed (no codex on PATH); nothing to remove."
+        return remove_from_codex_file(clients.files[0], name, runs_this_program)
     found = clients.run([clients.codex, "mcp", "get", "--json", name])
     if found.returncode != 0:
         return f"Codex: no server named '{name}'."
@@ -83,7 +86,7 @@ def remove_codex(clients: Clients, name: str) -> str:
 def remove_claude(clients: Clients, name: str) -> list[str]:
     """Remove Claude Code's entries ``name`` that run this program, scope by scope; say what happened."""
     if clients.claude is None:
-        return ["Claude Code: not installed (no claude on PATH); nothing to remove."]
+        return remove_from_claude_file(clients.files[1], name, runs_this_program)
     said: list[str] = []
     for _ in range(MAX_SCOPES):
         found = clients.run([clients.claude, "mcp", "get", name])
@@ -169,7 +172,7 @@ def run_uninstall(argv: Sequence[str], out: TextIO, err: TextIO, clients: Client
         try:
             for line in step():
                 out.write(line + "\n")
-        except (UninstallError, OSError, subprocess.TimeoutExpired) as exc:
+        except (UninstallError, ClientFileError, OSError, subprocess.TimeoutExpired) as exc:
             err.write(f"brave-search-mcp: uninstall: {exc}\n")
             failed = True
     if not ns.purge and default_key_path().is_file():

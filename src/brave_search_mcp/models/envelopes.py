@@ -114,6 +114,11 @@ _RESULT_FIELDS = MappingProxyType({name: info.default for name, info in Result.m
 _RESULT_NAMES = frozenset(_RESULT_FIELDS)
 
 
+# Direct answers (an infobox, SearXNG's answers and suggested searches) are not results: a search shows them above
+# its results whatever max_results says (bounded in bytes), unnumbered, so result numbers stay the results' own.
+DIRECT_ANSWERS: tuple[str, ...] = ("infobox", "answers", "suggestions")
+
+
 class Section(Envelope):
     """A group of results of one kind (web, news, videos, faq, discussions, infobox, locations, images)."""
 

@@ -271,6 +271,20 @@ class InternalError(BraveSearchError, code=ErrorCode.INTERNAL_ERROR, retryable=T
     """An unexpected failure; the message never includes internals."""
 
 
+def default_retryable() -> dict[ErrorCode, bool]:
+    """Each code's ``retryable`` as the class that states the code in its class line says, so the help tool's
+    catalogue and the envelopes agree (the base's INTERNAL_ERROR is only a fallback; ``InternalError`` states it)."""
+    found: dict[ErrorCode, bool] = {}
+    pending: list[type[BraveSearchError]] = list(BraveSearchError.__subclasses__())
+    while pending:
+        cls = pending.pop(0)  # breadth first: a parent's class line wins over a subclass that restates the code
+        if "code" in vars(cls):
+            found.setdefault(cls.code, cls.default_retryable)
+        pending.extend(cls.__subclasses__())
+    found.setdefault(BraveSearchError.code, BraveSearchError.default_retryable)
+    return found
+
+
 # What an agent should do about each error code; shown in the text rendering and the help tool.
 ERROR_ADVICE: dict[ErrorCode, str] = {
     ErrorCode.INVALID_ARGUMENT: "Fix the named argument and call again; brave_web_search_help lists valid values.",

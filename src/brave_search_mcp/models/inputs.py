@@ -10,6 +10,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -119,7 +120,9 @@ class WebSearchArgs(QueryInput):
         None,
         description='Web only: sections to show, max_results each, e.g. ["web","news"]. Default: web, others if room.',
     )
-    max_results: int | None = max_results_field("Results shown (default 10; max web 20, news/videos 50, images 200).")
+    max_results: int | None = max_results_field(
+        "Results shown (default 10; max web 20, news/videos 50, images 200); an infobox or answers come on top."
+    )
     offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
     country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
     search_language: str | None = Field(
@@ -162,11 +165,17 @@ class SummarizerArgs(StrictInput):
 
     ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"search_language": ("search_lang",)}
 
+    @field_validator("query", "key")
+    @classmethod
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A blank one given is refused in the words every tool uses for a blank query."""
+        if value is not None and not value.strip():
+            raise ValueError(f"{info.field_name} must not be empty")
+        return value
+
     @model_validator(mode="after")
     def _exactly_one_source(self) -> SummarizerArgs:
-        has_key = bool(self.key and self.key.strip())
-        has_query = bool(self.query and self.query.strip())
-        if has_key == has_query:
+        if (self.key is None) == (self.query is None):
             raise ValueError("give exactly one of key or query")
         return self
 
@@ -192,7 +201,9 @@ class ReadArgs(StrictInput):
         description="Or 1-5 pages at once sharing max_chars (evenly; unused share goes to the others).",
     )
     start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")
-    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000).")
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000; with urls, at least 500 a page)."
+    )
     format: Literal["markdown", "text"] = Field(
         "markdown", description="markdown keeps headings, lists, tables and code; text drops the marks."
     )

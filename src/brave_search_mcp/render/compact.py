@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES
-from brave_search_mcp.models.envelopes import ErrorEnvelope, Result, Section, WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, ErrorEnvelope, Result, Section, WarningItem
 from brave_search_mcp.models.errors import ErrorCode, WarningCode, advice_for
 from brave_search_mcp.models.search import SearchEnvelope
 from brave_search_mcp.models.summary import SummaryEnvelope
@@ -80,8 +80,9 @@ def _day(published: str | None) -> str | None:
     return day if len(day) == 10 and day[4] == "-" and day[7] == "-" else None
 
 
-def _render_result(result: Result, number: int) -> list[str]:
-    """The lines of one result; called once per result so truncation stays linear."""
+def _render_result(result: Result, number: int | None) -> list[str]:
+    """The lines of one result (``number`` None: a direct answer, marked ``-``); called once per result so
+    truncation stays linear."""
     head = [result.title]
     if result.breaking:
         head.append("BREAKING")
@@ -102,7 +103,7 @@ def _render_result(result: Result, number: int) -> list[str]:
         head.append(age)
     if result.site and result.site != site_of(result.url):  # the URL line already names its host
         head.append(result.site)
-    lines = [f"{number}. " + " · ".join(head)]
+    lines = [("- " if number is None else f"{number}. ") + " · ".join(head)]
     if result.url or result.image_url:  # an answer or a suggested search has no page
         lines.append(result.url + (f" | image: {result.image_url}" if result.image_url else ""))
     detail = [part for part in (result.snippet, result.address, result.phone, result.rating) if part]
@@ -152,6 +153,26 @@ def _hardcut(text: str, max_lines: int, max_bytes: int) -> str:
     return _cut_bytes("\n".join(lines), max_bytes)
 
 
+def _direct_part(direct: list[Section], max_lines: int, max_bytes: int) -> tuple[list[Section], list[str]]:
+    """The direct answers (not results: shown above them whatever max_results says, unnumbered) and their lines,
+    within half the text's lines and bytes: trailing entries go first, the results keep the other half."""
+    kept = [section.model_copy(update={"results": list(section.results)}) for section in direct]
+    while True:
+        lines = [
+            line
+            for section in kept
+            for line in (
+                one_line(f"## {section.label}"),
+                *(x for r in section.results for x in _render_result(r, None)),
+            )
+        ]
+        if not kept or (len(lines) <= max_lines // 2 and _utf8_len("\n".join(lines)) <= max_bytes // 2):
+            return kept, lines
+        kept[-1].results.pop()
+        kept[-1].section_limit_reached = True
+        kept = [section for section in kept if section.results]
+
+
 def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> tuple[SearchEnvelope, str]:
     """Render the text; drop whole trailing results until it fits; keep structured and text in agreement."""
     meta = envelope.meta
@@ -161,6 +182,8 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
     blocks: list[_Part] = []
     block_section: list[int] = []
     section_start = [0]
+    direct, direct_lines = _direct_part([s for s in sections if s.key in DIRECT_ANSWERS], max_lines, max_bytes)
+    sections = [s for s in sections if s.key not in DIRECT_ANSWERS]
     for index, section in enumerate(sections):
         for result in section.results:
             blocks.append(_Part.of(_render_result(result, len(blocks) + 1)))
@@ -183,7 +206,7 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
         return block_section[k - 1] + 1 if k else 0
 
     def with_headers(used: int) -> bool:
-        return used > 1 or (used == 1 and sections[0].key != meta.search_type)
+        return used > 1 or (used == 1 and (sections[0].key != meta.search_type or bool(direct_lines)))
 
     summaries: dict[int, str] = {}
 
@@ -218,7 +241,7 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
         known = sizes.get((k, n_warnings, with_key))
         if known is not None:
             return known
-        fixed = _Part.of([summary_for(k), *tail(k, n_warnings, with_key)])
+        fixed = _Part.of([summary_for(k), *direct_lines, *tail(k, n_warnings, with_key)])
         used = used_sections(k)
         nbytes = fixed.nbytes + prefix_bytes[k]
         nlines = len(fixed.lines) + prefix_lines[k]
@@ -270,16 +293,16 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
         warnings.append(truncation_for(shown_count))
     new_meta = meta.model_copy(update={"returned": shown_count, "has_more": meta.has_more or trimmed})
     fitted = envelope.model_copy(
-        update={"sections": new_sections, "meta": new_meta, "summary": summary, "warnings": warnings}
+        update={"sections": [*new_sections, *direct], "meta": new_meta, "summary": summary, "warnings": warnings}
     )
 
     rest = tail(shown_count, n_warnings, with_key)
     first = summary
     if not fits(shown_count, n_warnings, with_key):  # last resort: cut the summary line
-        others = _Part.of(body + rest)
+        others = _Part.of(direct_lines + body + rest)
         room = max_bytes - others.nbytes - len(others.lines) - len("…".encode())
         first = _cut_bytes(summary, room) + "…" if room > 0 else ""
-    text = "\n".join([first, *body, *rest])
+    text = "\n".join([first, *direct_lines, *body, *rest])
     return fitted, _hardcut(text, max_lines, max_bytes)
 
 

@@ -14,10 +14,11 @@ from brave_search_mcp.brave import facts as brave_api
 from brave_search_mcp.brave import params as rules
 from brave_search_mcp.config import MAX_MAX_BYTES, MAX_MAX_LINES, MIN_MAX_BYTES, MIN_MAX_LINES, Settings
 from brave_search_mcp.models.envelopes import API_VERSION
-from brave_search_mcp.models.errors import WARNING_ADVICE, BraveSearchError, ErrorCode, WarningCode, advice_for
+from brave_search_mcp.models.errors import WARNING_ADVICE, ErrorCode, WarningCode, advice_for, default_retryable
 from brave_search_mcp.models.inputs import HelpArgs, HelpTopic
 from brave_search_mcp.providers.request import BRAVE_ONLY
 from brave_search_mcp.providers.searxng.params import CATEGORIES, LANGUAGES, MAX_QUERY_CHARS, SECTIONS
+from brave_search_mcp.usecases import answer, llm_context, local_search, read_url, summarize, web_search
 from brave_search_mcp.usecases.contract import Call, CliShape, Ports, ToolSpec
 
 
@@ -38,30 +39,32 @@ _VALUE_LISTS: dict[str, tuple[str, ...]] = {
     "result_filter": brave_api.RESULT_FILTERS,
 }
 
+NAME = "brave_web_search_help"  # this tool's name; every other example names its tool by its slice's spec
+# (the status tool's slice imports this module, so its one example names it as written: a test checks it)
 EXAMPLES: list[dict[str, Any]] = [
-    {"tool": "brave_web_search", "why": "plain web search", "arguments": {"query": "python asyncio timeout"}},
+    {"tool": web_search.SPEC.name, "why": "plain web search", "arguments": {"query": "python asyncio timeout"}},
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "recent news in German",
         "arguments": {"query": "Bundestag", "search_type": "news", "country": "DE", "freshness": "pw"},
     },
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "only docs.rs results via an inline goggle, second page",
         "arguments": {"query": "tokio select", "goggles": ["$discard\n$site=docs.rs"], "offset": 1},
     },
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "only from the Python docs and the PEPs",
         "arguments": {"query": "asyncio taskgroup", "sites": ["docs.python.org", "peps.python.org"]},
     },
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "images, many at once",
         "arguments": {"query": "aurora borealis", "search_type": "images", "max_results": 50},
     },
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "date range and only web + discussions sections",
         "arguments": {
             "query": "rust 2024 edition",
@@ -70,59 +73,59 @@ EXAMPLES: list[dict[str, Any]] = [
         },
     },
     {
-        "tool": "brave_web_search",
+        "tool": web_search.SPEC.name,
         "why": "search and get a summarizer key",
         "arguments": {"query": "what is MCP", "summary": True},
     },
     {
-        "tool": "brave_summarizer",
+        "tool": summarize.SPEC.name,
         "why": "summarize a key from the search above",
         "arguments": {"key": "<summarizer_key>"},
     },
     {
-        "tool": "brave_summarizer",
+        "tool": summarize.SPEC.name,
         "why": "search and summarize in one call, with citations",
         "arguments": {"query": "how does HTTP/3 differ from HTTP/2", "inline_references": True},
     },
     {
-        "tool": "brave_llm_context",
+        "tool": llm_context.SPEC.name,
         "why": "grounding passages to cite, within 4000 characters",
         "arguments": {"query": "tokio select cancellation safety", "max_chars": 4000},
     },
     {
-        "tool": "brave_llm_context",
+        "tool": llm_context.SPEC.name,
         "why": "grounding passages from anywhere but one site",
         "arguments": {"query": "python asyncio cancellation", "exclude_sites": ["medium.com"]},
     },
     {
-        "tool": "brave_local_search",
+        "tool": local_search.SPEC.name,
         "why": "places near a location",
         "arguments": {"query": "coffee", "location": "berlin germany", "max_results": 5},
     },
     {
-        "tool": "brave_answer",
+        "tool": answer.SPEC.name,
         "why": "a cited AI answer (Brave's Answers plan)",
         "arguments": {"question": "what changed in python 3.13?"},
     },
     {
-        "tool": "read_url",
+        "tool": read_url.SPEC.name,
         "why": "read a result's page, 4000 characters at a time",
         "arguments": {"url": "https://docs.python.org/3/whatsnew/3.13.html", "max_chars": 4000},
     },
     {
-        "tool": "read_url",
+        "tool": read_url.SPEC.name,
         "why": "the next part of that page, as plain text",
         "arguments": {"url": "https://docs.python.org/3/whatsnew/3.13.html", "start_char": 4000, "format": "text"},
     },
     {
-        "tool": "read_url",
+        "tool": read_url.SPEC.name,
         "why": "two results at once, sharing one character budget",
         "arguments": {
             "urls": ["https://docs.python.org/3/library/asyncio-task.html", "https://peps.python.org/pep-0654/"]
         },
     },
     {
-        "tool": "read_url",
+        "tool": read_url.SPEC.name,
         "why": "a docs page and its in-site links, to walk the docs",
         "arguments": {"url": "https://docs.python.org/3/library/asyncio.html", "links": "same_site"},
     },
@@ -131,7 +134,7 @@ EXAMPLES: list[dict[str, Any]] = [
         "why": "check key, limits and reachability",
         "arguments": {"probe_connectivity": True},
     },
-    {"tool": "brave_web_search_help", "why": "just the error codes", "arguments": {"topic": "errors"}},
+    {"tool": NAME, "why": "just the error codes", "arguments": {"topic": "errors"}},
 ]
 
 
@@ -324,7 +327,7 @@ def _ui(settings: Settings) -> dict[str, Any]:
 
 def error_catalogue(*, searxng: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Every error and warning code with what the agent should do about it (``searxng``: in SearXNG's words)."""
-    retryable_by_code = _default_retryable()
+    retryable_by_code = default_retryable()
     provider = "searxng" if searxng else "brave"
     meanings = {**WARNING_ADVICE, **_SEARXNG_WARNINGS} if searxng else WARNING_ADVICE
     return {
@@ -344,16 +347,6 @@ def error_catalogue(*, searxng: bool = False) -> dict[str, list[dict[str, Any]]]
             if not (searxng and code in _BRAVE_CODES)
         ],
     }
-
-
-def _default_retryable() -> dict[ErrorCode, bool]:
-    found: dict[ErrorCode, bool] = {}
-    pending: list[type[BraveSearchError]] = [BraveSearchError]
-    while pending:
-        cls = pending.pop()
-        found.setdefault(cls.code, cls.default_retryable)
-        pending.extend(cls.__subclasses__())
-    return found
 
 
 def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -> dict[str, Any]:
@@ -432,7 +425,7 @@ async def run(args: HelpArgs, ports: Ports, call: Call) -> tuple[dict[str, Any],
 
 
 SPEC = ToolSpec(
-    name="brave_web_search_help",
+    name=NAME,
     title="Brave search help",
     description=(
         "Parameter reference (countries, languages, ranges), ready-to-send examples, limits in force, and "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from brave_search_mcp.config import ConfigError, Settings
+from brave_search_mcp.config_sources import OFFICIAL_TOOLS, OFFICIAL_VARIABLES
 from brave_search_mcp.tools import help, status
 from brave_search_mcp.usecases import answer, llm_context, local_search, read_url, summarize, web_search
 from brave_search_mcp.usecases.contract import ToolSpec
@@ -38,7 +39,12 @@ def enabled_tools(settings: Settings) -> tuple[AnySpec, ...]:
     for setting in ("enabled_tools", "disabled_tools"):
         unknown = [name for name in getattr(settings, setting) or () if name not in known]
         if unknown:
-            variable = Settings.variable_of(setting)
+            variable = settings.variable_set(setting)
+            if variable in OFFICIAL_VARIABLES:  # the official server's variable takes its names (and ours)
+                raise ConfigError(
+                    f"{variable} names unknown tools {unknown}; it takes the official server's tool names "
+                    f"({', '.join(OFFICIAL_TOOLS)}) or ours ({', '.join(known)})"
+                )
             raise ConfigError(f"{variable} names unknown tools {unknown}; known: {', '.join(known)}")
     chosen = tuple(
         tool

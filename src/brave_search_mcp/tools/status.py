@@ -191,8 +191,10 @@ async def build_status(
         reasons[:0] = holds
         report["status"] = "paused"
     rate_now, plan_rate = throttle.get("rate_in_force_per_second"), throttle.get("plan_per_second")
-    if rate_now is not None and plan_rate is not None and rate_now < plan_rate and not settings.rate_limit:
-        report["settings"]["rate_limit_per_second"] = rate_now
+    shown = report["settings"].get("rate_limit_per_second")
+    if rate_now is not None and not settings.rate_limit and (shown is None or (plan_rate and rate_now < plan_rate)):
+        # the shared state's plan, which this process has not used yet (a fresh CLI), or a slowed rate
+        report["settings"] |= {"rate_limit_per_second": rate_now, "burst": throttle.get("at_once")}
     if reasons and report["status"] == "ok":
         report["status"] = "degraded"
     report["reasons"] = reasons
@@ -286,6 +288,11 @@ def troubles(report: dict[str, Any], counters: dict[str, EndpointCounters]) -> l
     return found
 
 
+# A pause this short is pacing, not a hold: the per-second window an ordinary request spent (Brave's reset of at most
+# a second, plus the limiter's margin). The next request waits that moment; nothing is refused or held.
+PACING_SECONDS = 2.0
+
+
 def pauses(throttle: dict[str, Any]) -> list[str]:
     """Why no fresh request goes out now, and until when: a server-wide pause, the quota gate, the spending cap."""
     holds: list[str] = []
@@ -297,7 +304,7 @@ def pauses(throttle: dict[str, Any]) -> list[str]:
                 f"{name}: the monthly quota is used up; it resets at {quota['resets_at']} (one trial request "
                 f"in {quota['next_trial_in_seconds']} s)"
             )
-        if figures.get("paused_for_seconds"):
+        if figures.get("paused_for_seconds", 0.0) > PACING_SECONDS:
             holds.append(f"{name}: paused by Brave until {figures['paused_until']} ({figures['paused_for_seconds']} s)")
     month = throttle.get("month") or {}
     if month.get("cap") is not None and month["requests"] >= month["cap"]:

@@ -96,10 +96,11 @@ async def _several(
             group.start_soon(one, index, url)
     results = [answered[index] for index in range(len(urls))]
     failures = [(url, r) for url, r in zip(urls, results, strict=True) if isinstance(r, errors.BraveSearchError)]
-    if len(failures) == len(urls):  # nothing to show: the call fails with the first error, each page's in details
-        first = failures[0][1]
-        first.details["pages"] = [{"url": url, "code": exc.code.value, "message": exc.message} for url, exc in failures]
-        raise first
+    if len(failures) == len(urls):  # nothing to show: the call fails with the first error's code, naming each page
+        pages = [{"url": url, "code": exc.code.value, "message": exc.message} for url, exc in failures]
+        failed = failures[0][1].for_call([], pages=pages)  # a copy: the reader's error may be shared
+        failed.message = every_page_failed(pages)
+        raise failed
     warnings: list[dict[str, str]] = []
     budget = effective_max_chars(args.max_chars, warnings, pages=len(urls))
     needs = [None if isinstance(r, errors.BraveSearchError) else body_length(r.document, args.format) for r in results]
@@ -125,6 +126,22 @@ async def _several(
     )  # fmt: skip
     envelope = ReadPagesEnvelope(pages=sections, meta=meta, warnings=[WarningItem(**w) for w in warnings])
     return envelope, _joined(texts, meta, warnings)
+
+
+# The error text shows a message of at most 600 characters (render_error_text): every page's line must fit in it.
+_FAILED_MESSAGE_CHARS = 560
+
+
+def every_page_failed(pages: list[dict[str, str]]) -> str:
+    """One message naming every page and why it failed, as the text shows it (the JSON has each in full)."""
+    head = f"None of the {len(pages)} pages could be read: "
+    fixed = len(head) + sum(len(p["url"]) + len(p["code"]) + 8 for p in pages)
+    room = max(0, (_FAILED_MESSAGE_CHARS - fixed) // len(pages))
+    lines = []
+    for number, page in enumerate(pages, start=1):
+        why = page["message"] if len(page["message"]) <= room else page["message"][: max(0, room - 1)] + "…"
+        lines.append(f"[{number}] {page['url']} {page['code']}" + (f": {why}" if room > 10 else ""))
+    return head + "; ".join(lines)
 
 
 def _section(answer: dict[str, Any], cached: bool) -> PageSection:

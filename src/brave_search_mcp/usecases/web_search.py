@@ -18,7 +18,7 @@ from brave_search_mcp.brave.facts import SEARCH_ENDPOINTS
 from brave_search_mcp.brave.params import PreparedSearch, prepare_search
 from brave_search_mcp.brave.results import ParsedAnswer, parse_answer, pick_sections
 from brave_search_mcp.config import DEBUG_PAYLOAD_CAP_BYTES
-from brave_search_mcp.models.envelopes import WarningItem
+from brave_search_mcp.models.envelopes import DIRECT_ANSWERS, WarningItem
 from brave_search_mcp.models.errors import BraveSearchError, NoResults, WarningCode
 from brave_search_mcp.models.inputs import WebSearchArgs
 from brave_search_mcp.models.search import DebugData, SearchEnvelope, SearchMeta
@@ -142,12 +142,13 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         raise error.for_call(warnings)
     if prepared.summary and not parsed.summarizer_key:
         warnings.append(_warning(WarningCode.SUMMARY_NOT_AVAILABLE, _no_summary(served.provider)))
-    has_more = parsed.more_available if parsed.more_available is not None else returned >= prepared.requested
+    results = sum(len(section.results) for section in sections if section.key not in DIRECT_ANSWERS)  # not answers
+    has_more = parsed.more_available if parsed.more_available is not None else results >= prepared.requested
     meta = SearchMeta(
         query=prepared.query,
         search_type=prepared.search_type,
         requested=prepared.requested,
-        returned=returned,
+        returned=results,
         offset=prepared.offset if served.offset is None else served.offset,
         has_more=has_more,
         provider=served.provider,
@@ -259,8 +260,10 @@ SPEC = ToolSpec(
     ),
     help=(
         "Web, news, image or video results, numbered across sections; pass offset for the next page. max_results "
-        "bounds what is shown: web results first, other sections (news, videos, discussions, faq, infobox) only "
-        "as room is left, or the sections result_filter names, max_results each."
+        "bounds what is shown: web results first, other sections (news, videos, discussions, faq) only as room is "
+        "left, or the sections result_filter names, max_results each. Direct answers (an infobox; SearXNG's "
+        "answers and suggested searches) are not results: shown above them, unnumbered, whatever max_results "
+        "says, within 2 KB (or only where result_filter names them)."
     ),
     guide="current web, news, image or video results (cite result URLs)",
     input_model=WebSearchArgs,
