@@ -48,7 +48,7 @@ _DROP_IDS = frozenset({"toc", "toctitle", "footer", "footer-text", "toggle-all-d
                        "gtoc", "rustdoc-toc", "menu-bar", "sidebar", "searchbox", "search"})  # fmt: skip
 _ANCHOR_CLASSES = frozenset({"anchor", "mark", "header-anchor"})  # in-page anchors whose text is a glyph
 _LOCAL_TOC = frozenset({"contents", "local"})  # Sphinx's ``.. contents::`` box repeats the page's headings
-_CONTROL_TEXT = frozenset({"Read more", "source", "[−]", "[+]", "Expand description", "Copy item path"})
+_CONTROL_TEXT = frozenset({"Read more", "[−]", "[+]", "Expand description", "Copy item path"})
 
 
 @dataclass(frozen=True)
