@@ -16,9 +16,10 @@ from typing import TextIO
 
 import anyio
 
+from .docs_report import DOCS_HEADING
 from .machine import describe_machine
 from .report import EXTRACTION_HEADING, render_document, section_of, with_section
-from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
+from .run import DOCS, EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
 logger = logging.getLogger("bench")
@@ -34,7 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=Path, help=f"where to write the report (default {BENCHMARKS_DOC}; a partial run needs it)"
     )
-    parser.add_argument("--only", action="append", choices=(*PARTS, EXTRACTION), help="run this part only (repeatable)")
+    parser.add_argument(
+        "--only", action="append", choices=(*PARTS, EXTRACTION, DOCS), help="run this part only (repeatable)"
+    )
     parser.add_argument(
         "--aeb",
         type=Path,
@@ -73,9 +76,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         parser.error("--only extraction needs --aeb PATH (a checkout of the article-extraction benchmark)")
     configure_logging(ns.verbose)
     out = out or sys.stdout
-    # A partial run never replaces the whole report unless told where to write; the extraction part alone
-    # replaces its own section of it.
-    alone = ns.only == [EXTRACTION]
+    # A partial run never replaces the whole report unless told where to write; the extraction and docs parts
+    # alone replace their own sections of it.
+    sections = {EXTRACTION: EXTRACTION_HEADING, DOCS: DOCS_HEADING}
+    alone = bool(ns.only) and set(ns.only) <= set(sections)
     target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
     parts = ns.only or (*PARTS, *([EXTRACTION] if ns.aeb else []))
     machine = describe_machine()  # before the run, so its load average says how busy the machine was
@@ -93,9 +97,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         return 1
     earlier = target.read_text(encoding="utf-8") if target is not None and target.exists() else ""
     shown = [("PATH" if ns.aeb is not None and arg == str(ns.aeb) else arg) for arg in args]  # not this machine's
-    document = render_document(results, machine, command_line(shown), carried=section_of(earlier, EXTRACTION_HEADING))
+    document = render_document(results, machine, command_line(shown), carried=section_of(earlier, EXTRACTION_HEADING),
+                               carried_docs=section_of(earlier, DOCS_HEADING))  # fmt: skip
     if alone and earlier and ns.output is None:
-        document = with_section(earlier, EXTRACTION_HEADING, section_of(document, EXTRACTION_HEADING))
+        fresh = document
+        document = earlier
+        for part in ns.only:
+            document = with_section(document, sections[part], section_of(fresh, sections[part]))
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

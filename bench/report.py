@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from .basics import FLOOR_CODE
 from .bursts import Burst, met, scenarios
+from .docs_report import render_docs
 from .extraction import AS_RUN, DEFAULTS, READ_URL, ExtractionResult
 from .machine import Machine
 from .pipeline import PipelineResult
@@ -245,9 +246,11 @@ def with_section(document: str, heading: str, section: str | None) -> str:
     return document[: at + 1] + section + document[at + 1 :] if at >= 0 else document.rstrip("\n") + "\n\n" + section
 
 
-def render_document(results: Results, machine: Machine, command: str, carried: str | None = None) -> str:
-    """docs/benchmarks.md: what ran where, the agent session, start-up and sizes, bursts, extraction (measured, or
-    ``carried`` over from the report this one replaces), how, and the command."""
+def render_document(
+    results: Results, machine: Machine, command: str, carried: str | None = None, carried_docs: str | None = None
+) -> str:
+    """docs/benchmarks.md: what ran where, the agent session, start-up and sizes, bursts, extraction and
+    documentation pages (measured, or ``carried`` over from the report this one replaces), how, and the command."""
     plan: Plan = results.plan
     parts = [
         "# Benchmarks\n",
@@ -281,11 +284,15 @@ def render_document(results: Results, machine: Machine, command: str, carried: s
     extraction = render_extraction(results.extraction, machine, command) if results.extraction else carried
     if extraction:
         parts.append(extraction.rstrip("\n") + "\n")
+    docs = render_docs(results.docs, machine, command) if results.docs else carried_docs
+    if docs:
+        parts.append(docs.rstrip("\n") + "\n")
     parts.append(
         f"## Command\n\n```\n{command}\n```\n\nTook {results.elapsed:.0f} s. CI (`.ci/run`) runs "
         "`uv run --extra dev python -m bench --quick --no-write`: every part once, printed, never written here. "
         "`--only session` (or `startup`, `calls`, `memory`, `bursts`) runs one part; `--no-official` leaves the "
         "official server out; `--aeb PATH` (a checkout of the article-extraction benchmark) adds the extraction "
-        "part, and `--only extraction --aeb PATH` replaces just its section here.\n"
+        "part, and `--only extraction --aeb PATH` replaces just its section here; `--only docs` measures the "
+        "documentation pages (Debian's documentation packages installed) and replaces just theirs.\n"
     )
     return "\n".join(parts)

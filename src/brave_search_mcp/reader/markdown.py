@@ -35,6 +35,7 @@ _BARE_LANGUAGES = frozenset({
 })  # fmt: skip
 _NO_LANGUAGE = frozenset({"none", "text", "plain", "plaintext", "notranslate", "nohighlight", "default-text"})
 _WHITE = re.compile(r"[ \t\n\r\f]+")
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,9}[.)]) ")
 _GLYPHS = " \t¶§#🔗\u200b"
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[-+*](?:\s|$)|>|\d{1,9}[.)](?:\s|$)|`{3,}|~{3,}|=+\s*$|\|)")
 _ADMONITION_CLASSES = frozenset({"admonition", "admonitionblock", "theme-admonition", "note", "warning", "tip",
@@ -146,8 +147,8 @@ def one_line(blocks: list[str]) -> str:
         lines = block.split("\n")
         if len(lines) > 1 and lines[0].startswith("```"):
             pieces.append(code_span(" ".join(line.strip() for line in lines[1:-1])))
-        else:
-            pieces.append(" ".join(line.strip() for line in lines if line.strip()))
+        else:  # a list in a cell: its items one after another, without their markers
+            pieces.append(" ".join(_LIST_MARKER.sub("", line.strip()) for line in lines if line.strip()))
     return " ".join(piece for piece in pieces if piece).replace("|", "\\|")
 
 
