@@ -114,3 +114,14 @@ def test_deep_nesting_is_read_without_recursing_past_the_limit() -> None:
     body += b"<div>" * 200 + b"<p>bottom text</p>" + b"</div>" * 200 + b"</div></body></html>"
     document = read("x", body)
     assert document.markdown.startswith("# Deep") and "bottom text" in document.markdown
+
+
+def test_a_blog_with_headerlinks_but_no_content_element_stays_with_the_article_reader() -> None:
+    body = (
+        b"<html><body><div class='menu'><a href='/'>Home</a> <a href='/about'>About the author</a></div>"
+        b"<div class='post'><h2>Tide tables<a class='headerlink' href='#t'>\xc2\xb6</a></h2><p>"
+        + b"Tide tables give the height of the sea at each hour of the day for a port. " * 12
+        + b"</p></div><div class='footer'>Powered by a static site generator</div></body></html>"
+    )  # fmt: skip
+    markdown = read("x", body).markdown
+    assert "Tide tables give the height" in markdown and "About the author" not in markdown

@@ -29,7 +29,7 @@ _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("//body",)),
     ("sphinx", "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]",
      ("//*[@role='main']", "//div[@id='docs-content']", "//div[@id='yui-main']//div[contains(@class, 'yui-g')]",
-      "//div[@class='body']", "//main", "//body")),
+      "//div[@class='body']", "//main")),  # a page with headerlinks and none of these is left to trafilatura
 )  # fmt: skip
 
 # Never content, wherever they are inside the content element.
