@@ -16,10 +16,11 @@ from typing import TextIO
 
 import anyio
 
+from .docs_report import DOCS_HEADING
 from .fleet import FLEET_HEADING
 from .machine import describe_machine
 from .report import EXTRACTION_HEADING, RENDER_HEADING, SESSION_HEADING, render_document, section_of, with_section
-from .run import EXTRACTION, FULL, PARTS, QUICK, run_all
+from .run import DOCS, EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
 logger = logging.getLogger("bench")
@@ -35,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=Path, help=f"where to write the report (default {BENCHMARKS_DOC}; a partial run needs it)"
     )
-    parser.add_argument("--only", action="append", choices=(*PARTS, EXTRACTION), help="run this part only (repeatable)")
+    parser.add_argument(
+        "--only", action="append", choices=(*PARTS, EXTRACTION, DOCS), help="run this part only (repeatable)"
+    )
     parser.add_argument(
         "--aeb",
         type=Path,
@@ -74,13 +77,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         parser.error("--only extraction needs --aeb PATH (a checkout of the article-extraction benchmark)")
     configure_logging(ns.verbose)
     out = out or sys.stdout
-    # A partial run never replaces the whole report unless told where to write; the extraction, session, fleet
-    # and render parts alone replace their own sections of it.
+    # A partial run never replaces the whole report unless told where to write; the extraction, docs, session,
+    # fleet and render parts alone replace their own sections of it.
     sections = {
         EXTRACTION: EXTRACTION_HEADING,
         "session": SESSION_HEADING,
         "fleet": FLEET_HEADING,
         "render": RENDER_HEADING,
+        DOCS: DOCS_HEADING,
     }
     alone = bool(ns.only) and set(ns.only) <= set(sections)
     target = None if ns.no_write else ns.output or (None if ns.only and not alone else BENCHMARKS_DOC)
@@ -106,6 +110,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         command_line(shown),
         carried=section_of(earlier, EXTRACTION_HEADING),
         carried_render=section_of(earlier, RENDER_HEADING),
+        carried_docs=section_of(earlier, DOCS_HEADING),
     )
     if alone and earlier and ns.output is None:
         rendered, document = document, earlier

@@ -16,6 +16,7 @@ from testkit.brave.http_server import FakeBraveServer
 
 from .basics import Calls, Sizes, Startup, measure_calls, measure_sizes, measure_startup
 from .bursts import Burst, run_bursts
+from .docs import DocsResult, measure_docs
 from .extraction import ExtractionResult, measure_extraction
 from .fleet import FleetResults, run_fleets
 from .official import INSTALL_TIMEOUT, ensure_official
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 PARTS = ("startup", "calls", "memory", "bursts", "render", "session", "fleet")
 EXTRACTION = "extraction"  # runs only on a checkout of the benchmark (--aeb PATH): it is not in this repository
+DOCS = "docs"  # real documentation pages from Debian's packages: runs only when asked (--only docs)
 FAST = 1000  # requests per second the fake allows where the plan must never be what is measured
 QUICK_INSTALL_TIMEOUT = 90.0  # seconds npm may take under --quick (CI) before the official server is skipped
 
@@ -63,6 +65,7 @@ class Results:
     render: RenderResult | None = None
     fleet: FleetResults | None = None
     extraction: ExtractionResult | None = None
+    docs: DocsResult | None = None
     elapsed: float = 0.0
 
 
@@ -75,6 +78,8 @@ async def run_all(
     begin = time.perf_counter()
     if aeb is not None and EXTRACTION in parts:
         results.extraction = await measure_extraction(aeb)
+    if DOCS in parts:
+        results.docs = await anyio.to_thread.run_sync(measure_docs)
     with tempfile.TemporaryDirectory(prefix="brave-bench-") as tmp_dir:
         tmp = Path(tmp_dir)
         with FakeBraveServer(make_fake(FAST)) as upstream:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from brave_search_mcp.render.text import clean_block, clean_text, dedup_key
+from brave_search_mcp.render.text import clean_block, clean_layout, clean_text, dedup_key
 from tests.brave.summary_source import complete, run, tok
 
 CODE_SNIPPETS = [
@@ -74,3 +74,11 @@ def test_dedup_key_treats_spellings_of_one_page_alike() -> None:
     assert dedup_key("HTTPS://Example.COM/a/") == dedup_key("https://example.com/a")
     assert dedup_key("https://example.com:443/a#frag") == dedup_key("https://example.com/a")
     assert dedup_key("https://example.com/a?x=1") != dedup_key("https://example.com/a?x=2")
+
+
+def test_layout_folds_blank_line_runs_in_prose_but_keeps_code_verbatim() -> None:
+    page = "Intro\n\n\n\nText\n\n```python\nimport os\n\n\ndef f():\n    pass\n```\n\n\n\nEnd"
+    assert clean_layout(page, limit=1000) == (
+        "Intro\n\nText\n\n```python\nimport os\n\n\ndef f():\n    pass\n```\n\nEnd"
+    )
+    assert clean_layout("a\n\n\n\nb  \n", limit=100) == "a\n\nb"

@@ -43,9 +43,9 @@ async def test_a_docs_page_keeps_code_blocks_whole(make_reader: MakeReader, site
     site.page("/retries.html", page("docs.html"))
     answer, _ = await read(make_reader(), site.url("/retries.html"))
     content = answer["content"]
-    # highlighted code: spans gone, indentation, blank lines and the language kept
+    # highlighted code: spans gone, indentation, blank lines (two in a row too) and the language kept
     assert (
-        '```python\nfrom quayside import job, Retry\n\n@job(retry=Retry(attempts=5, backoff="exponential"))\n'
+        '```python\nfrom quayside import job, Retry\n\n\n@job(retry=Retry(attempts=5, backoff="exponential"))\n'
         "def send_invoice(invoice_id: int) -> None:\n    invoice = load(invoice_id)\n\n    if invoice.sent:\n"
     ) in content
     assert "```toml\n[queues.billing]\nretry.attempts = 5" in content

@@ -40,6 +40,7 @@ _WHITESPACE_CONTROLS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " "
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
 _SPACES = re.compile(r"[^\S\n]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 # A netloc with any of these needs urllib's full parse (user info, port, IPv6, a zone id kept in its case).
 _NOT_PLAIN_HOST = re.compile(r"[@:\[\]%]")
 # A usable URL has no white space, control characters or lone surrogates.
@@ -267,10 +268,31 @@ def clean_layout(value: Any, *, limit: int) -> str:
 
     Terminal escapes, control, zero-width and bidi characters go (a bidi override can make code read
     differently from what runs); indentation, tabs, markup and line breaks stay; runs of blank lines
-    fold to one. Markup is not stripped: the text is already the markdown the reader made.
+    fold to one outside fenced code (inside, code is verbatim). Markup is not stripped: the text is already the
+    markdown the reader made.
     """
     if not isinstance(value, str) or limit <= 0:
         return ""
     text = value.replace("\r\n", "\n").replace("\r", "\n").translate(_PARAGRAPH_SEPARATORS)
     text = _TRAILING_SPACES.sub("", _INVISIBLE_KEEP_LAYOUT.sub("", _ANSI.sub("", text)))
-    return cut(_BLANK_LINES.sub("\n\n", text).strip("\n"), limit)
+    return cut(_fold_blank_lines(text).strip("\n"), limit)
+
+
+def _fold_blank_lines(text: str) -> str:
+    """Runs of blank lines folded to one, except inside fenced code blocks."""
+    if "```" not in text and "~~~" not in text:
+        return _BLANK_LINES.sub("\n\n", text)
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        found = _FENCE.match(line)
+        if found is not None:
+            marker = found.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = None
+        elif fence is None and not line and out and not out[-1]:
+            continue
+        out.append(line)
+    return "\n".join(out)
