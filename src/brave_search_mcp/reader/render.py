@@ -107,7 +107,7 @@ def render_read(
         if still_open is not None:
             part = f"{part.rstrip(chr(10))}\n{_closing(still_open)}"
     next_start = end if end < total else None
-    if document.truncated or document.notes:
+    if document.truncated or (document.notes and not document.render_note):  # an unrendered shell: said below
         warnings.append({"code": WarningCode.PAGE_INCOMPLETE.value, "message": _incomplete(document)})
     if document.render_note:
         warnings.append({"code": WarningCode.JAVASCRIPT_NOT_RENDERED.value, "message": document.render_note})
@@ -185,7 +185,7 @@ def _outline(headings: list[Heading], limit: int) -> str:
 
 
 def _incomplete(document: Document) -> str:
-    what = list(document.notes)
+    what = [] if document.render_note else list(document.notes)  # a shell's empty text is JAVASCRIPT_NOT_RENDERED's
     if document.truncated:
         what.append("the page is longer than the reader keeps; its end is missing")
     return "; ".join(what)[:300] + "."
