@@ -45,6 +45,19 @@ from brave_search_mcp.ratelimit.plan import (
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.owed import Batch
+from brave_search_mcp.state.redis_keys import (
+    CACHE_KEYS,
+    CACHE_VALUE_PREFIX,
+    EPOCH_KEY,
+    cache_key,
+    count_key,
+    lease_key,
+    merged_key,
+    plan_key,
+    record_key,
+    restored_key,
+    starts_key,
+)
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -69,11 +82,7 @@ T = TypeVar("T")
 
 SOCKET_TIMEOUT_SECONDS = 0.5  # a down or paused Redis must cost a call milliseconds, not seconds
 MAX_WATCH_RETRIES = 16
-PREFIX = "brave-search-mcp:"
-# The cache's bookkeeping: last use and expiry of each entry (sorted sets), its size (a hash), the bytes in all.
-CACHE_KEYS = tuple(f"{PREFIX}{name}" for name in ("cache-used", "cache-expires", "cache-sizes", "cache-bytes"))
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
-EPOCH_KEY = f"{PREFIX}epoch"  # the server's random id (``Store.epoch``)
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 # The bounds of a sound plan, as the reservation script reads them after its own arguments.
 BOUNDS = (
@@ -179,9 +188,9 @@ class RedisStore:
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """Run the reservation script: ``plan.decide`` on the stored plan(s) and starts, in one atomic step."""
-        keys = [f"{PREFIX}plan:{ask.own}", f"{PREFIX}starts:{ask.own}"]
+        keys = [plan_key(ask.own), starts_key(ask.own)]
         if ask.shared is not None:
-            keys += [f"{PREFIX}plan:{ask.shared}", f"{PREFIX}starts:{ask.shared}"]
+            keys += [plan_key(ask.shared), starts_key(ask.shared)]
         pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
         args: list[str | float] = [
             repr(float(now)),
@@ -209,7 +218,7 @@ class RedisStore:
         """Optimistic WATCH/MULTI update of the stored plan hash (bounded retries)."""
         from redis.exceptions import WatchError
 
-        key = f"{PREFIX}plan:{ask.own}"
+        key = plan_key(ask.own)
 
         async def attempt() -> PlanState:
             for _ in range(MAX_WATCH_RETRIES):
@@ -257,10 +266,12 @@ class RedisStore:
             self._expected or "",
             MAX_MONTH_REQUESTS,
         ]
-        keys = [f"{PREFIX}count:{counter}", EPOCH_KEY]
-        booked, n, broken = await self._call(lambda: self._book(keys=keys, args=args))
+        keys = [count_key(counter), EPOCH_KEY]
+        booked, n, broken, damaged = await self._call(lambda: self._book(keys=keys, args=args))
         if broken:
             self._unreadable("a script found it broken")
+        if damaged:
+            self._epoch_damaged()
         if booked == -1:
             raise StoreUnavailable("the Redis server lost this project's state (restarted empty); counts are put back")
         return bool(booked), int(n)
@@ -268,13 +279,22 @@ class RedisStore:
     async def epoch(self) -> str:
         """The server's random id for this project's keys (made on first use): a server restarted empty has another.
         Bookings on a server with another epoch fail from now on (``book``)."""
-        self._expected = _text(await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=[uuid.uuid4().hex])))
+        args = [uuid.uuid4().hex, self._expected or ""]
+        epoch, damaged = await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=args))
+        if damaged:
+            self._epoch_damaged()
+        self._expected = _text(epoch)
         return self._expected
+
+    def _epoch_damaged(self) -> None:
+        """A stored epoch that is no id this project makes was rebuilt by a script (as the one this process last
+        read, when it read one): one warning, and status names it."""
+        self.dropped.note("state epoch in Redis", "not an epoch id")
 
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
         """The merge script: the outage's batch added once per token; on another epoch its base put back too. A
         broken stored count restarts from 0 (as ``book`` reads it) instead of failing every merge."""
-        keys = [f"{PREFIX}count:{counter}", f"{PREFIX}merged:{batch.token}", EPOCH_KEY, f"{PREFIX}restored:{counter}"]
+        keys = [count_key(counter), merged_key(batch.token), EPOCH_KEY, restored_key(counter)]
         ms = _ms(batch.expires - now) if batch.expires > now else 0
         args: list[str | int] = [
             batch.delta,
@@ -284,20 +304,23 @@ class RedisStore:
             batch.epoch or "",
             uuid.uuid4().hex,
             MAX_MONTH_REQUESTS,
+            self._expected or batch.epoch or "",
         ]
-        merged, epoch, broken = await self._call(lambda: self._merge(keys=keys, args=args))
+        merged, epoch, broken, damaged = await self._call(lambda: self._merge(keys=keys, args=args))
         if broken:
             self._unreadable("a script found it broken")
+        if damaged:
+            self._epoch_damaged()
         self._expected = _text(epoch)  # the counts this process knew are in: book on this server from now on
         return int(merged)
 
     async def unbook(self, counter: str) -> None:
         """Give one back (never below zero)."""
-        await self._call(lambda: self._unbook(keys=[f"{PREFIX}count:{counter}"], args=[MAX_MONTH_REQUESTS]))
+        await self._call(lambda: self._unbook(keys=[count_key(counter)], args=[MAX_MONTH_REQUESTS]))
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""
-        raw = await self._call(lambda: self._r.get(f"{PREFIX}count:{counter}"))
+        raw = await self._call(lambda: self._r.get(count_key(counter)))
         if raw is None:
             return 0
         try:
@@ -317,7 +340,7 @@ class RedisStore:
         self.dropped.note("monthly request count in Redis", "not a count a month can reach", logged=True)
 
     def _cache_keys(self, key: str) -> list[str]:
-        return [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}", *CACHE_KEYS]
+        return [cache_key(key), lease_key(key), *CACHE_KEYS]
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """One script: the stored value (its last use noted; Redis expires entries itself), else SET NX PX of the
@@ -331,7 +354,7 @@ class RedisStore:
 
     async def cache_renew(self, key: str, owner: str, now: float, until: float) -> bool:
         """The lease's PX moved on if ``owner`` still holds it."""
-        keys = [f"{PREFIX}lease:{key}"]
+        keys = [lease_key(key)]
         return bool(await self._call(lambda: self._renew(keys=keys, args=[owner, _ms(until - now)])))
 
     async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
@@ -344,7 +367,7 @@ class RedisStore:
         bounds: list[str | int] = [
             self._max_entries,
             -1 if self._max_bytes is None else self._max_bytes,
-            PREFIX + "cache:",
+            CACHE_VALUE_PREFIX,
         ]
         stored: list[str | int | bytes] = ["", b""] if value is None or too_big else [_ms(expires - now), value]
         args: list[str | int | bytes] = [owner, *stored, key, *bounds]
@@ -353,19 +376,19 @@ class RedisStore:
     async def cache_drop(self, key: str) -> None:
         """Delete one value and its bookkeeping."""
         keys = self._cache_keys(key)
-        await self._call(lambda: self._drop(keys=keys, args=[key, f"{PREFIX}cache:"]))
+        await self._call(lambda: self._drop(keys=keys, args=[key, CACHE_VALUE_PREFIX]))
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
         """Entries and bytes stored now (the expired ones forgotten first) and the bounds."""
         keys = self._cache_keys("")  # the value and lease keys are placeholders here
-        n, size = await self._call(lambda: self._stats(keys=keys, args=[f"{PREFIX}cache:"]))
+        n, size = await self._call(lambda: self._stats(keys=keys, args=[CACHE_VALUE_PREFIX]))
         return {"entries": int(n), "bytes": int(size), "max": self._max_entries, "max_bytes": self._max_bytes}
 
     async def cache_clear(self) -> None:
         """Delete every cached value of this project (bounded scan) and the bookkeeping."""
 
         async def clear() -> None:
-            async for name in self._r.scan_iter(match=f"{PREFIX}cache:*", count=500):
+            async for name in self._r.scan_iter(match=CACHE_VALUE_PREFIX + "*", count=500):
                 await self._r.unlink(name)
             await self._clear(keys=list(CACHE_KEYS), args=[])
 
@@ -373,7 +396,7 @@ class RedisStore:
 
     async def record_get(self, key: str, now: float) -> str | None:
         """A live record's text, or None."""
-        raw = await self._call(lambda: self._r.get(f"{PREFIX}rec:{key}"))
+        raw = await self._call(lambda: self._r.get(record_key(key)))
         if raw is None:
             return None
         return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
@@ -381,11 +404,11 @@ class RedisStore:
     async def record_put(self, key: str, text: str, expires: float | None, now: float) -> None:
         """Store a record (with PX when it expires)."""
         px = None if expires is None else _ms(expires - now)
-        await self._call(lambda: self._r.set(f"{PREFIX}rec:{key}", text, px=px))
+        await self._call(lambda: self._r.set(record_key(key), text, px=px))
 
     async def record_delete(self, key: str) -> None:
         """Delete a record."""
-        await self._call(lambda: self._r.delete(f"{PREFIX}rec:{key}"))
+        await self._call(lambda: self._r.delete(record_key(key)))
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -157,6 +157,11 @@ return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
 # rest of the month. Returns the count, and 1 when it was broken (0 otherwise).
 _COUNT = """
 local function count(key, most)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind ~= 'none' and kind ~= 'string' then
+    redis.call('DEL', key)
+    return 0, 1
+  end
   local n = tonumber(redis.call('GET', key) or '0')
   if n == nil or n ~= n or n < 0 or n > most or n ~= math.floor(n) then
     redis.call('SET', key, '0', 'KEEPTTL')
@@ -165,19 +170,42 @@ local function count(key, most)
   return n, 0
 end
 """
+# The store's epoch (nil when it has none) and 1 when the stored one was damaged (not a string of 32 hex digits,
+# as ``uuid4().hex``): it is replaced by ``known``, the id the caller last read (the server kept what it held: a new
+# id would have every process put its counts back on top of them), or deleted when the caller knows none.
+_EPOCH_OF = """
+local function epoch_of(key, known)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then return nil, 0 end
+  if kind == 'string' then
+    local v = redis.call('GET', key)
+    if string.len(v) == 32 and string.find(v, '^%x+$') then return v, 0 end
+  end
+  redis.call('DEL', key)
+  if known == '' then return nil, 1 end
+  redis.call('SET', key, known)
+  return known, 1
+end
+"""
 # KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any), most.  Returns
-# {booked 1/0, count, 1 when the stored count was broken}, or {-1, 0, 0} when the server's epoch is another (it lost
-# what it held: the caller's outage begins).
+# {booked 1/0, count, 1 when the stored count was broken, 1 when the stored epoch was}, or {-1, 0, 0, _} when the
+# server's epoch is another (it lost what it held: the caller's outage begins).
 BOOK = (
     _COUNT
+    + _EPOCH_OF
     + """
-if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0, 0} end
+local damaged = 0
+if ARGV[3] ~= '' then
+  local epoch
+  epoch, damaged = epoch_of(KEYS[2], ARGV[3])
+  if epoch ~= ARGV[3] then return {-1, 0, 0, damaged} end
+end
 local n, broken = count(KEYS[1], tonumber(ARGV[4]))
 local cap = tonumber(ARGV[1])
-if cap >= 0 and n >= cap then return {0, n, broken} end
+if cap >= 0 and n >= cap then return {0, n, broken, damaged} end
 n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, n, broken}
+return {1, n, broken, damaged}
 """
 )
 # KEYS: counter.  ARGV: most.
@@ -188,26 +216,41 @@ if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1])
 return 0
 """
 )
-# KEYS: epoch.  ARGV: a new random id.  Returns the store's epoch (made now if it had none).
-EPOCH = """
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return redis.call('GET', KEYS[1])
+# KEYS: epoch.  ARGV: a new random id, the epoch the caller last read ('': none).  Returns {the store's epoch (made
+# now if it had none), 1 when the stored one was damaged}.
+EPOCH = (
+    _EPOCH_OF
+    + """
+local epoch, damaged = epoch_of(KEYS[1], ARGV[2])
+if epoch == nil then
+  epoch = ARGV[1]
+  redis.call('SET', KEYS[1], epoch)
+end
+return {epoch, damaged}
 """
+)
 # KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
-# marker, the batch's epoch ('': none), a new random id, most.  Returns {the count, the server's epoch, 1 when the
-# stored count was broken}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server
-# lost what it held) its base is put back where it exceeds the base already put back.
+# marker, the batch's epoch ('': none), a new random id, most, the epoch the caller last read ('': none).  Returns
+# {the count, the server's epoch, 1 when the stored count (or the base put back) was broken, 1 when the stored
+# epoch was}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server lost what it
+# held) its base is put back where it exceeds the base already put back (a broken one read as none).
 MERGE = (
     _COUNT
+    + _EPOCH_OF
     + """
 local n, broken = count(KEYS[1], tonumber(ARGV[7]))
-redis.call('SET', KEYS[3], ARGV[6], 'NX')
-if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3]), broken} end
+local epoch, damaged = epoch_of(KEYS[3], ARGV[8])
+if epoch == nil then
+  epoch = ARGV[6]
+  redis.call('SET', KEYS[3], epoch)
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {n, epoch, broken, damaged} end
 local ttl = redis.call('PTTL', KEYS[1])
 local ms = math.max(tonumber(ARGV[3]), ttl)
 local merged = n + tonumber(ARGV[1])
-if ARGV[5] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then
-  local put_back = tonumber(redis.call('GET', KEYS[4]) or '0')
+if ARGV[5] ~= '' and epoch ~= ARGV[5] then
+  local put_back, lost = count(KEYS[4], tonumber(ARGV[7]))
+  if lost == 1 then broken = 1 end
   local base = tonumber(ARGV[2])
   if base > put_back then
     merged = merged + base - put_back
@@ -219,7 +262,7 @@ merged = math.max(merged, 0)
 redis.call('SET', KEYS[1], merged)
 if ms > 0 then redis.call('PEXPIRE', KEYS[1], ms) end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-return {merged, redis.call('GET', KEYS[3]), broken}
+return {merged, epoch, broken, damaged}
 """
 )
 
