@@ -113,7 +113,7 @@ class UrlReader:
         )
 
     def _limiter(self, host: str) -> Limiter:
-        return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST)
+        return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST, local=True)
 
     def check(self, url: str) -> None:
         """INVALID_ARGUMENT now for a ``url`` that is not an absolute URL (before several reads start)."""

@@ -184,6 +184,7 @@ class MemoryBackend(LimiterFactory):
         dropped = DropLog()  # one for the plans and the records: the health names the latest
         self.memory_slots = MemorySlots(clock=clock, dropped=dropped)
         self.slots: SlotStore = self.memory_slots
+        self.local_slots: SlotStore = self.memory_slots
         self.cache: SharedCache = MemoryCache(cache_max_entries, clock=clock)
         self.memory_records = MemoryRecords(clock=clock, dropped=dropped)
         self.records: RecordStore = self.memory_records

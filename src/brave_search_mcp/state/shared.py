@@ -31,7 +31,7 @@ from brave_search_mcp.state.base import (
 )
 from brave_search_mcp.state.guard import Guard
 from brave_search_mcp.state.later import Later
-from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.memory import MemoryBackend, MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
 from brave_search_mcp.state.shared_cache import CacheStore, SharedStoreCache
 
@@ -283,6 +283,7 @@ class SharedBackend(LimiterFactory):
         )
         self.later = Later()  # the cache's writes that wait until the reply is out
         self.slots: SlotStore = SharedSlots(self)
+        self.local_slots: SlotStore = MemorySlots(clock=options.clock, dropped=self.fallback.memory_slots.dropped)
         self.cache: SharedCache = SharedStoreCache(
             store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
         )

@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
-"""
+DELETE FROM plans WHERE upstream >= 'read:' AND upstream < 'read;';
+DELETE FROM starts WHERE upstream >= 'read:' AND upstream < 'read;';
+"""  # the read hosts' politeness rows older versions kept (one per site ever read): it lives in memory now
 # The cache: stored answers and pages, and the single-flight leases of the ones being fetched.
 CACHE_TABLES = """
 CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL NOT NULL,
