@@ -37,7 +37,7 @@ async def test_reading_many_hosts_leaves_the_state_file_as_it_was(tmp_path: Path
         None, cache_max_entries=10, default_path=state_file, cache_path=cache_file, clock=clock, sleep=clock.sleep
     )
     hosts = [f"site{n}.test" for n in range(HOSTS)]
-    dns: Resolver = ScriptedDNS(dict.fromkeys(hosts, ["127.0.0.1"]))
+    dns: Resolver = ScriptedDNS({host: ["127.0.0.1"] for host in hosts})
     settings = make_settings(read_allowed_hosts=("127.0.0.1/32",), read_cache_ttl_seconds=0)  # the state file alone
     try:
         with FakeSite() as site:
