@@ -109,6 +109,10 @@ class MemorySlots:
         """Every live counter: (name, count, expiry)."""
         return [(name, n, expires) for name, (n, expires) in self._counters.items() if expires > now]
 
+    def knows(self, counter: str) -> bool:
+        """Whether this process has a count of ``counter`` (from the store, or counted here)."""
+        return counter in self._counters
+
     def remember_count(self, counter: str, n: int, expires: float | None) -> None:
         """A count the store gave: an outage counts on from the highest one seen (answers to calls made together
         arrive in any order; ``expires`` None: as before)."""

@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
@@ -30,6 +32,7 @@ from brave_search_mcp.state.base import (
     StoreUnavailable,
 )
 from brave_search_mcp.state.guard import Guard
+from brave_search_mcp.state.journal import Journal, Owed
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.memory import MemoryBackend, MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
@@ -91,6 +94,9 @@ class SharedSlots:
         self.owed = OwedCounts()  # counted on memory during an outage, not yet in the store
         self._outages = backend.guard.outages
         self._epoch: str | None = None  # the store's epoch, once read (``owed``)
+        self._journal = backend.journal  # what ended processes owed the store (``journal``), None: not kept
+        self._journal_due = backend.journal is not None  # read at the first answer, and after each outage
+        self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -98,6 +104,7 @@ class SharedSlots:
         outages = self._b.guard.outages
         if outages != self._outages:
             self._outages = outages
+            self._journal_due = self._journal is not None  # processes that end meanwhile leave journals
             for counter, n, expires in self._memory.counts(self._b.clock()):
                 self.owed.start(counter, n, self._epoch, expires)
 
@@ -109,8 +116,17 @@ class SharedSlots:
     async def _stored(self, op: Callable[[], Awaitable[T]]) -> T:
         """``op`` on the store (StoreUnavailable while it is down); what an outage counted goes first, so the op
         (a booking under the cap, a count) sees it."""
+        if self._journal_due and self._journal is not None and not self._b.guard.degraded:
+            self._journal_due = False
+            fresh = [path for path in self._journal.files() if path not in self._adopted]
+            for owed in self._journal.read(fresh):
+                self.owed.adopt(owed.counter, owed.batch)
+            self._adopted += fresh
         if self.owed:
             await self._repay()
+            if not self.owed and self._journal is not None:
+                self._journal.remove(self._adopted)
+                self._adopted = []
         result = await self._b.guard.call(op)
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
@@ -134,6 +150,32 @@ class SharedSlots:
         await self.owed.repay(merge, seen)
         if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
             self._epoch = None
+
+    async def finish(self) -> None:
+        """The process ends: what it still owes the store goes in once more, else into a journal file of its own
+        (with the journals it adopted) for whichever process next reaches the store."""
+        if self.owed:
+            with contextlib.suppress(StoreUnavailable):
+                await self._stored(self._b.store.epoch)
+        if self._journal is None:
+            return
+        if self.owed and self._journal.write([Owed(c, batch) for c, batch in self.owed.pending()]) is None:
+            return
+        self._journal.remove(self._adopted)
+        self._adopted = []
+
+    async def _counting_on(self, counter: str, now: float, expires: float) -> None:
+        """On memory with no count of ``counter`` yet (a process that never reached the store): start from the
+        count the file still lets it read and the journals' requests, so the cap holds while the file is locked."""
+        if self._journal is None or self._memory.knows(counter):
+            return
+        try:
+            n = await self._b.store.count(counter, now)  # a locked SQLite file is still read
+        except Exception:
+            n = 0
+        others = [o.batch for o in self._journal.read(self._journal.files()) if o.counter == counter]
+        base = max([n, *(batch.base for batch in others)])
+        self._memory.remember_count(counter, base + sum(batch.delta for batch in others), expires)
 
     def _seeded(self, ask: Ask) -> Ask:
         """A store that has no plan (new, or a Redis that restarted empty) starts from the one this process knows."""
@@ -188,6 +230,7 @@ class SharedSlots:
             booked, n = await self._stored(lambda: self._b.store.book(counter, cap, expires, now))
         except StoreUnavailable:
             self._outage()
+            await self._counting_on(counter, now, expires)
             booked, n = await self._fallback.book(counter, cap, expires, now)
             if booked:
                 self.owed.add(counter, 1, expires)
@@ -213,6 +256,7 @@ class SharedSlots:
             return await self._stored(lambda: self._b.store.count(counter, now))
         except StoreUnavailable:
             self._outage()
+            await self._counting_on(counter, now, math.inf)
             return await self._fallback.count(counter, now)
 
 
@@ -265,7 +309,9 @@ class SharedBackend(LimiterFactory):
     ``down``: why the store could not be opened (calls start on memory and the store is tried after the interval).
     """
 
-    def __init__(self, name: str, store: Store, options: StateOptions, *, down: str | None = None) -> None:
+    def __init__(
+        self, name: str, store: Store, options: StateOptions, *, down: str | None = None, journal: Journal | None = None
+    ) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
         super().__init__(clock=options.clock, sleep=options.sleep)
@@ -282,7 +328,9 @@ class SharedBackend(LimiterFactory):
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
         self.later = Later()  # the cache's writes that wait until the reply is out
-        self.slots: SlotStore = SharedSlots(self)
+        self.journal = journal
+        self.shared_slots = SharedSlots(self)
+        self.slots: SlotStore = self.shared_slots
         self.local_slots: SlotStore = MemorySlots(clock=options.clock, dropped=self.fallback.memory_slots.dropped)
         self.cache: SharedCache = SharedStoreCache(
             store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
@@ -315,6 +363,8 @@ class SharedBackend(LimiterFactory):
         return self.later.busy()
 
     async def aclose(self) -> None:
-        """Finish the deferred writes, then close the store."""
+        """Finish the deferred writes and what is owed (a journal file keeps what the store cannot take), then close
+        the store."""
         await self.later.settle()
+        await self.shared_slots.finish()
         await self.store.aclose()

@@ -37,6 +37,7 @@ from brave_search_mcp.ratelimit.plan import (
     matters_after,
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions
+from brave_search_mcp.state.journal import Journal
 from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.shared import SharedBackend
 from brave_search_mcp.state.sqlite_conn import FileConnection
@@ -441,4 +442,4 @@ async def open_sqlite(
     state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES, counts=True)
     cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES)
     store = SqliteStore(state, cache, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
-    return SharedBackend("sqlite", store, options, down=down)
+    return SharedBackend("sqlite", store, options, down=down, journal=Journal(path))
