@@ -2,7 +2,7 @@
 
 redis-py is an optional extra (``brave-search-mcp[redis]``) imported only when a ``redis://`` URL is
 used. Every Redis error becomes StoreUnavailable, so the shared layer serves calls from per-process
-memory while Redis is down, paused (every command is bounded by ``SOCKET_TIMEOUT_SECONDS``) or full (health says
+memory while Redis is down, paused (every command is bounded by ``COMMAND_TIMEOUT_SECONDS``) or full (health says
 so) and returns to Redis by itself when it is back. Times stored for the limiter are on the Redis server's clock
 (``TIME`` inside the scripts): replicas whose clocks disagree still share one window; each converts to its own clock
 on the way back. The cache is bounded by this project's own entry and byte limits (least recently used first,
@@ -80,7 +80,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SOCKET_TIMEOUT_SECONDS = 0.5  # a down or paused Redis must cost a call milliseconds, not seconds
+# A Redis that refuses connections (down) costs a call milliseconds; one that hangs (paused, or unreachable) costs the
+# one call that tries it its timeouts, the others run on memory meanwhile (``guard``). Connecting may take long on a
+# busy event loop (the answer is there, the loop has not run the callback yet): a generous connect timeout, a tighter
+# one per command, and one more try (after a short pause) before the store counts as down.
+CONNECT_TIMEOUT_SECONDS = 2.0
+COMMAND_TIMEOUT_SECONDS = 0.75
+RETRY_PAUSE_SECONDS = 0.05
 MAX_WATCH_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
@@ -94,6 +100,19 @@ BOUNDS = (
     MAX_SERVER_WAIT_SECONDS,
     QUOTA_TRIAL_SECONDS,
 )
+
+
+def client_options() -> dict[str, Any]:
+    """redis-py's own timeouts and retry for this store (see ``CONNECT_TIMEOUT_SECONDS``): connection errors and
+    timeouts are tried once more, after a constant pause, then become StoreUnavailable."""
+    from redis.backoff import ConstantBackoff
+    from redis.retry import Retry
+
+    return {
+        "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+        "socket_timeout": COMMAND_TIMEOUT_SECONDS,
+        "retry": Retry(ConstantBackoff(RETRY_PAUSE_SECONDS), 1),
+    }
 
 
 def redact(url: str) -> str:
@@ -419,18 +438,11 @@ async def open_redis(url: str, options: StateOptions) -> StateBackend:
     """Connect lazily to Redis (a server that is down now is retried later; calls use memory meanwhile)."""
     try:
         from redis.asyncio import Redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ValueError(
             "BRAVE_SEARCH_STATE is a redis:// URL but redis-py is missing: install brave-search-mcp[redis]"
         ) from exc
-    client = Redis.from_url(
-        url,
-        socket_timeout=SOCKET_TIMEOUT_SECONDS,
-        socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
-        retry=Retry(NoBackoff(), 0),
-    )
+    client = Redis.from_url(url, **client_options())
     # the wall clock: times are kept on the server's; an injected clock (a test's) keeps its own time
     clock = options.clock if options.clock is time.time else None
     store = RedisStore(
