@@ -13,7 +13,7 @@ import pytest
 
 from brave_search_mcp.state.base import StateBackend, StoreUnavailable
 from brave_search_mcp.state.location import open_state
-from brave_search_mcp.state.redis import COMMAND_TIMEOUT_SECONDS, CONNECT_TIMEOUT_SECONDS, client_options
+from brave_search_mcp.state.redis_client import COMMAND_TIMEOUT_SECONDS, CONNECT_TIMEOUT_SECONDS, client_options
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
 from tests.test_state_outage import MONTH, RETRY, book, flaky

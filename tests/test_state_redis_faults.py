@@ -14,7 +14,8 @@ from brave_search_mcp.ratelimit.plan import Ask, PlanState
 from brave_search_mcp.state.base import StateBackend, StoreUnavailable
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.owed import Batch
-from brave_search_mcp.state.redis import COMMAND_TIMEOUT_SECONDS, RETRY_PAUSE_SECONDS, RedisStore
+from brave_search_mcp.state.redis import RedisStore
+from brave_search_mcp.state.redis_client import COMMAND_TIMEOUT_SECONDS, RETRY_PAUSE_SECONDS
 from brave_search_mcp.state.redis_keys import count_key, lease_key
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock

@@ -8,8 +8,8 @@ so) and returns to Redis by itself when it is back. Times stored for the limiter
 on the way back. The cache is bounded by this project's own entry and byte limits (least recently used first,
 in the scripts), not by whatever maxmemory policy the server has.
 
-Cache bookkeeping reads keys the scripts compute from a member name: fine on one server or a replicated one, not on
-a Redis Cluster (whose hash slots this backend does not support).
+A Redis Cluster (``redis+cluster://`` any node) works too: every script is handed its keys, and the keys of one
+script share a hash slot (``redis_keys``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.logs import OnceEach
@@ -45,6 +44,7 @@ from brave_search_mcp.ratelimit.plan import (
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.owed import Batch
+from brave_search_mcp.state.redis_client import connect, redact
 from brave_search_mcp.state.redis_keys import (
     CACHE_KEYS,
     CACHE_VALUE_PREFIX,
@@ -66,6 +66,8 @@ from brave_search_mcp.state.redis_scripts import (
     EPOCH,
     GET_OR_LEASE,
     MERGE,
+    PLAN_READ,
+    PLAN_SWAP,
     PUT_RELEASE,
     RENEW,
     RESERVE,
@@ -80,14 +82,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# A Redis that refuses connections (down) costs a call milliseconds; one that hangs (paused, or unreachable) costs the
-# one call that tries it its timeouts, the others run on memory meanwhile (``guard``). Connecting may take long on a
-# busy event loop (the answer is there, the loop has not run the callback yet): a generous connect timeout, a tighter
-# one per command, and one more try (after a short pause) before the store counts as down.
-CONNECT_TIMEOUT_SECONDS = 2.0
-COMMAND_TIMEOUT_SECONDS = 0.75
-RETRY_PAUSE_SECONDS = 0.05
-MAX_WATCH_RETRIES = 16
+MAX_SWAP_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 # The bounds of a sound plan, as the reservation script reads them after its own arguments.
@@ -100,29 +95,6 @@ BOUNDS = (
     MAX_SERVER_WAIT_SECONDS,
     QUOTA_TRIAL_SECONDS,
 )
-
-
-def client_options() -> dict[str, Any]:
-    """redis-py's own timeouts and retry for this store (see ``CONNECT_TIMEOUT_SECONDS``): connection errors and
-    timeouts are tried once more, after a constant pause, then become StoreUnavailable."""
-    from redis.backoff import ConstantBackoff
-    from redis.retry import Retry
-
-    return {
-        "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
-        "socket_timeout": COMMAND_TIMEOUT_SECONDS,
-        "retry": Retry(ConstantBackoff(RETRY_PAUSE_SECONDS), 1),
-    }
-
-
-def redact(url: str) -> str:
-    """The URL with any password replaced, for logs and the status tool."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _text(value: bytes | str) -> str:
@@ -187,6 +159,8 @@ class RedisStore:
         self._drop = client.register_script(CACHE_DROP)
         self._stats = client.register_script(CACHE_STATS)
         self._clear = client.register_script(CACHE_CLEAR)
+        self._plan_read = client.register_script(PLAN_READ)
+        self._plan_swap = client.register_script(PLAN_SWAP)
         self._warnings = OnceEach(logger)
 
     def location(self) -> str:
@@ -234,32 +208,23 @@ class RedisStore:
         return Decision(bool(granted), float(ready) - by, _text(reason), plan, bool(dropped))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
-        """Optimistic WATCH/MULTI update of the stored plan hash (bounded retries)."""
-        from redis.exceptions import WatchError
-
+        """Read the stored plan (and the server's clock), change it, write it back only if it is still what was read
+        (a compare-and-set script; bounded retries)."""
         key = plan_key(ask.own)
 
         async def attempt() -> PlanState:
-            for _ in range(MAX_WATCH_RETRIES):
-                async with self._r.pipeline(transaction=True) as pipe:
-                    try:
-                        await pipe.watch(key)
-                        raw: dict[Any, Any] = await pipe.hgetall(key)  # type: ignore[misc]
-                        by = 0.0  # the server's clock minus this one
-                        if self._clock is not None:
-                            seconds, micros = await pipe.time()
-                            by = seconds + micros / 1e6 - self._clock()
-                        old = self._decoded(raw, ask.init, by)
-                        new = change(old)
-                        if new == old and raw and old is not ask.init:
-                            return old
-                        pipe.multi()  # type: ignore[no-untyped-call]
-                        pipe.delete(key)
-                        pipe.hset(key, mapping=fields_of(shifted(new, by)))
-                        await pipe.execute()
-                        return new
-                    except WatchError:
-                        continue
+            for _ in range(MAX_SWAP_RETRIES):
+                flat, seconds, micros = await self._plan_read(keys=[key], args=[])
+                items = [_text(x) for x in flat]
+                raw = {items[i]: items[i + 1] for i in range(0, len(items) - 1, 2)}
+                by = 0.0 if self._clock is None else int(seconds) + int(micros) / 1e6 - self._clock()
+                old = self._decoded(raw, ask.init, by)
+                new = change(old)
+                if new == old and raw and old is not ask.init:
+                    return old
+                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by)))]
+                if await self._plan_swap(keys=[key], args=args):
+                    return new
             raise StoreUnavailable("plan update kept conflicting")
 
         return await self._call(attempt)
@@ -386,21 +351,23 @@ class RedisStore:
         bounds: list[str | int] = [
             self._max_entries,
             -1 if self._max_bytes is None else self._max_bytes,
-            CACHE_VALUE_PREFIX,
         ]
         stored: list[str | int | bytes] = ["", b""] if value is None or too_big else [_ms(expires - now), value]
         args: list[str | int | bytes] = [owner, *stored, key, *bounds]
-        await self._call(lambda: self._put_release(keys=keys, args=args))
+        evicted = await self._call(lambda: self._put_release(keys=keys, args=args))
+        if evicted:  # their bookkeeping is gone; their values go now (a script is handed, never makes, its keys)
+            names = [cache_key(_text(member)) for member in evicted]
+            await self._call(lambda: self._r.unlink(*names))
 
     async def cache_drop(self, key: str) -> None:
         """Delete one value and its bookkeeping."""
         keys = self._cache_keys(key)
-        await self._call(lambda: self._drop(keys=keys, args=[key, CACHE_VALUE_PREFIX]))
+        await self._call(lambda: self._drop(keys=keys, args=[key]))
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
         """Entries and bytes stored now (the expired ones forgotten first) and the bounds."""
         keys = self._cache_keys("")  # the value and lease keys are placeholders here
-        n, size = await self._call(lambda: self._stats(keys=keys, args=[CACHE_VALUE_PREFIX]))
+        n, size = await self._call(lambda: self._stats(keys=keys, args=[]))
         return {"entries": int(n), "bytes": int(size), "max": self._max_entries, "max_bytes": self._max_bytes}
 
     async def cache_clear(self) -> None:
@@ -436,13 +403,7 @@ class RedisStore:
 
 async def open_redis(url: str, options: StateOptions) -> StateBackend:
     """Connect lazily to Redis (a server that is down now is retried later; calls use memory meanwhile)."""
-    try:
-        from redis.asyncio import Redis
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ValueError(
-            "BRAVE_SEARCH_STATE is a redis:// URL but redis-py is missing: install brave-search-mcp[redis]"
-        ) from exc
-    client = Redis.from_url(url, **client_options())
+    client = connect(url)
     # the wall clock: times are kept on the server's; an injected clock (a test's) keeps its own time
     clock = options.clock if options.clock is time.time else None
     store = RedisStore(

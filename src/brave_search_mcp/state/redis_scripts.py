@@ -267,14 +267,15 @@ return {merged, epoch, broken, damaged}
 )
 
 # The cache's bookkeeping, shared by the scripts below. KEYS[3..6]: last use (sorted set, ms), expiry (sorted set,
-# ms), sizes (hash), bytes in all; members are cache keys, values live at prefix .. member.
+# ms), sizes (hash), bytes in all; members are cache keys. A value whose own PX ran out is gone already; one evicted
+# is named in the script's answer and unlinked by the caller (its key is not the script's to compute: a Redis
+# Cluster runs only keys a script is handed).
 _CACHE_BOOKS = """
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function forget(prefix, member)
-  redis.call('DEL', prefix .. member)
+local function forget(member)
   redis.call('ZREM', KEYS[3], member)
   redis.call('ZREM', KEYS[4], member)
   local size = redis.call('HGET', KEYS[5], member)
@@ -283,9 +284,9 @@ local function forget(prefix, member)
     redis.call('DECRBY', KEYS[6], size)
   end
 end
-local function forget_expired(prefix, now)
+local function forget_expired(now)
   for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
-    forget(prefix, member)
+    forget(member)
   end
 end
 """
@@ -310,15 +311,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 # KEYS: cache, lease, then the bookkeeping.  ARGV: owner, ms to live ('': store nothing), value, member, max
-# entries, max bytes (-1: none), prefix.  The value (the least recently used ones over the bounds evicted, the
-# expired ones forgotten), then the owner's lease goes.
+# entries, max bytes (-1: none).  The value (the least recently used ones over the bounds evicted, the expired ones
+# forgotten), then the owner's lease goes. Returns the members evicted (their values for the caller to unlink).
 PUT_RELEASE = (
     _CACHE_BOOKS
     + """
+local evicted = {}
 if ARGV[2] ~= '' then
-  local prefix, now = ARGV[7], now_ms()
-  forget_expired(prefix, now)
-  forget(prefix, ARGV[4])
+  local now = now_ms()
+  forget_expired(now)
+  forget(ARGV[4])
   local size = string.len(ARGV[3])
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2])
   redis.call('ZADD', KEYS[3], now, ARGV[4])
@@ -335,26 +337,28 @@ if ARGV[2] ~= '' then
       redis.call('SET', KEYS[6], 0)
       break
     end
-    forget(prefix, oldest)
+    forget(oldest)
+    if oldest == ARGV[4] then redis.call('DEL', KEYS[1]) else evicted[#evicted + 1] = oldest end
   end
 end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 0
+return evicted
 """
 )
-# KEYS: cache, lease, then the bookkeeping.  ARGV: member, prefix.
+# KEYS: cache, lease, then the bookkeeping.  ARGV: member.
 CACHE_DROP = (
     _CACHE_BOOKS
     + """
-forget(ARGV[2], ARGV[1])
+forget(ARGV[1])
+redis.call('DEL', KEYS[1])
 return 0
 """
 )
-# KEYS: the bookkeeping only, from KEYS[3] (two placeholders first).  ARGV: prefix.  Returns {entries, bytes}.
+# KEYS: the bookkeeping only, from KEYS[3] (two placeholders first).  Returns {entries, bytes}.
 CACHE_STATS = (
     _CACHE_BOOKS
     + """
-forget_expired(ARGV[1], now_ms())
+forget_expired(now_ms())
 return {redis.call('ZCARD', KEYS[3]), tonumber(redis.call('GET', KEYS[6]) or '0')}
 """
 )
@@ -362,4 +366,29 @@ return {redis.call('ZCARD', KEYS[3]), tonumber(redis.call('GET', KEYS[6]) or '0'
 CACHE_CLEAR = """
 redis.call('DEL', unpack(KEYS))
 return 0
+"""
+# KEYS: a plan.  Returns {the plan hash as field/value pairs, the server's clock: seconds, microseconds}: what a
+# plan change starts from (``PLAN_SWAP`` writes it only if it is still what was read).
+PLAN_READ = """
+local t = redis.call('TIME')
+return {redis.call('HGETALL', KEYS[1]), t[1], t[2]}
+"""
+# KEYS: a plan.  ARGV: the plan as read (JSON object of field -> text), the new plan (JSON object, the same).
+# Returns 1 when written, 0 when the plan changed since it was read (the caller reads it again): a compare-and-set,
+# which a Redis Cluster runs as it runs every script (WATCH/MULTI it may not).
+PLAN_SWAP = """
+local expected, current = cjson.decode(ARGV[1]), {}
+local raw = redis.call('HGETALL', KEYS[1])
+for i = 1, #raw, 2 do current[raw[i]] = raw[i + 1] end
+local n = 0
+for f, v in pairs(expected) do
+  if current[f] ~= v then return 0 end
+  n = n + 1
+end
+if n * 2 ~= #raw then return 0 end
+redis.call('DEL', KEYS[1])
+local pairs_out = {}
+for f, v in pairs(cjson.decode(ARGV[2])) do pairs_out[#pairs_out + 1] = f; pairs_out[#pairs_out + 1] = v end
+if #pairs_out > 0 then redis.call('HSET', KEYS[1], unpack(pairs_out)) end
+return 1
 """
