@@ -105,3 +105,21 @@ async def test_a_redis_killed_and_back_two_seconds_later_is_used_again_before_th
 
 async def _book(backend: StateBackend) -> int:
     return (await backend.slots.book(MONTH, None, time.time() + 86400, time.time()))[1]
+
+
+@needs_redis
+async def test_a_connection_the_server_dropped_is_tried_once_more_and_the_store_stays_in_use() -> None:
+    """``CLIENT KILL`` of the replica's pooled connection (a server restart, a proxy's idle timeout): the next
+    command fails on the dead socket, redis-py tries it once more on a new connection, and the call stays shared."""
+    import redis
+
+    with RedisServer() as server:
+        backend: StateBackend = await open_state(server.url, cache_max_entries=10)
+        try:
+            assert await _book(backend) == 1
+            with redis.Redis.from_url(server.url) as r:
+                assert r.client_kill_filter(_type="normal", skipme=True) == 1
+            assert await _book(backend) == 2
+            assert backend.health()["degraded"] is False, backend.health()
+        finally:
+            await backend.aclose()

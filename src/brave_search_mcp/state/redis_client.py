@@ -18,7 +18,7 @@ def client_options() -> dict[str, Any]:
     """redis-py's own timeouts and retry for this store (see ``CONNECT_TIMEOUT_SECONDS``): connection errors and
     timeouts are tried once more, after a constant pause, then become StoreUnavailable."""
     from redis.backoff import ConstantBackoff
-    from redis.retry import Retry
+    from redis.asyncio.retry import Retry
 
     return {
         "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
