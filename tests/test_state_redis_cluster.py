@@ -82,6 +82,7 @@ async def test_cache_contract(backend: StateBackend) -> None:
     await contract.cache_single_flight(backend)
     await contract.cache_errors_not_stored(backend)
     await contract.records_round_trip(backend)
+    await backend.settle()  # the answers are stored after the reply (state.later)
     await backend.cache.clear()
     assert (await backend.cache.stats())["entries"] == 0
     assert backend.health()["degraded"] is False

@@ -17,8 +17,8 @@ RETRY_PAUSE_SECONDS = 0.05
 def client_options() -> dict[str, Any]:
     """redis-py's own timeouts and retry for this store (see ``CONNECT_TIMEOUT_SECONDS``): connection errors and
     timeouts are tried once more, after a constant pause, then become StoreUnavailable."""
-    from redis.backoff import ConstantBackoff
     from redis.asyncio.retry import Retry
+    from redis.backoff import ConstantBackoff
 
     return {
         "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
