@@ -124,9 +124,9 @@ class SharedSlots:
             self._adopted += fresh
         if self.owed:
             await self._repay()
-            if not self.owed and self._journal is not None:
-                self._journal.remove(self._adopted)
-                self._adopted = []
+        if self._adopted and not self.owed and self._journal is not None:  # added (or none it could read): gone
+            self._journal.remove(self._adopted)
+            self._adopted = []
         result = await self._b.guard.call(op)
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
