@@ -89,3 +89,22 @@ async def test_a_damaged_journal_file_is_skipped_with_a_warning(
         f"state: journal file {broken} holds entries this version did not write; skipped"
     ) == 1
     assert not broken.exists()  # read once, not at every start
+
+
+async def test_a_process_already_on_memory_adds_what_ended_processes_left_meanwhile(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A server on memory since the file locked (it knew the count, 2) and a CLI process that booked 2 and ended
+    meanwhile: the server's cap of 5 leaves room for one more, not three."""
+    path = tmp_path / "s.db"
+    async with flaky(path, clock) as (server, server_store):
+        await book(server, clock, 2)
+        server_store.fault = StoreUnavailable("locked")
+        async with flaky(path, clock) as (cli, cli_store):
+            cli_store.fault = StoreUnavailable("locked")
+            assert await book(cli, clock, 2) == [1, 2]  # the file unreadable here too, no journal yet: from 0
+        assert await book(server, clock, 3, cap=5) == [5, -5, -5]
+        server_store.fault = None
+        await clock.sleep(RETRY)
+        assert await server.slots.count(MONTH, clock()) == 5
+    assert _journals(path) == []

@@ -52,6 +52,11 @@ class Guard:
         """True while the store is considered down."""
         return self.warning is not None
 
+    @property
+    def ready(self) -> bool:
+        """Whether the next call would be sent to the store (it is up, or due for a try that nobody is making)."""
+        return self.warning is None or (not self._trying and self._clock() >= self._retry_at)
+
     def _down(self, reason: str) -> None:
         self._retry_at = self._clock() + self._wait
         self._wait = min(self._wait * 2, self._retry_interval)

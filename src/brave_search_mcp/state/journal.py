@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,12 @@ class Journal:
                 logger.warning("state: journal file %s holds entries this version did not write; skipped", path)
                 continue
             found.extend(b for b in batches if b is not None)
+        return found
+
+    def unseen(self, seen: set[str], wanted: Callable[[str], bool]) -> list[Owed]:
+        """The batches of ``wanted`` counters whose tokens are not in ``seen`` (added to it now)."""
+        found = [o for o in self.read(self.files()) if o.batch.token not in seen and wanted(o.counter)]
+        seen.update(o.batch.token for o in found)
         return found
 
     def write(self, owed: list[Owed]) -> Path | None:

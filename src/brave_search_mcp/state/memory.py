@@ -113,6 +113,11 @@ class MemorySlots:
         """Whether this process has a count of ``counter`` (from the store, or counted here)."""
         return counter in self._counters
 
+    def add_count(self, counter: str, delta: int) -> None:
+        """Requests another process counted (a journal's): added to a count this process has."""
+        n, expires = self._counters[counter]
+        self._counters[counter] = (max(0, n + delta), expires)
+
     def remember_count(self, counter: str, n: int, expires: float | None) -> None:
         """A count the store gave: an outage counts on from the highest one seen (answers to calls made together
         arrive in any order; ``expires`` None: as before)."""

@@ -95,8 +95,9 @@ class SharedSlots:
         self._outages = backend.guard.outages
         self._epoch: str | None = None  # the store's epoch, once read (``owed``)
         self._journal = backend.journal  # what ended processes owed the store (``journal``), None: not kept
-        self._journal_due = backend.journal is not None  # read at the first answer, and after each outage
+        self._journal_due = backend.journal is not None  # read at the first call, and at each try
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
+        self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -104,7 +105,6 @@ class SharedSlots:
         outages = self._b.guard.outages
         if outages != self._outages:
             self._outages = outages
-            self._journal_due = self._journal is not None  # processes that end meanwhile leave journals
             for counter, n, expires in self._memory.counts(self._b.clock()):
                 self.owed.start(counter, n, self._epoch, expires)
 
@@ -116,7 +116,8 @@ class SharedSlots:
     async def _stored(self, op: Callable[[], Awaitable[T]]) -> T:
         """``op`` on the store (StoreUnavailable while it is down); what an outage counted goes first, so the op
         (a booking under the cap, a count) sees it."""
-        if self._journal_due and self._journal is not None and not self._b.guard.degraded:
+        guard = self._b.guard
+        if self._journal is not None and (self._journal_due or guard.degraded) and guard.ready:  # at each try
             self._journal_due = False
             fresh = [path for path in self._journal.files() if path not in self._adopted]
             for owed in self._journal.read(fresh):
@@ -165,17 +166,21 @@ class SharedSlots:
         self._adopted = []
 
     async def _counting_on(self, counter: str, now: float, expires: float) -> None:
-        """On memory with no count of ``counter`` yet (a process that never reached the store): start from the
-        count the file still lets it read and the journals' requests, so the cap holds while the file is locked."""
-        if self._journal is None or self._memory.knows(counter):
+        """On memory: a process with no count of ``counter`` yet (it never reached the store) starts from the count
+        the file still lets it read (a locked SQLite file is still read) or the journals' bases; and the requests
+        processes that ended meanwhile left in journals are added to memory's counts, each once. So the spending cap
+        holds across the CLI, the skill and a server while the file refuses writes."""
+        if self._journal is None:
             return
-        try:
-            n = await self._b.store.count(counter, now)  # a locked SQLite file is still read
-        except Exception:
-            n = 0
-        others = [o.batch for o in self._journal.read(self._journal.files()) if o.counter == counter]
-        base = max([n, *(batch.base for batch in others)])
-        self._memory.remember_count(counter, base + sum(batch.delta for batch in others), expires)
+        if not self._memory.knows(counter):
+            try:
+                n = await self._b.store.count(counter, now)
+            except Exception:  # unreadable too: the journals alone
+                n = 0
+            bases = [o.batch.base for o in self._journal.read(self._journal.files()) if o.counter == counter]
+            self._memory.remember_count(counter, max([n, *bases]), expires)
+        for owed in self._journal.unseen(self._journal_counted, self._memory.knows):
+            self._memory.add_count(owed.counter, owed.batch.delta)
 
     def _seeded(self, ask: Ask) -> Ask:
         """A store that has no plan (new, or a Redis that restarted empty) starts from the one this process knows."""
