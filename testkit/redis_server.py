@@ -34,6 +34,11 @@ def _command(port: int, *args: str, timeout: float = 0.2) -> bytes:
         return b""
 
 
+def command(port: int, *args: str, timeout: float = 0.2) -> bytes:
+    """One command to the server on ``port``; the first line of its reply (b"" when it does not answer)."""
+    return _command(port, *args, timeout=timeout)
+
+
 def _ping(port: int) -> bool:
     return _command(port, "PING").startswith(b"+PONG")
 
@@ -41,7 +46,7 @@ def _ping(port: int) -> bool:
 class RedisServer:
     """One redis-server process without persistence, bound to loopback on a fixed free port."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
         binary = redis_server_binary()
         if binary is None:
             raise RuntimeError("redis-server is not installed (apt-get install -y redis-server)")
@@ -49,6 +54,7 @@ class RedisServer:
         self.port = port or free_port()
         self._dir = Path(tempfile.mkdtemp(prefix="redis-test-"))
         self._proc: subprocess.Popen[bytes] | None = None
+        self._extra = extra  # more redis-server options (a cluster node's)
 
     @property
     def url(self) -> str:
@@ -65,7 +71,7 @@ class RedisServer:
         if self.running:
             raise RuntimeError("redis-server already running")
         options = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        options += ["--dir", str(self._dir), "--protected-mode", "yes", "--loglevel", "warning"]
+        options += ["--dir", str(self._dir), "--protected-mode", "yes", "--loglevel", "warning", *self._extra]
         self._proc = subprocess.Popen(
             [self._binary, *options],
             stdout=subprocess.DEVNULL,

@@ -123,6 +123,13 @@ def check(command: Command, commands: list[Command]) -> None:
         assert marker and any(
             m.startswith(marker.group(1) + ":") for m in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]
         )
+    elif text.startswith("redis-cli"):  # the Redis key migration (docs/http.md): new names as the code makes them
+        from brave_search_mcp.state.redis_keys import count_key, record_key
+
+        for moved in re.findall(r'"(\{[^"]*?)\$\{', text):
+            assert moved == count_key(""), f"{command}: counts live under {count_key('')!r}, not {moved!r}"
+        for kept in re.findall(r"'\^(brave-search-mcp:\w+:)'", text):
+            assert kept == record_key(""), f"{command}: records live under {record_key('')!r}, not {kept!r}"
     elif text.startswith(("claude mcp add-json", "codex")):
         payload = [arg for arg in shlex.split(text) if arg.startswith("{")]
         assert all(isinstance(json.loads(arg), dict) for arg in payload), str(command)

@@ -72,6 +72,7 @@ RULES = (
     Rule(r"^npx -y ", "check", "downloads an npm package; the real-client tests run the pinned copy"),
     Rule(r"^(claude|codex) ", "check", "writes a person's real client configuration (tests/test_clients.py)"),
     Rule(r"^docker ", "check", "needs a Docker daemon and the network to pull python:3.12-slim"),
+    Rule(r"^redis-cli |^done$", "check", "changes a person's Redis; the key names it moves to must be the code's"),
 )
 
 

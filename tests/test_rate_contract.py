@@ -148,7 +148,8 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
     plan moved onto it and hands times back moved onto the caller's clock: each case's stored plans and starts are
     written on the server's clock, and the rule is run at the moment the script read (the caller's time plus the
     shift the script reports, which adds up exactly: both clocks are within a factor of two)."""
-    from brave_search_mcp.state.redis import PREFIX, RedisStore, fields_of, plan_of, shifted
+    from brave_search_mcp.state.redis import RedisStore, fields_of, plan_of, shifted
+    from brave_search_mcp.state.redis_keys import plan_key, starts_key
 
     assert isinstance(store, RedisStore)
     r = store._r
@@ -174,12 +175,12 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
             shared_plan = shifted(shared_plan, there) if shared_plan is not None else None
             own_starts, shared_starts = [t + there for t in own_starts], [t + there for t in shared_starts]
         if stored is not None:
-            await r.hset(f"{PREFIX}plan:{ask.own}", mapping=fields_of(stored))  # type: ignore[misc]
+            await r.hset(plan_key(ask.own), mapping=fields_of(stored))  # type: ignore[misc]
         if shared_plan is not None and ask.shared is not None:
-            await r.hset(f"{PREFIX}plan:{ask.shared}", mapping=fields_of(shared_plan))  # type: ignore[misc]
+            await r.hset(plan_key(ask.shared), mapping=fields_of(shared_plan))  # type: ignore[misc]
         for name, starts in ((ask.own, own_starts), (ask.shared, shared_starts)):
             if name is not None and starts:
-                await r.zadd(f"{PREFIX}starts:{name}", {f"s{i}": t for i, t in enumerate(starts)})
+                await r.zadd(starts_key(name), {f"s{i}": t for i, t in enumerate(starts)})
         got = await store.reserve(ask, now)
         by = shifts[-1] if shifts else 0.0
         at = now + by  # the script's moment, on its clock
@@ -189,11 +190,11 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
         assert got.dropped == expected.dropped
         if got.dropped:
             kinds.add("dropped")
-            stored_now = await r.hgetall(f"{PREFIX}plan:{ask.own}")  # type: ignore[misc]
+            stored_now = await r.hgetall(plan_key(ask.own))  # type: ignore[misc]
             assert plan_of([x for kv in stored_now.items() for x in kv]) == expected.plan  # rebuilt, not kept
-        recorded = await r.zrangebyscore(f"{PREFIX}starts:{ask.own}", at, at)
+        recorded = await r.zrangebyscore(starts_key(ask.own), at, at)
         assert len(recorded) == (1 if expected.granted else 0)
-        kept = await r.zrange(f"{PREFIX}starts:{ask.own}", 0, -1, withscores=True)
+        kept = await r.zrange(starts_key(ask.own), 0, -1, withscores=True)
         limits = (ask.init if got.dropped else own).pinned(ask.pinned).in_force(at)
         window = horizon(*limits, ask.margin) if limits is not None else 0.0
         assert all(t > at - max(window, KEEP_STARTS_SECONDS) for _, t in kept)

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 from testkit.brave.brave import VALID_KEY
 from testkit.brave.http_server import FakeBraveServer
 from testkit.stdio import user_dirs
+from testkit.store_faults import SqliteLocked
 
 
 def _run_all(queries: list[str], base_url: str, home: Path) -> list[subprocess.CompletedProcess[str]]:
@@ -144,3 +146,39 @@ def test_a_state_file_already_holding_an_impossible_plan_heals_on_the_next_call(
     assert "stored rate-limit plan" in warning and "dropped" in warning
     assert _warnings(healed[1]) == []
     assert json.loads(status.stdout)["throttle"]["plan_per_second"] == 50.0
+
+
+def test_searches_made_while_the_state_file_is_locked_are_counted_once_it_is_free(tmp_path: Path) -> None:
+    """Issue 43 item 9: with the state file locked by another process, CLI searches reached Brave but their
+    processes exited before the file was back, and the month's count never had them. Each now leaves what it owes
+    in an owner-only journal beside the file (each next one takes the earlier ones into its own; the cap of 4
+    holding meanwhile: the fourth search is refused); once
+    the lock is gone, two processes racing to repay add each search exactly once."""
+    cap = {"BRAVE_SEARCH_MONTHLY_REQUESTS": "4"}
+    lock = SqliteLocked()
+    lock.home = tmp_path
+    with FakeBraveServer(rate_per_second=1000) as upstream:
+        assert _cli(tmp_path, upstream.base_url, "search", "before", "--json", **cap).returncode == 0
+        lock.strike([])
+        try:
+            during = [_cli(tmp_path, upstream.base_url, "search", q, "--json", **cap) for q in ("a", "b", "c", "d")]
+            modes = [stat.S_IMODE(p.stat().st_mode) for p in lock.state_file.parent.glob("state.sqlite3.owed-*.json")]
+        finally:
+            lock.lift([])
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAVE", "XDG_"))}
+        env.update(BRAVE_SEARCH_API_KEY=VALID_KEY, BRAVE_SEARCH_BASE_URL=upstream.base_url, **user_dirs(tmp_path))
+        command = [sys.executable, "-m", "brave_search_mcp", "status", "--json"]
+        racing = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        assert [proc.wait(timeout=60) for proc in racing] == [0, 0]
+        for proc in racing:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()
+            proc.stderr.close()
+        final = _cli(tmp_path, upstream.base_url, "status", "--json", **cap)
+        hits = upstream.fake.hits("/web/search")
+    assert [d.returncode for d in during] == [0, 0, 0, 1], [d.stderr[-300:] for d in during]
+    assert json.loads(during[3].stdout)["error"]["code"] == "QUOTA_EXCEEDED"
+    assert hits == 4
+    assert modes and set(modes) == {0o600}, modes
+    assert json.loads(final.stdout)["throttle"]["month"]["requests"] == 4
+    assert list(lock.state_file.parent.glob("state.sqlite3.owed-*")) == []

@@ -18,6 +18,7 @@ from brave_search_mcp.ratelimit.plan import MAX_MONTH_REQUESTS, PlanState
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.owed import Batch
+from brave_search_mcp.state.redis_keys import count_key, plan_key, starts_key
 from brave_search_mcp.state.shared import SharedBackend, Store
 from testkit.clock import FakeClock
 from testkit.redis_server import RedisServer, redis_server_binary
@@ -87,17 +88,17 @@ class RedisRaw:
         except ValueError:
             found = {"plan_rate": text}
         fields = found if isinstance(found, dict) else {"plan_rate": text}
-        self.r.delete(f"brave-search-mcp:plan:{name}")
-        self.r.hset(f"brave-search-mcp:plan:{name}", mapping={k: repr(v) for k, v in fields.items()})
+        self.r.delete(plan_key(name))
+        self.r.hset(plan_key(name), mapping={k: repr(v) for k, v in fields.items()})
 
     def start(self, name: str, t: float) -> None:
-        self.r.zadd(f"brave-search-mcp:starts:{name}", {"far": t})
+        self.r.zadd(starts_key(name), {"far": t})
 
     def count(self, counter: str, value: Any) -> None:
-        self.r.set(f"brave-search-mcp:count:{counter}", str(value))
+        self.r.set(count_key(counter), str(value))
 
     def plan_text(self, name: str) -> str:
-        stored: dict[str, str] = self.r.hgetall(f"brave-search-mcp:plan:{name}")  # type: ignore[assignment]
+        stored: dict[str, str] = self.r.hgetall(plan_key(name))  # type: ignore[assignment]
         return json.dumps({k: float(v) for k, v in stored.items()})
 
 

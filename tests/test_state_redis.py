@@ -10,6 +10,7 @@ import pytest
 
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.redis_keys import cache_key, record_key, starts_key
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from testkit.programs import require
@@ -79,9 +80,9 @@ async def test_cached_values_and_records_carry_redis_ttls(backend: StateBackend,
     import redis
 
     with redis.Redis.from_url(redis_url) as r:
-        assert 29_000 < r.pttl("brave-search-mcp:cache:web?q=ttl") <= 30_000
-        assert 4_000 < r.pttl("brave-search-mcp:rec:breaker") <= 5_000
-        assert r.pttl("brave-search-mcp:rec:forever") == -1  # no expiry
+        assert 29_000 < r.pttl(cache_key("web?q=ttl")) <= 30_000
+        assert 4_000 < r.pttl(record_key("breaker")) <= 5_000
+        assert r.pttl(record_key("forever")) == -1  # no expiry
 
 
 @pytest.mark.anyio
@@ -156,7 +157,7 @@ def test_two_processes_share_one_limiter(redis_url: str) -> None:
 
     def granted() -> list[float]:
         with redis.Redis.from_url(redis_url) as r:
-            return [score for _member, score in r.zrange("brave-search-mcp:starts:brave|", 0, -1, withscores=True)]
+            return [score for _member, score in r.zrange(starts_key("brave|"), 0, -1, withscores=True)]
 
     contract.two_processes_share_one_limiter(redis_url, granted)
 

@@ -457,11 +457,12 @@ def parse_state_url(url: str | None) -> StateLocation:
         if not path.is_absolute():
             raise ValueError(f"BRAVE_SEARCH_STATE: sqlite path must be absolute, got {text!r}")
         return StateLocation("sqlite", path=path)
-    if parts.scheme in ("redis", "rediss", "unix"):
+    if parts.scheme in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
         if parts.scheme != "unix" and not parts.hostname:
             raise ValueError("BRAVE_SEARCH_STATE: a redis URL needs a host (redis://host:port/db)")
         return StateLocation("redis", url=text)
     raise ValueError(
-        "BRAVE_SEARCH_STATE must be 'memory', 'sqlite:///absolute/path' or 'redis://host:port/db'"
+        "BRAVE_SEARCH_STATE must be 'memory', 'sqlite:///absolute/path', 'redis://host:port/db' or"
+        " 'redis+cluster://host:port' (any node of a Redis Cluster)"
         f" (got a value with scheme {parts.scheme or 'none'!r})"
     )

@@ -2,8 +2,8 @@
 
 For each hop (the first URL and up to ``MAX_REDIRECTS`` redirects): only http(s) without credentials;
 the host is resolved and every address judged (``addresses.resolve_checked``); the connection goes to
-those addresses only (``transport.PinnedBackend``); the host's politeness limiter in the shared state
-grants a start (2 requests/s per host across every process); the request carries only the reader's own
+those addresses only (``transport.PinnedBackend``); the host's politeness limiter (in the process's bounded
+memory: 2 requests/s per host) grants a start; the request carries only the reader's own
 headers — its own client, so no Brave key or configured header can reach a site. Statuses become the
 typed errors an agent can act on; a type the reader cannot read is refused before its body is read;
 the body is counted while it streams and decompresses (``bodies.read_capped``: a gzip bomb stops at the cap).
@@ -33,7 +33,7 @@ from brave_search_mcp.upstream.retry import parse_retry_after
 from brave_search_mcp.upstream.transport_errors import timeout_error, typed_transport_errors
 
 MAX_REDIRECTS = 5
-POLITENESS_RATE = 2.0  # requests per second to one host, counted across every process on the state backend
+POLITENESS_RATE = 2.0  # requests per second to one host from one process (``limiter(local=True)``)
 POLITENESS_BURST = 2
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = f"brave-search-mcp/{__version__} (read_url; +https://github.com/brave-search-mcp/brave-search-mcp)"

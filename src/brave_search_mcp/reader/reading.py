@@ -120,7 +120,7 @@ class UrlReader:
         )
 
     def _limiter(self, host: str) -> Limiter:
-        return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST)
+        return self.backend.limiter("read:" + host, rate=POLITENESS_RATE, burst=POLITENESS_BURST, local=True)
 
     async def aclose(self) -> None:
         """Close the browser, if one was launched (the composition root calls this when the server stops)."""

@@ -119,7 +119,14 @@ class StateBackend(Protocol):
     records: RecordStore
 
     def limiter(
-        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
+        self,
+        upstream: str,
+        *,
+        rate: float | None,
+        burst: int = 1,
+        label: str | None = None,
+        local: bool = False,
+        **ask: Any,
     ) -> Limiter:
         """The queue of ``upstream``'s family (one per process); see ``LimiterFactory.limiter``."""
         ...
@@ -150,6 +157,7 @@ class LimiterFactory:
     """One ``Limiter`` per upstream family and process, over the backend's ``slots``."""
 
     slots: SlotStore
+    local_slots: SlotStore  # this process's numbers alone, bounded (``local`` limiters)
 
     def __init__(self, *, clock: Clock, sleep: Sleep) -> None:
         self.clock = clock
@@ -157,11 +165,20 @@ class LimiterFactory:
         self._limiters: LRUCache[str, Limiter] = LRUCache(MAX_UPSTREAMS)  # per read host too: bounded
 
     def limiter(
-        self, upstream: str, *, rate: float | None, burst: int = 1, label: str | None = None, **ask: Any
+        self,
+        upstream: str,
+        *,
+        rate: float | None,
+        burst: int = 1,
+        label: str | None = None,
+        local: bool = False,
+        **ask: Any,
     ) -> Limiter:
         """The queue of ``upstream``'s family: ``rate``/``burst`` is a known plan (None: learn it, probing first)
         that applies until another is stored; ``ask`` the rest of an ``Ask``: ``family``, ``primary`` (the key's
-        one window), ``pinned`` (an explicit setting, which wins over any plan), ``margin``."""
+        one window), ``pinned`` (an explicit setting, which wins over any plan), ``margin``. ``local``: its numbers
+        stay in this process's bounded memory, never in the shared store (a fixed politeness rate per host
+        ``read_url`` visits: a row per host in a shared file would grow with every site ever read)."""
         if rate is not None:
             check_limits(rate, burst)
         if ask.get("pinned") is not None:
@@ -170,6 +187,7 @@ class LimiterFactory:
         wanted = Ask(upstream, init=init, **ask)
         found = self._limiters.get(wanted.own)
         if found is None:
-            found = Limiter(self.slots, wanted, clock=self.clock, sleep=self.sleep, label=label or upstream)
+            slots = self.local_slots if local else self.slots
+            found = Limiter(slots, wanted, clock=self.clock, sleep=self.sleep, label=label or upstream)
             self._limiters[wanted.own] = found
         return found

@@ -2,8 +2,10 @@
 
 Any exception inside a store operation counts as a failure, not only the ones a backend names: a store that answers
 something this version cannot read, or a bug on the way, degrades the call to memory instead of failing it. While the
-store is down, one call every ``retry_interval`` seconds tries it (the others go on on memory, so a store that hangs
-costs one call its socket timeout, not every call); the first that succeeds brings every call back to the store.
+store is down, one call at a time tries it again (the others go on on memory, so a store that hangs costs one call
+its timeout, not every call): the first try 0.25 s after the failure, each next one twice as long after the last,
+up to ``retry_interval`` (a store back within a second or two is used again at once, one down for long is asked
+rarely); the first that succeeds brings every call back to the store.
 """
 
 from __future__ import annotations
@@ -18,14 +20,26 @@ from brave_search_mcp.state.base import StoreUnavailable
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+FIRST_PROBE_SECONDS = 0.25  # after a failure, the first try of the store; each failed try doubles the wait
+
 
 class Guard:
     """Tracks whether the store works; after a failure, callers use memory until the retry time, then one tries."""
 
-    def __init__(self, name: str, *, clock: Clock, retry_interval: float, down: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        clock: Clock,
+        retry_interval: float,
+        down: str | None = None,
+        first_probe: float = FIRST_PROBE_SECONDS,
+    ) -> None:
         self._name = name  # what fails and comes back: "sqlite state", "sqlite cache", "redis state"
         self._clock = clock
         self._retry_interval = retry_interval
+        self._first_probe = min(first_probe, retry_interval)
+        self._wait = self._first_probe  # before the next try; doubled by each failed one, up to the interval
         self._retry_at = float("-inf")
         self._trying = False  # one call is trying the store again
         self.warning: str | None = None
@@ -38,8 +52,14 @@ class Guard:
         """True while the store is considered down."""
         return self.warning is not None
 
+    @property
+    def ready(self) -> bool:
+        """Whether the next call would be sent to the store (it is up, or due for a try that nobody is making)."""
+        return self.warning is None or (not self._trying and self._clock() >= self._retry_at)
+
     def _down(self, reason: str) -> None:
-        self._retry_at = self._clock() + self._retry_interval
+        self._retry_at = self._clock() + self._wait
+        self._wait = min(self._wait * 2, self._retry_interval)
         if self.warning is None:
             self.outages += 1
             self.warning = f"{self._name} unavailable ({reason}); using per-process memory until it returns"
@@ -68,4 +88,5 @@ class Guard:
         if self.warning is not None:
             logger.info("%s is back; shared again", self._name)
             self.warning = None
+            self._wait = self._first_probe
         return result

@@ -104,6 +104,15 @@ class MemorySlots:
         """Every live counter: (name, count, expiry)."""
         return [(name, n, expires) for name, (n, expires) in self._counters.items() if expires > now]
 
+    def knows(self, counter: str) -> bool:
+        """Whether this process has a count of ``counter`` (from the store, or counted here)."""
+        return counter in self._counters
+
+    def add_count(self, counter: str, delta: int) -> None:
+        """Requests another process counted (a journal's): added to a count this process has."""
+        n, expires = self._counters[counter]
+        self._counters[counter] = (max(0, n + delta), expires)
+
     def remember_count(self, counter: str, n: int, expires: float | None) -> None:
         """A count the store gave: an outage counts on from the highest one seen (answers to calls made together
         arrive in any order; ``expires`` None: as before)."""
@@ -179,6 +188,7 @@ class MemoryBackend(LimiterFactory):
         dropped = DropLog()  # one for the plans and the records: the health names the latest
         self.memory_slots = MemorySlots(clock=clock, dropped=dropped)
         self.slots: SlotStore = self.memory_slots
+        self.local_slots: SlotStore = self.memory_slots
         self.cache: SharedCache = MemoryCache(cache_max_entries, clock=clock)
         self.memory_records = MemoryRecords(clock=clock, dropped=dropped)
         self.records: RecordStore = self.memory_records

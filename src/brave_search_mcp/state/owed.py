@@ -60,6 +60,17 @@ class OwedCounts:
         batch.delta += delta
         batch.expires = max(batch.expires, expires)
 
+    def adopt(self, counter: str, batch: Batch) -> None:
+        """Another process's batch (``journal``), sent with this process's own; sealed: nothing is added to it."""
+        if any(batch.token == b.token for b in self._batches.get(counter, ())):
+            return
+        batch.sealed = True
+        self._batches.setdefault(counter, []).append(batch)
+
+    def pending(self) -> list[tuple[str, Batch]]:
+        """Every batch not yet added to the store, in order."""
+        return [(counter, batch) for counter, batches in self._batches.items() for batch in batches]
+
     def owed(self, counter: str) -> int:
         """Requests counted on memory and not yet in the store."""
         return sum(batch.delta for batch in self._batches.get(counter, ()))

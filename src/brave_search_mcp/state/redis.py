@@ -2,14 +2,14 @@
 
 redis-py is an optional extra (``brave-search-mcp[redis]``) imported only when a ``redis://`` URL is
 used. Every Redis error becomes StoreUnavailable, so the shared layer serves calls from per-process
-memory while Redis is down, paused (every command is bounded by ``SOCKET_TIMEOUT_SECONDS``) or full (health says
+memory while Redis is down, paused (every command is bounded by ``COMMAND_TIMEOUT_SECONDS``) or full (health says
 so) and returns to Redis by itself when it is back. Times stored for the limiter are on the Redis server's clock
 (``TIME`` inside the scripts): replicas whose clocks disagree still share one window; each converts to its own clock
 on the way back. The cache is bounded by this project's own entry and byte limits (least recently used first,
 in the scripts), not by whatever maxmemory policy the server has.
 
-Cache bookkeeping reads keys the scripts compute from a member name: fine on one server or a replicated one, not on
-a Redis Cluster (whose hash slots this backend does not support).
+A Redis Cluster (``redis+cluster://`` any node) works too: every script is handed its keys, and the keys of one
+script share a hash slot (``redis_keys``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.logs import OnceEach
@@ -45,7 +44,21 @@ from brave_search_mcp.ratelimit.plan import (
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions, StoreUnavailable
 from brave_search_mcp.state.owed import Batch
+from brave_search_mcp.state.redis_client import COMMAND_TIMEOUT_SECONDS, connect, redact
 from brave_search_mcp.state.redis_flights import Flights
+from brave_search_mcp.state.redis_keys import (
+    CACHE_KEYS,
+    CACHE_VALUE_PREFIX,
+    EPOCH_KEY,
+    cache_key,
+    count_key,
+    lease_key,
+    merged_key,
+    plan_key,
+    record_key,
+    restored_key,
+    starts_key,
+)
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -54,6 +67,8 @@ from brave_search_mcp.state.redis_scripts import (
     EPOCH,
     GET_OR_LEASE,
     MERGE,
+    PLAN_READ,
+    PLAN_SWAP,
     PUT_RELEASE,
     RENEW,
     RESERVE,
@@ -68,13 +83,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SOCKET_TIMEOUT_SECONDS = 0.5  # a down or paused Redis must cost a call milliseconds, not seconds
-MAX_WATCH_RETRIES = 16
-PREFIX = "brave-search-mcp:"
-# The cache's bookkeeping: last use and expiry of each entry (sorted sets), its size (a hash), the bytes in all.
-CACHE_KEYS = tuple(f"{PREFIX}{name}" for name in ("cache-used", "cache-expires", "cache-sizes", "cache-bytes"))
+MAX_SWAP_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
-EPOCH_KEY = f"{PREFIX}epoch"  # the server's random id (``Store.epoch``)
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 # The bounds of a sound plan, as the reservation script reads them after its own arguments.
 BOUNDS = (
@@ -86,16 +96,6 @@ BOUNDS = (
     MAX_SERVER_WAIT_SECONDS,
     QUOTA_TRIAL_SECONDS,
 )
-
-
-def redact(url: str) -> str:
-    """The URL with any password replaced, for logs and the status tool."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _text(value: bytes | str) -> str:
@@ -146,7 +146,7 @@ class RedisStore:
         self._url = url
         self._r = client
         self._waits = client if waits is None else waits  # blocking waits (``cache_wait``): reads that may last
-        self._flights = Flights(client, self._waits, prefix=PREFIX, read_slack=SOCKET_TIMEOUT_SECONDS)
+        self._flights = Flights(client, self._waits, read_slack=COMMAND_TIMEOUT_SECONDS)
         self._clock = clock
         self._max_entries = max_entries
         self._max_bytes = max_bytes
@@ -163,6 +163,8 @@ class RedisStore:
         self._drop = client.register_script(CACHE_DROP)
         self._stats = client.register_script(CACHE_STATS)
         self._clear = client.register_script(CACHE_CLEAR)
+        self._plan_read = client.register_script(PLAN_READ)
+        self._plan_swap = client.register_script(PLAN_SWAP)
         self._warnings = OnceEach(logger)
 
     def location(self) -> str:
@@ -183,9 +185,9 @@ class RedisStore:
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """Run the reservation script: ``plan.decide`` on the stored plan(s) and starts, in one atomic step."""
-        keys = [f"{PREFIX}plan:{ask.own}", f"{PREFIX}starts:{ask.own}"]
+        keys = [plan_key(ask.own), starts_key(ask.own)]
         if ask.shared is not None:
-            keys += [f"{PREFIX}plan:{ask.shared}", f"{PREFIX}starts:{ask.shared}"]
+            keys += [plan_key(ask.shared), starts_key(ask.shared)]
         pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
         args: list[str | float] = [
             repr(float(now)),
@@ -210,32 +212,23 @@ class RedisStore:
         return Decision(bool(granted), float(ready) - by, _text(reason), plan, bool(dropped))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
-        """Optimistic WATCH/MULTI update of the stored plan hash (bounded retries)."""
-        from redis.exceptions import WatchError
-
-        key = f"{PREFIX}plan:{ask.own}"
+        """Read the stored plan (and the server's clock), change it, write it back only if it is still what was read
+        (a compare-and-set script; bounded retries)."""
+        key = plan_key(ask.own)
 
         async def attempt() -> PlanState:
-            for _ in range(MAX_WATCH_RETRIES):
-                async with self._r.pipeline(transaction=True) as pipe:
-                    try:
-                        await pipe.watch(key)
-                        raw: dict[Any, Any] = await pipe.hgetall(key)  # type: ignore[misc]
-                        by = 0.0  # the server's clock minus this one
-                        if self._clock is not None:
-                            seconds, micros = await pipe.time()
-                            by = seconds + micros / 1e6 - self._clock()
-                        old = self._decoded(raw, ask.init, by)
-                        new = change(old)
-                        if new == old and raw and old is not ask.init:
-                            return old
-                        pipe.multi()  # type: ignore[no-untyped-call]
-                        pipe.delete(key)
-                        pipe.hset(key, mapping=fields_of(shifted(new, by)))
-                        await pipe.execute()
-                        return new
-                    except WatchError:
-                        continue
+            for _ in range(MAX_SWAP_RETRIES):
+                flat, seconds, micros = await self._plan_read(keys=[key], args=[])
+                items = [_text(x) for x in flat]
+                raw = {items[i]: items[i + 1] for i in range(0, len(items) - 1, 2)}
+                by = 0.0 if self._clock is None else int(seconds) + int(micros) / 1e6 - self._clock()
+                old = self._decoded(raw, ask.init, by)
+                new = change(old)
+                if new == old and raw and old is not ask.init:
+                    return old
+                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by)))]
+                if await self._plan_swap(keys=[key], args=args):
+                    return new
             raise StoreUnavailable("plan update kept conflicting")
 
         return await self._call(attempt)
@@ -261,10 +254,12 @@ class RedisStore:
             self._expected or "",
             MAX_MONTH_REQUESTS,
         ]
-        keys = [f"{PREFIX}count:{counter}", EPOCH_KEY]
-        booked, n, broken = await self._call(lambda: self._book(keys=keys, args=args))
+        keys = [count_key(counter), EPOCH_KEY]
+        booked, n, broken, damaged = await self._call(lambda: self._book(keys=keys, args=args))
         if broken:
             self._unreadable("a script found it broken")
+        if damaged:
+            self._epoch_damaged()
         if booked == -1:
             raise StoreUnavailable("the Redis server lost this project's state (restarted empty); counts are put back")
         return bool(booked), int(n)
@@ -272,13 +267,22 @@ class RedisStore:
     async def epoch(self) -> str:
         """The server's random id for this project's keys (made on first use): a server restarted empty has another.
         Bookings on a server with another epoch fail from now on (``book``)."""
-        self._expected = _text(await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=[uuid.uuid4().hex])))
+        args = [uuid.uuid4().hex, self._expected or ""]
+        epoch, damaged = await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=args))
+        if damaged:
+            self._epoch_damaged()
+        self._expected = _text(epoch)
         return self._expected
+
+    def _epoch_damaged(self) -> None:
+        """A stored epoch that is no id this project makes was rebuilt by a script (as the one this process last
+        read, when it read one): one warning, and status names it."""
+        self.dropped.note("state epoch in Redis", "not an epoch id")
 
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
         """The merge script: the outage's batch added once per token; on another epoch its base put back too. A
         broken stored count restarts from 0 (as ``book`` reads it) instead of failing every merge."""
-        keys = [f"{PREFIX}count:{counter}", f"{PREFIX}merged:{batch.token}", EPOCH_KEY, f"{PREFIX}restored:{counter}"]
+        keys = [count_key(counter), merged_key(batch.token), EPOCH_KEY, restored_key(counter)]
         ms = _ms(batch.expires - now) if batch.expires > now else 0
         args: list[str | int] = [
             batch.delta,
@@ -288,20 +292,23 @@ class RedisStore:
             batch.epoch or "",
             uuid.uuid4().hex,
             MAX_MONTH_REQUESTS,
+            self._expected or batch.epoch or "",
         ]
-        merged, epoch, broken = await self._call(lambda: self._merge(keys=keys, args=args))
+        merged, epoch, broken, damaged = await self._call(lambda: self._merge(keys=keys, args=args))
         if broken:
             self._unreadable("a script found it broken")
+        if damaged:
+            self._epoch_damaged()
         self._expected = _text(epoch)  # the counts this process knew are in: book on this server from now on
         return int(merged)
 
     async def unbook(self, counter: str) -> None:
         """Give one back (never below zero)."""
-        await self._call(lambda: self._unbook(keys=[f"{PREFIX}count:{counter}"], args=[MAX_MONTH_REQUESTS]))
+        await self._call(lambda: self._unbook(keys=[count_key(counter)], args=[MAX_MONTH_REQUESTS]))
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""
-        raw = await self._call(lambda: self._r.get(f"{PREFIX}count:{counter}"))
+        raw = await self._call(lambda: self._r.get(count_key(counter)))
         if raw is None:
             return 0
         try:
@@ -321,7 +328,7 @@ class RedisStore:
         self.dropped.note("monthly request count in Redis", "not a count a month can reach", logged=True)
 
     def _cache_keys(self, key: str) -> list[str]:
-        return [f"{PREFIX}cache:{key}", f"{PREFIX}lease:{key}", *CACHE_KEYS]
+        return [cache_key(key), lease_key(key), *CACHE_KEYS]
 
     async def cache_get_or_lease(self, key: str, owner: str, now: float, until: float) -> tuple[bytes | None, bool]:
         """One script: the stored value (its last use noted; Redis expires entries itself), else SET NX PX of the
@@ -335,7 +342,7 @@ class RedisStore:
 
     async def cache_renew(self, key: str, owner: str, now: float, until: float) -> bool:
         """The lease's PX moved on if ``owner`` still holds it."""
-        keys = [f"{PREFIX}lease:{key}"]
+        keys = [lease_key(key)]
         return bool(await self._call(lambda: self._renew(keys=keys, args=[owner, _ms(until - now)])))
 
     async def cache_put_release(self, key: str, owner: str, value: bytes | None, expires: float, now: float) -> None:
@@ -348,11 +355,13 @@ class RedisStore:
         bounds: list[str | int] = [
             self._max_entries,
             -1 if self._max_bytes is None else self._max_bytes,
-            PREFIX + "cache:",
         ]
         stored: list[str | int | bytes] = ["", b""] if value is None or too_big else [_ms(expires - now), value]
         args: list[str | int | bytes] = [owner, *stored, key, *bounds]
-        await self._call(lambda: self._put_release(keys=keys, args=args))
+        evicted = await self._call(lambda: self._put_release(keys=keys, args=args))
+        if evicted:  # their bookkeeping is gone; their values go now (a script is handed, never makes, its keys)
+            names = [cache_key(_text(member)) for member in evicted]
+            await self._call(lambda: self._r.unlink(*names))
         await self._call(lambda: self._flights.ended(key, owner))
 
     async def cache_wait(self, key: str, seconds: float) -> None:
@@ -362,19 +371,19 @@ class RedisStore:
     async def cache_drop(self, key: str) -> None:
         """Delete one value and its bookkeeping."""
         keys = self._cache_keys(key)
-        await self._call(lambda: self._drop(keys=keys, args=[key, f"{PREFIX}cache:"]))
+        await self._call(lambda: self._drop(keys=keys, args=[key]))
 
     async def cache_stats(self, now: float) -> dict[str, Any]:
         """Entries and bytes stored now (the expired ones forgotten first) and the bounds."""
         keys = self._cache_keys("")  # the value and lease keys are placeholders here
-        n, size = await self._call(lambda: self._stats(keys=keys, args=[f"{PREFIX}cache:"]))
+        n, size = await self._call(lambda: self._stats(keys=keys, args=[]))
         return {"entries": int(n), "bytes": int(size), "max": self._max_entries, "max_bytes": self._max_bytes}
 
     async def cache_clear(self) -> None:
         """Delete every cached value of this project (bounded scan) and the bookkeeping."""
 
         async def clear() -> None:
-            async for name in self._r.scan_iter(match=f"{PREFIX}cache:*", count=500):
+            async for name in self._r.scan_iter(match=CACHE_VALUE_PREFIX + "*", count=500):
                 await self._r.unlink(name)
             await self._clear(keys=list(CACHE_KEYS), args=[])
 
@@ -382,7 +391,7 @@ class RedisStore:
 
     async def record_get(self, key: str, now: float) -> str | None:
         """A live record's text, or None."""
-        raw = await self._call(lambda: self._r.get(f"{PREFIX}rec:{key}"))
+        raw = await self._call(lambda: self._r.get(record_key(key)))
         if raw is None:
             return None
         return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
@@ -390,11 +399,11 @@ class RedisStore:
     async def record_put(self, key: str, text: str, expires: float | None, now: float) -> None:
         """Store a record (with PX when it expires)."""
         px = None if expires is None else _ms(expires - now)
-        await self._call(lambda: self._r.set(f"{PREFIX}rec:{key}", text, px=px))
+        await self._call(lambda: self._r.set(record_key(key), text, px=px))
 
     async def record_delete(self, key: str) -> None:
         """Delete a record."""
-        await self._call(lambda: self._r.delete(f"{PREFIX}rec:{key}"))
+        await self._call(lambda: self._r.delete(record_key(key)))
 
     async def aclose(self) -> None:
         """Close the connection pools."""
@@ -405,22 +414,8 @@ class RedisStore:
 
 async def open_redis(url: str, options: StateOptions) -> StateBackend:
     """Connect lazily to Redis (a server that is down now is retried later; calls use memory meanwhile)."""
-    try:
-        from redis.asyncio import Redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ValueError(
-            "BRAVE_SEARCH_STATE is a redis:// URL but redis-py is missing: install brave-search-mcp[redis]"
-        ) from exc
-    client = Redis.from_url(
-        url,
-        socket_timeout=SOCKET_TIMEOUT_SECONDS,
-        socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
-        retry=Retry(NoBackoff(), 0),
-    )
-    # blocking waits for another replica's fetch: their own pool, reads bounded by ``cache_wait`` instead
-    waits = Redis.from_url(url, socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, retry=Retry(NoBackoff(), 0))
+    client = connect(url)
+    waits = connect(url, blocking=True)  # another replica's fetch awaited: its own pool, no read timeout
     # the wall clock: times are kept on the server's; an injected clock (a test's) keeps its own time
     clock = options.clock if options.clock is time.time else None
     store = RedisStore(

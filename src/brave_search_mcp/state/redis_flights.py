@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from brave_search_mcp.state.redis_keys import flight_end_key, lease_key
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
@@ -22,18 +24,14 @@ FLIGHT_KEPT_MS = 10_000  # how long a flight's end stays readable
 class Flights:
     """The flights' ends on one Redis: ``ended`` by their owners, ``wait``-ed on by the other replicas."""
 
-    def __init__(self, client: Redis, waits: Redis, *, prefix: str, read_slack: float) -> None:
+    def __init__(self, client: Redis, waits: Redis, *, read_slack: float) -> None:
         self._r = client  # bounded commands
         self._waits = waits  # blocking ones: reads that last as long as the wait
-        self._prefix = prefix
         self._slack = read_slack  # a wait that outlasts its time by this is a paused Redis: an outage, not a hang
-
-    def _done(self, key: str, owner: str) -> str:
-        return f"{self._prefix}done:{owner}:{key}"
 
     async def ended(self, key: str, owner: str) -> None:
         """The flight ``owner`` ran for ``key`` has stored its answer (or nothing): wake its waiters."""
-        done = self._done(key, owner)
+        done = flight_end_key(key, owner)
         async with self._r.pipeline(transaction=False) as pipe:
             pipe.rpush(done, "1")
             pipe.pexpire(done, FLIGHT_KEPT_MS)
@@ -41,10 +39,10 @@ class Flights:
 
     async def wait(self, key: str, seconds: float) -> None:
         """Return once the flight leasing ``key`` has ended (at once when no lease is held), or after ``seconds``."""
-        holder = await self._r.get(f"{self._prefix}lease:{key}")
+        holder = await self._r.get(lease_key(key))
         if holder is None:
             return
-        done = self._done(key, holder.decode() if isinstance(holder, bytes) else str(holder))
+        done = flight_end_key(key, holder.decode() if isinstance(holder, bytes) else str(holder))
         with anyio.fail_after(seconds + self._slack):
             # Redis >= 6.2 takes a fraction of a second here; redis-py's annotation says int
             await self._waits.blmove(done, done, seconds, "LEFT", "RIGHT")  # type: ignore[arg-type]

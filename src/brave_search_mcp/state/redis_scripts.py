@@ -155,6 +155,11 @@ return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
 # rest of the month. Returns the count, and 1 when it was broken (0 otherwise).
 _COUNT = """
 local function count(key, most)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind ~= 'none' and kind ~= 'string' then
+    redis.call('DEL', key)
+    return 0, 1
+  end
   local n = tonumber(redis.call('GET', key) or '0')
   if n == nil or n ~= n or n < 0 or n > most or n ~= math.floor(n) then
     redis.call('SET', key, '0', 'KEEPTTL')
@@ -163,19 +168,42 @@ local function count(key, most)
   return n, 0
 end
 """
+# The store's epoch (nil when it has none) and 1 when the stored one was damaged (not a string of 32 hex digits,
+# as ``uuid4().hex``): it is replaced by ``known``, the id the caller last read (the server kept what it held: a new
+# id would have every process put its counts back on top of them), or deleted when the caller knows none.
+_EPOCH_OF = """
+local function epoch_of(key, known)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then return nil, 0 end
+  if kind == 'string' then
+    local v = redis.call('GET', key)
+    if string.len(v) == 32 and string.find(v, '^%x+$') then return v, 0 end
+  end
+  redis.call('DEL', key)
+  if known == '' then return nil, 1 end
+  redis.call('SET', key, known)
+  return known, 1
+end
+"""
 # KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any), most.  Returns
-# {booked 1/0, count, 1 when the stored count was broken}, or {-1, 0, 0} when the server's epoch is another (it lost
-# what it held: the caller's outage begins).
+# {booked 1/0, count, 1 when the stored count was broken, 1 when the stored epoch was}, or {-1, 0, 0, _} when the
+# server's epoch is another (it lost what it held: the caller's outage begins).
 BOOK = (
     _COUNT
+    + _EPOCH_OF
     + """
-if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[3] then return {-1, 0, 0} end
+local damaged = 0
+if ARGV[3] ~= '' then
+  local epoch
+  epoch, damaged = epoch_of(KEYS[2], ARGV[3])
+  if epoch ~= ARGV[3] then return {-1, 0, 0, damaged} end
+end
 local n, broken = count(KEYS[1], tonumber(ARGV[4]))
 local cap = tonumber(ARGV[1])
-if cap >= 0 and n >= cap then return {0, n, broken} end
+if cap >= 0 and n >= cap then return {0, n, broken, damaged} end
 n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, n, broken}
+return {1, n, broken, damaged}
 """
 )
 # KEYS: counter.  ARGV: most.
@@ -186,26 +214,41 @@ if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1])
 return 0
 """
 )
-# KEYS: epoch.  ARGV: a new random id.  Returns the store's epoch (made now if it had none).
-EPOCH = """
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return redis.call('GET', KEYS[1])
+# KEYS: epoch.  ARGV: a new random id, the epoch the caller last read ('': none).  Returns {the store's epoch (made
+# now if it had none), 1 when the stored one was damaged}.
+EPOCH = (
+    _EPOCH_OF
+    + """
+local epoch, damaged = epoch_of(KEYS[1], ARGV[2])
+if epoch == nil then
+  epoch = ARGV[1]
+  redis.call('SET', KEYS[1], epoch)
+end
+return {epoch, damaged}
 """
+)
 # KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
-# marker, the batch's epoch ('': none), a new random id, most.  Returns {the count, the server's epoch, 1 when the
-# stored count was broken}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server
-# lost what it held) its base is put back where it exceeds the base already put back.
+# marker, the batch's epoch ('': none), a new random id, most, the epoch the caller last read ('': none).  Returns
+# {the count, the server's epoch, 1 when the stored count (or the base put back) was broken, 1 when the stored
+# epoch was}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server lost what it
+# held) its base is put back where it exceeds the base already put back (a broken one read as none).
 MERGE = (
     _COUNT
+    + _EPOCH_OF
     + """
 local n, broken = count(KEYS[1], tonumber(ARGV[7]))
-redis.call('SET', KEYS[3], ARGV[6], 'NX')
-if redis.call('EXISTS', KEYS[2]) == 1 then return {n, redis.call('GET', KEYS[3]), broken} end
+local epoch, damaged = epoch_of(KEYS[3], ARGV[8])
+if epoch == nil then
+  epoch = ARGV[6]
+  redis.call('SET', KEYS[3], epoch)
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {n, epoch, broken, damaged} end
 local ttl = redis.call('PTTL', KEYS[1])
 local ms = math.max(tonumber(ARGV[3]), ttl)
 local merged = n + tonumber(ARGV[1])
-if ARGV[5] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then
-  local put_back = tonumber(redis.call('GET', KEYS[4]) or '0')
+if ARGV[5] ~= '' and epoch ~= ARGV[5] then
+  local put_back, lost = count(KEYS[4], tonumber(ARGV[7]))
+  if lost == 1 then broken = 1 end
   local base = tonumber(ARGV[2])
   if base > put_back then
     merged = merged + base - put_back
@@ -217,19 +260,20 @@ merged = math.max(merged, 0)
 redis.call('SET', KEYS[1], merged)
 if ms > 0 then redis.call('PEXPIRE', KEYS[1], ms) end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
-return {merged, redis.call('GET', KEYS[3]), broken}
+return {merged, epoch, broken, damaged}
 """
 )
 
 # The cache's bookkeeping, shared by the scripts below. KEYS[3..6]: last use (sorted set, ms), expiry (sorted set,
-# ms), sizes (hash), bytes in all; members are cache keys, values live at prefix .. member.
+# ms), sizes (hash), bytes in all; members are cache keys. A value whose own PX ran out is gone already; one evicted
+# is named in the script's answer and unlinked by the caller (its key is not the script's to compute: a Redis
+# Cluster runs only keys a script is handed).
 _CACHE_BOOKS = """
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function forget(prefix, member)
-  redis.call('DEL', prefix .. member)
+local function forget(member)
   redis.call('ZREM', KEYS[3], member)
   redis.call('ZREM', KEYS[4], member)
   local size = redis.call('HGET', KEYS[5], member)
@@ -238,9 +282,9 @@ local function forget(prefix, member)
     redis.call('DECRBY', KEYS[6], size)
   end
 end
-local function forget_expired(prefix, now)
+local function forget_expired(now)
   for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)) do
-    forget(prefix, member)
+    forget(member)
   end
 end
 """
@@ -265,15 +309,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 # KEYS: cache, lease, then the bookkeeping.  ARGV: owner, ms to live ('': store nothing), value, member, max
-# entries, max bytes (-1: none), prefix.  The value (the least recently used ones over the bounds evicted, the
-# expired ones forgotten), then the owner's lease goes.
+# entries, max bytes (-1: none).  The value (the least recently used ones over the bounds evicted, the expired ones
+# forgotten), then the owner's lease goes. Returns the members evicted (their values for the caller to unlink).
 PUT_RELEASE = (
     _CACHE_BOOKS
     + """
+local evicted = {}
 if ARGV[2] ~= '' then
-  local prefix, now = ARGV[7], now_ms()
-  forget_expired(prefix, now)
-  forget(prefix, ARGV[4])
+  local now = now_ms()
+  forget_expired(now)
+  forget(ARGV[4])
   local size = string.len(ARGV[3])
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2])
   redis.call('ZADD', KEYS[3], now, ARGV[4])
@@ -290,26 +335,28 @@ if ARGV[2] ~= '' then
       redis.call('SET', KEYS[6], 0)
       break
     end
-    forget(prefix, oldest)
+    forget(oldest)
+    if oldest == ARGV[4] then redis.call('DEL', KEYS[1]) else evicted[#evicted + 1] = oldest end
   end
 end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 0
+return evicted
 """
 )
-# KEYS: cache, lease, then the bookkeeping.  ARGV: member, prefix.
+# KEYS: cache, lease, then the bookkeeping.  ARGV: member.
 CACHE_DROP = (
     _CACHE_BOOKS
     + """
-forget(ARGV[2], ARGV[1])
+forget(ARGV[1])
+redis.call('DEL', KEYS[1])
 return 0
 """
 )
-# KEYS: the bookkeeping only, from KEYS[3] (two placeholders first).  ARGV: prefix.  Returns {entries, bytes}.
+# KEYS: the bookkeeping only, from KEYS[3] (two placeholders first).  Returns {entries, bytes}.
 CACHE_STATS = (
     _CACHE_BOOKS
     + """
-forget_expired(ARGV[1], now_ms())
+forget_expired(now_ms())
 return {redis.call('ZCARD', KEYS[3]), tonumber(redis.call('GET', KEYS[6]) or '0')}
 """
 )
@@ -317,4 +364,29 @@ return {redis.call('ZCARD', KEYS[3]), tonumber(redis.call('GET', KEYS[6]) or '0'
 CACHE_CLEAR = """
 redis.call('DEL', unpack(KEYS))
 return 0
+"""
+# KEYS: a plan.  Returns {the plan hash as field/value pairs, the server's clock: seconds, microseconds}: what a
+# plan change starts from (``PLAN_SWAP`` writes it only if it is still what was read).
+PLAN_READ = """
+local t = redis.call('TIME')
+return {redis.call('HGETALL', KEYS[1]), t[1], t[2]}
+"""
+# KEYS: a plan.  ARGV: the plan as read (JSON object of field -> text), the new plan (JSON object, the same).
+# Returns 1 when written, 0 when the plan changed since it was read (the caller reads it again): a compare-and-set,
+# which a Redis Cluster runs as it runs every script (WATCH/MULTI it may not).
+PLAN_SWAP = """
+local expected, current = cjson.decode(ARGV[1]), {}
+local raw = redis.call('HGETALL', KEYS[1])
+for i = 1, #raw, 2 do current[raw[i]] = raw[i + 1] end
+local n = 0
+for f, v in pairs(expected) do
+  if current[f] ~= v then return 0 end
+  n = n + 1
+end
+if n * 2 ~= #raw then return 0 end
+redis.call('DEL', KEYS[1])
+local pairs_out = {}
+for f, v in pairs(cjson.decode(ARGV[2])) do pairs_out[#pairs_out + 1] = f; pairs_out[#pairs_out + 1] = v end
+if #pairs_out > 0 then redis.call('HSET', KEYS[1], unpack(pairs_out)) end
+return 1
 """

@@ -4,7 +4,8 @@ SQLite and Redis differ only in how they store a plan, reserve a start, count a 
 take a lease (the ``Store`` protocol). The switch to memory when the store fails (and back when it heals, ``guard``)
 lives here, and what an outage must not lose: memory keeps the plan and the month's count the store last gave, so
 calls meanwhile run at the learned plan and count on from the store's count, and the requests counted meanwhile are
-added to the store once it is back (``owed``). The cache and its single flight are ``shared_cache``; queueing and
+added to the store once it is back (``owed``), by this process or, when it ends first, by the next one to reach
+the store (``journal``, beside a SQLite state file). The cache and its single flight are ``shared_cache``; queueing and
 the rules live in ``ratelimit``, so both backends behave the same.
 """
 
@@ -13,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
@@ -30,8 +33,9 @@ from brave_search_mcp.state.base import (
     StoreUnavailable,
 )
 from brave_search_mcp.state.guard import Guard
+from brave_search_mcp.state.journal import Journal, Owed
 from brave_search_mcp.state.later import Later
-from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.memory import MemoryBackend, MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
 from brave_search_mcp.state.shared_cache import CacheStore, SharedStoreCache
 
@@ -91,6 +95,10 @@ class SharedSlots:
         self.owed = OwedCounts()  # counted on memory during an outage, not yet in the store
         self._outages = backend.guard.outages
         self._epoch: str | None = None  # the store's epoch, once read (``owed``)
+        self._journal = backend.journal  # what ended processes owed the store (``journal``), None: not kept
+        self._journal_due = backend.journal is not None  # read at the first call, and at each try
+        self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
+        self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -109,8 +117,18 @@ class SharedSlots:
     async def _stored(self, op: Callable[[], Awaitable[T]]) -> T:
         """``op`` on the store (StoreUnavailable while it is down); what an outage counted goes first, so the op
         (a booking under the cap, a count) sees it."""
+        guard = self._b.guard
+        if self._journal is not None and (self._journal_due or guard.degraded) and guard.ready:  # at each try
+            self._journal_due = False
+            fresh = [path for path in self._journal.files() if path not in self._adopted]
+            for owed in self._journal.read(fresh):
+                self.owed.adopt(owed.counter, owed.batch)
+            self._adopted += fresh
         if self.owed:
             await self._repay()
+        if self._adopted and not self.owed and self._journal is not None:  # added (or none it could read): gone
+            self._journal.remove(self._adopted)
+            self._adopted = []
         result = await self._b.guard.call(op)
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
@@ -134,6 +152,36 @@ class SharedSlots:
         await self.owed.repay(merge, seen)
         if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
             self._epoch = None
+
+    async def finish(self) -> None:
+        """The process ends: what it still owes the store goes in once more, else into a journal file of its own
+        (with the journals it adopted) for whichever process next reaches the store."""
+        if self.owed:
+            with contextlib.suppress(StoreUnavailable):
+                await self._stored(self._b.store.epoch)
+        if self._journal is None:
+            return
+        if self.owed and self._journal.write([Owed(c, batch) for c, batch in self.owed.pending()]) is None:
+            return
+        self._journal.remove(self._adopted)
+        self._adopted = []
+
+    async def _counting_on(self, counter: str, now: float, expires: float) -> None:
+        """On memory: a process with no count of ``counter`` yet (it never reached the store) starts from the count
+        the file still lets it read (a locked SQLite file is still read) or the journals' bases; and the requests
+        processes that ended meanwhile left in journals are added to memory's counts, each once. So the spending cap
+        holds across the CLI, the skill and a server while the file refuses writes."""
+        if self._journal is None:
+            return
+        if not self._memory.knows(counter):
+            try:
+                n = await self._b.store.count(counter, now)
+            except Exception:  # unreadable too: the journals alone
+                n = 0
+            bases = [o.batch.base for o in self._journal.read(self._journal.files()) if o.counter == counter]
+            self._memory.remember_count(counter, max([n, *bases]), expires)
+        for owed in self._journal.unseen(self._journal_counted, self._memory.knows):
+            self._memory.add_count(owed.counter, owed.batch.delta)
 
     def _seeded(self, ask: Ask) -> Ask:
         """A store that has no plan (new, or a Redis that restarted empty) starts from the one this process knows."""
@@ -175,6 +223,7 @@ class SharedSlots:
             booked, n = await self._stored(lambda: self._b.store.book(counter, cap, expires, now))
         except StoreUnavailable:
             self._outage()
+            await self._counting_on(counter, now, expires)
             booked, n = await self._fallback.book(counter, cap, expires, now)
             if booked:
                 self.owed.add(counter, 1, expires)
@@ -200,6 +249,7 @@ class SharedSlots:
             return await self._stored(lambda: self._b.store.count(counter, now))
         except StoreUnavailable:
             self._outage()
+            await self._counting_on(counter, now, math.inf)
             return await self._fallback.count(counter, now)
 
 
@@ -252,7 +302,9 @@ class SharedBackend(LimiterFactory):
     ``down``: why the store could not be opened (calls start on memory and the store is tried after the interval).
     """
 
-    def __init__(self, name: str, store: Store, options: StateOptions, *, down: str | None = None) -> None:
+    def __init__(
+        self, name: str, store: Store, options: StateOptions, *, down: str | None = None, journal: Journal | None = None
+    ) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
         super().__init__(clock=options.clock, sleep=options.sleep)
@@ -269,7 +321,10 @@ class SharedBackend(LimiterFactory):
             clock=options.clock, sleep=options.sleep, cache_max_entries=options.cache_max_entries
         )
         self.later = Later()  # the cache's writes that run beside the reply
-        self.slots: SlotStore = SharedSlots(self)
+        self.journal = journal
+        self.shared_slots = SharedSlots(self)
+        self.slots: SlotStore = self.shared_slots
+        self.local_slots: SlotStore = MemorySlots(clock=options.clock, dropped=self.fallback.memory_slots.dropped)
         self.cache: SharedCache = SharedStoreCache(
             store, self.cache_guard, self.fallback.cache, self.later, options, dropped=store.dropped
         )
@@ -301,6 +356,8 @@ class SharedBackend(LimiterFactory):
         return self.later.owned()
 
     async def aclose(self) -> None:
-        """Finish the writes started, then close the store."""
+        """Finish the writes started and what is owed (a journal file keeps what the store cannot take), then close
+        the store."""
         await self.later.settle()
+        await self.shared_slots.finish()
         await self.store.aclose()

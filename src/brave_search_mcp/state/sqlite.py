@@ -18,7 +18,6 @@ import json
 import logging
 import math
 import sqlite3
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -38,9 +37,11 @@ from brave_search_mcp.ratelimit.plan import (
     matters_after,
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions
+from brave_search_mcp.state.journal import Journal
 from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.shared import SharedBackend
 from brave_search_mcp.state.sqlite_conn import FileConnection
+from brave_search_mcp.state.sqlite_epoch import MERGED_PREFIX, RESTORED_PREFIX, read_epoch, read_put_back
 from brave_search_mcp.state.sqlite_file import ALL_TABLES, CACHE_TABLES, STATE_TABLES, connect
 from brave_search_mcp.state.sqlite_legacy import adopt_legacy
 
@@ -49,9 +50,6 @@ T = TypeVar("T")
 
 PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
-MERGED_PREFIX = "merged:"  # records naming the outage counts already added (``owed``): sent again, added once
-RESTORED_PREFIX = "restored:"  # per counter, the base put back into a file made afresh (``owed``)
-EPOCH_KEY = "state-epoch"  # the file's random id (``Store.epoch``)
 MERGED_KEPT_SECONDS = 7 * 86400.0
 
 
@@ -108,6 +106,7 @@ class SqliteStore:
         self._plan_of: LRUCache[str, PlanState] = LRUCache(PLANS_KEPT)  # stored JSON -> plan
         self._text_of: LRUCache[PlanState, str] = LRUCache(PLANS_KEPT)
         self._warnings = OnceEach(logger)
+        self._known_epoch: str | None = None  # the file's epoch as this process last read it
 
     def location(self) -> str:
         """The state file."""
@@ -230,10 +229,9 @@ class SqliteStore:
 
         return await self.state.run(work)
 
-    @staticmethod
-    def _epoch(conn: sqlite3.Connection) -> str:
-        conn.execute("INSERT OR IGNORE INTO records VALUES (?, ?, NULL)", (EPOCH_KEY, json.dumps(uuid.uuid4().hex)))
-        return str(json.loads(conn.execute("SELECT value FROM records WHERE key = ?", (EPOCH_KEY,)).fetchone()[0]))
+    def _epoch(self, conn: sqlite3.Connection) -> str:
+        self._known_epoch = read_epoch(conn, self._known_epoch, self.dropped)
+        return self._known_epoch
 
     async def epoch(self) -> str:
         """This file's random id (made with its first epoch read): a file made afresh has another."""
@@ -254,8 +252,7 @@ class SqliteStore:
             expires = max(batch.expires, ends if live else 0.0)
             merged = n + batch.delta
             if batch.epoch is not None and batch.epoch != self._epoch(conn):  # the file lost what it held
-                found = conn.execute("SELECT value FROM records WHERE key = ?", (restored,)).fetchone()
-                put_back = int(json.loads(found[0])) if found is not None else 0
+                put_back = read_put_back(conn, restored, self.dropped)
                 if batch.base > put_back:
                     merged += batch.base - put_back
                     conn.execute(
@@ -445,4 +442,4 @@ async def open_sqlite(
     state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES, counts=True)
     cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES)
     store = SqliteStore(state, cache, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
-    return SharedBackend("sqlite", store, options, down=down)
+    return SharedBackend("sqlite", store, options, down=down, journal=Journal(path))

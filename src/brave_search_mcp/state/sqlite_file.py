@@ -159,6 +159,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
         row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'leases'").fetchone()
         return row is not None and "WITHOUT ROWID" not in str(row[0]).upper()
 
+    _forget_read_hosts(conn)
     if not leases_have_rowids():
         return
     try:
@@ -174,3 +175,22 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise
     except sqlite3.Error as exc:
         logger.info("state: leases table left as it is for now (%s)", exc)
+
+
+# The read hosts' politeness rows older versions kept in the state file (one plan and its starts per site ever read,
+# never pruned); it lives in each process's bounded memory now (``limiter(local=True)``).
+_READ_HOSTS = "upstream >= 'read:' AND upstream < 'read;'"
+
+
+def _forget_read_hosts(conn: sqlite3.Connection) -> None:
+    """Delete those rows once: only a file that holds some is written (an opening takes no write lock otherwise)."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "plans" not in tables or conn.execute(f"SELECT 1 FROM plans WHERE {_READ_HOSTS} LIMIT 1").fetchone() is None:
+        return
+    try:
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"DELETE FROM plans WHERE {_READ_HOSTS}")
+            conn.execute(f"DELETE FROM starts WHERE {_READ_HOSTS}")
+    except sqlite3.Error as exc:
+        logger.info("state: the read hosts' old rows are left for the next opening (%s)", exc)
