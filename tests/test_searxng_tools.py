@@ -388,3 +388,24 @@ async def test_searxng_s_sections_are_valid_only_where_searxng_may_answer() -> N
     assert 'result_filter "answers": Brave has no such section; it shows the others named.' in [
         w["message"] for w in by_brave.structured["warnings"]
     ]
+
+
+async def test_the_summary_line_counts_an_answers_only_filter_as_answers() -> None:
+    searxng = FakeSearxng(results_per_page=4, pages=1)
+    searxng.answers = [{"answer": "sha256 hash digest: 2cf24dba", "url": None, "engine": "plugin: hash_plugin"}]
+    async with tools("searxng", searxng) as boundary:
+        answers = await boundary.call("brave_web_search", {"query": "sha256 hello", "result_filter": ["answers"]})
+    assert answers.text.splitlines()[0].startswith('1 answer for "sha256 hello"'), answers.text
+
+
+async def test_help_with_brave_and_searxng_lists_the_result_filter_sections_of_both() -> None:
+    async with tools("brave,searxng", FakeSearxng()) as chain, tools("brave", FakeSearxng()) as alone:
+        both = await chain.call("brave_web_search_help", {"topic": "params"})
+        brave = await alone.call("brave_web_search_help", {"topic": "params"})
+
+    def values(outcome: ToolOutcome) -> list[str]:
+        entries = outcome.structured["parameters"]["brave_web_search"]
+        return next(e["values"] for e in entries if e["name"] == "result_filter")
+
+    assert {"answers", "suggestions", "discussions", "web"} <= set(values(both))
+    assert "answers" not in values(brave)  # Brave alone refuses it: help does not offer it

@@ -29,6 +29,8 @@ _NOUNS: dict[str, tuple[str, str]] = {
     "faq": ("FAQ entry", "FAQ entries"),
     "infobox": ("infobox", "infoboxes"),
     "locations": ("location", "locations"),
+    "answers": ("answer", "answers"),
+    "suggestions": ("suggestion", "suggestions"),
 }
 
 
