@@ -158,7 +158,8 @@ class FallbackChain:
         return found
 
     def result_sections(self) -> frozenset[str]:
-        """Sections result_filter may name that only another provider than Brave answers with (SearXNG's answers)."""
+        """Every other provider's result_filter sections, so Brave's rules do not refuse one (SearXNG's answers)
+        that a provider after or before Brave may answer with."""
         found: set[str] = set()
         for provider in self.providers:
             found.update(getattr(provider, "result_sections", ()))
@@ -382,8 +383,8 @@ _HAPPENED: dict[str, tuple[str, str]] = {  # code -> (once, several times)
 
 
 def story(breaker: CircuitBreaker) -> str:
-    """What the failures that opened ``breaker`` were, in words: "timed out 3 times in a row", or "failed 5 times
-    in a row; the last 2 times it timed out"."""
+    """The failures that opened ``breaker`` in words ("timed out 3 times in a row", "failed 5 times in a row; the
+    last 2 times it timed out"): "paused" alone does not tell an agent whether waiting will help."""
     code = (breaker.last_error or "").partition(":")[0]
     said = f"failed ({code})" if code else "failed"
     once, often = _HAPPENED.get(code, (said, said))

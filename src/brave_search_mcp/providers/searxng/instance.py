@@ -343,7 +343,8 @@ class Instance:
         )
 
     def waited(self, budget: CallBudget) -> WarningItem | None:
-        """A warning for a call that waited seconds for the pace (how long, why, the pace now); None: it did not."""
+        """A warning for a call that waited seconds for the pace (how long, why, the pace now), since agents often
+        give a call 30 s and a silent wait reads as a hang; None: it did not wait that long."""
         if budget.waited < WAIT_WORTH_SAYING_SECONDS:
             return None
         return WarningItem(
