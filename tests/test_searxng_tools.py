@@ -409,3 +409,13 @@ async def test_help_with_brave_and_searxng_lists_the_result_filter_sections_of_b
 
     assert {"answers", "suggestions", "discussions", "web"} <= set(values(both))
     assert "answers" not in values(brave)  # Brave alone refuses it: help does not offer it
+
+
+async def test_a_filter_naming_only_empty_sections_does_not_say_nothing_was_found() -> None:
+    searxng = FakeSearxng(results_per_page=4, pages=1)  # web results, but no direct answer for this query
+    async with tools("searxng", searxng) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "plain words", "result_filter": ["answers"]})
+    error = outcome.structured["error"]
+    assert error["code"] == "NO_RESULTS"
+    assert error["message"].startswith('No answers for "plain words" (result_filter); the search found other')
+    assert "rephrase" not in outcome.text and "result_filter" in error["details"]["what_to_do"]
