@@ -419,3 +419,11 @@ async def test_a_filter_naming_only_empty_sections_does_not_say_nothing_was_foun
     assert error["code"] == "NO_RESULTS"
     assert error["message"].startswith('No answers for "plain words" (result_filter); the search found other')
     assert "rephrase" not in outcome.text and "result_filter" in error["details"]["what_to_do"]
+
+
+async def test_a_result_filter_without_a_valid_entry_lists_searxng_s_sections_when_searxng_alone_serves() -> None:
+    async with tools("searxng", FakeSearxng()) as boundary:
+        refused = await boundary.call("brave_web_search", {"query": "q", "result_filter": ["bogus"]})
+    error = refused.structured["error"]
+    assert (error["code"], error["details"]["field"]) == ("INVALID_ARGUMENT", "result_filter")
+    assert error["message"].endswith("use some of: answers, infobox, suggestions, web."), error["message"]
