@@ -363,8 +363,9 @@ class Instance:
                 "request would start after this call's deadline, so nothing more was sent."
             )
         else:
+            sent = "nothing more was sent" if budget.attempts else "nothing was sent"  # its earlier pages went
             message = (
-                f"This search could not start for {seconds_text(wait)}, past its deadline, so nothing was sent: "
+                f"This search could not start for {seconds_text(wait)}, past its deadline, so {sent}: "
                 f"{self._why_slow(budget)}."
             )
         error = self._limited(message, wait, budget, RefusedBeforeSending)
