@@ -407,3 +407,25 @@ def test_a_paused_provider_s_story_tells_what_its_failures_were(clock: FakeClock
     breaker.record_success()
     breaker.record_failure("PARSE_ERROR: SearXNG answered text/html, not JSON.")
     assert story(breaker) == "answered unreadably"
+
+
+@pytest.mark.anyio
+async def test_a_call_refused_while_the_trial_is_in_flight_is_not_told_to_retry_in_0_s(clock: FakeClock) -> None:
+    searx = Scripted("searxng", timeout)
+    chain = FallbackChain([searx], threshold=1, clock=clock)
+    with pytest.raises(UpstreamTimeout):
+        await chain.search(REQUEST)
+    clock.now += 60
+    searx.gate = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(chain.search, REQUEST)  # the trial, held in flight by the gate
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(CircuitOpen) as caught:
+            await chain.search(REQUEST)
+        searx.gate.set()
+    error = caught.value
+    assert "0 s" not in error.message and "a trial call is under way" in error.message
+    assert error.details["what_to_do"] == (
+        "searxng timed out, so it is paused; a trial call is under way now: retry in a moment (retry_after_ms)."
+    )
+    assert error.details["retry_after_ms"] == 1000  # not 1 ms: the trial has not answered yet

@@ -49,7 +49,7 @@ def test_the_flags_the_issue_listed_say_what_they_do(capsys: pytest.CaptureFixtu
     assert "--json prints the v1 envelope. Valid values: brave-search-mcp tool-help." in search
     assert '--result-filter RESULT_FILTER Web only: sections to show, --count each, e.g. ["web","news"]' in search
     read = " ".join(printed_help(capsys, "read").split())  # several URLs clamp at 500 a page: it says so
-    assert "--max-chars MAX_CHARS Characters per part (500-50000; with urls, at least 500 a page)." in read
+    assert "--max-chars MAX_CHARS Characters per part (500-50000; 500+ a page with urls)." in read
 
 
 def test_every_command_shows_the_help_tools_examples_as_command_lines(capsys: pytest.CaptureFixture[str]) -> None:

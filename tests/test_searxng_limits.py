@@ -341,3 +341,14 @@ async def test_searches_queued_ahead_are_the_why_of_a_refusal_without_any_429() 
         r"queued ahead of it at the pace of 2 requests a second\."
     )
     assert all(said.match(e.message) for e in refused)
+
+
+@pytest.mark.anyio
+async def test_a_later_page_refused_by_the_queue_does_not_say_nothing_was_sent(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    with pytest.raises(RateLimited) as caught:  # results 61-70 lie on page 3; pages 1 and 2 spend the second's pace
+        await searxng.search(req(query="many", offset=6), deadline=clock() + 0.5)
+    error = caught.value
+    assert (error.details["attempts"], len(searx.search_requests())) == (2, 2)
+    assert "nothing was sent" not in error.message and "nothing more was sent" in error.message

@@ -177,3 +177,17 @@ async def test_a_later_page_that_repeats_ends_the_list(searxng: SearxngProvider,
     with pytest.raises(NoResults) as caught:
         await searxng.search(req(query="many", count=20, offset=2))
     assert caught.value.details["last_offset"] == 1
+
+
+async def test_a_later_page_refused_by_the_rate_limit_says_so_not_that_engines_failed(
+    searxng: SearxngProvider, searx: FakeSearxng, clock: FakeClock
+) -> None:
+    await searxng.search(req(query="many"))
+    searx.fail_next(429)  # the bot limiter refuses page 2; its slower pace leaves no start before the deadline
+    page = await searxng.search(req(query="many", offset=2), deadline=clock() + 10)
+    assert [r.rank for r in page.sections[0].results] == [21, 22, 23, 24, 25, 26, 27]
+    assert [w.code for w in page.warnings] == ["PAGE_RATE_LIMITED"]
+    assert page.warnings[0].message == (
+        "SearXNG's page 2 was refused by the rate limit (RATE_LIMITED); the results shown come from the pages "
+        "before it; retry in 21 s for the rest."
+    )

@@ -415,3 +415,42 @@ async def test_answers_infoboxes_and_suggestions_show_above_the_results_whatever
     assert "- 42" not in lines and "42" in lines and "- deep thought" in lines
     assert [line for line in lines if line.startswith("1. ")] == [lines[lines.index("## Web results") + 1]]
     assert len("\n".join(lines[: lines.index("## Web results")]).encode()) < 2_600  # bounded, a long infobox too
+
+
+async def test_the_summary_line_counts_an_answers_only_filter_as_answers() -> None:
+    searxng = FakeSearxng(results_per_page=4, pages=1)
+    searxng.answers = [{"answer": "sha256 hash digest: 2cf24dba", "url": None, "engine": "plugin: hash_plugin"}]
+    async with tools("searxng", searxng) as boundary:
+        answers = await boundary.call("brave_web_search", {"query": "sha256 hello", "result_filter": ["answers"]})
+    assert answers.text.splitlines()[0].startswith('1 answer for "sha256 hello"'), answers.text
+
+
+async def test_help_with_brave_and_searxng_lists_the_result_filter_sections_of_both() -> None:
+    async with tools("brave,searxng", FakeSearxng()) as chain, tools("brave", FakeSearxng()) as alone:
+        both = await chain.call("brave_web_search_help", {"topic": "params"})
+        brave = await alone.call("brave_web_search_help", {"topic": "params"})
+
+    def values(outcome: ToolOutcome) -> list[str]:
+        entries = outcome.structured["parameters"]["brave_web_search"]
+        return next(e["values"] for e in entries if e["name"] == "result_filter")
+
+    assert {"answers", "suggestions", "discussions", "web"} <= set(values(both))
+    assert "answers" not in values(brave)  # Brave alone refuses it: help does not offer it
+
+
+async def test_a_filter_naming_only_empty_sections_does_not_say_nothing_was_found() -> None:
+    searxng = FakeSearxng(results_per_page=4, pages=1)  # web results, but no direct answer for this query
+    async with tools("searxng", searxng) as boundary:
+        outcome = await boundary.call("brave_web_search", {"query": "plain words", "result_filter": ["answers"]})
+    error = outcome.structured["error"]
+    assert error["code"] == "NO_RESULTS"
+    assert error["message"].startswith('No answers for "plain words" (result_filter); the search found other')
+    assert "rephrase" not in outcome.text and "result_filter" in error["details"]["what_to_do"]
+
+
+async def test_a_result_filter_without_a_valid_entry_lists_searxng_s_sections_when_searxng_alone_serves() -> None:
+    async with tools("searxng", FakeSearxng()) as boundary:
+        refused = await boundary.call("brave_web_search", {"query": "q", "result_filter": ["bogus"]})
+    error = refused.structured["error"]
+    assert (error["code"], error["details"]["field"]) == ("INVALID_ARGUMENT", "result_filter")
+    assert error["message"].endswith("use some of: answers, infobox, suggestions, web."), error["message"]

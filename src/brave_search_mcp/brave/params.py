@@ -173,20 +173,21 @@ def _prepare_freshness(value: str, out: Collector) -> None:
 
 
 def _prepare_result_filter(
-    values: list[str], summary: bool, out: Collector, others: frozenset[str] = frozenset()
+    values: list[str], summary: bool, out: Collector, others: frozenset[str] = frozenset(), brave: bool = True
 ) -> tuple[tuple[str, ...] | None, bool]:
     """The sections to show (None: web first, the rest as room allows) and whether "summarizer" asked for a summary.
 
     The filter is sent, but never with a summary: Brave gives the summarizer key only to a filter naming
     "summarizer", and a filter naming it drops the web results (Brave issue #272). So with a summary no filter
     goes, and the sections named are picked from the whole answer (``results.pick_sections``). ``others``: the
-    sections another configured provider has (SearXNG's answers): valid for the call, not sent to Brave."""
+    sections another configured provider has (SearXNG's answers): valid for the call, not sent to Brave; without
+    ``brave`` (SearXNG alone) a refusal lists only theirs, the sections that can show."""
     entries = _dedupe(v.strip().lower() for v in values)
     valid = [e for e in entries if e in RESULT_FILTERS]
     elsewhere = [e for e in entries if e not in RESULT_FILTERS and e in others]
     invalid = [e for e in entries if e not in RESULT_FILTERS and e not in others]
     if not valid and not elsewhere:
-        known = [*RESULT_FILTERS, *sorted(others - set(RESULT_FILTERS))]
+        known = [*RESULT_FILTERS, *sorted(others - set(RESULT_FILTERS))] if brave or not others else sorted(others)
         raise InvalidArgument(
             f"result_filter has no valid entry (got {', '.join(shown(v) for v in values[:5]) or 'nothing'}); "
             f"use some of: {', '.join(known)}.",
@@ -346,7 +347,9 @@ def prepare_search(
             text_decorations = bool(args.text_decorations)
         elif name == "result_filter":
             if args.result_filter:  # an empty list means no filter, as if not given
-                sections, asked_summary = _prepare_result_filter(list(args.result_filter), summary, out, other_sections)
+                sections, asked_summary = _prepare_result_filter(
+                    list(args.result_filter), summary, out, other_sections, "brave" in settings.providers
+                )
         elif name != "summary":
             handlers[name]()
     sites = SiteFilter.of(args.sites, args.exclude_sites)

@@ -88,6 +88,7 @@ class WarningCode(StrEnum):
     SUMMARY_NOT_AVAILABLE = "SUMMARY_NOT_AVAILABLE"
     FALLBACK = "FALLBACK"
     RATE_LIMIT_WAIT = "RATE_LIMIT_WAIT"
+    PAGE_RATE_LIMITED = "PAGE_RATE_LIMITED"
     ENGINES_UNRESPONSIVE = "ENGINES_UNRESPONSIVE"
     CONTEXT_TRUNCATED = "CONTEXT_TRUNCATED"
     LOCAL_FALLBACK = "LOCAL_FALLBACK"
@@ -393,6 +394,10 @@ WARNING_ADVICE: dict[WarningCode, str] = {
     WarningCode.RATE_LIMIT_WAIT: (
         "The call waited seconds for the provider's pace before it was sent (the message says how long, why, and "
         "the pace now); send fewer searches at once if that is too slow."
+    ),
+    WarningCode.PAGE_RATE_LIMITED: (
+        "A later page of the provider's list was refused by its rate limit; the results shown come from the pages "
+        "before it. Page on after the wait the message names."
     ),
     WarningCode.ENGINES_UNRESPONSIVE: "Some SearXNG engines failed; results may be fewer than usual. Retry later.",
     WarningCode.CONTEXT_TRUNCATED: "Snippets were cut to fit max_chars; raise max_chars or narrow the query.",

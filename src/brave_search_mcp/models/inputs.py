@@ -121,7 +121,7 @@ class WebSearchArgs(QueryInput):
         description='Web only: sections to show, max_results each, e.g. ["web","news"]. Default: web, others if room.',
     )
     max_results: int | None = max_results_field(
-        "Results shown (default 10; max web 20, news/videos 50, images 200); an infobox or answers come on top."
+        "Results shown (default 10; max web 20, news/videos 50, images 200); direct answers extra."
     )
     offset: int | None = Field(None, ge=0, description="Page index 0-9 (not a result index). Not for images.")
     country: str | None = Field(None, description="2-letter result country, e.g. US, DE, or ALL.")
@@ -198,11 +198,11 @@ class ReadArgs(StrictInput):
         None,
         min_length=1,
         max_length=MAX_URLS,
-        description="Or 1-5 pages at once sharing max_chars (evenly; unused share goes to the others).",
+        description="Or 1-5 pages at once, sharing max_chars evenly.",
     )
     start_char: int = Field(0, ge=0, description="Where to start: next_start_char of the previous part.")
     max_chars: int = Field(
-        DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000; with urls, at least 500 a page)."
+        DEFAULT_MAX_CHARS, ge=1, description="Characters per part (500-50000; 500+ a page with urls)."
     )
     format: Literal["markdown", "text"] = Field(
         "markdown", description="markdown keeps headings, lists, tables and code; text drops the marks."
@@ -213,9 +213,7 @@ class ReadArgs(StrictInput):
     links: Literal["same_site", "all"] | None = Field(
         None, description="Also list links: same_site (in the content) or all (nav, footer, other sites)."
     )
-    render: Literal["auto", "never", "always"] = Field(
-        "auto", description="auto renders pages only JavaScript draws (app shells)."
-    )
+    render: Literal["auto", "never", "always"] = Field("auto", description="auto: render pages only JavaScript draws.")
 
     @model_validator(mode="after")
     def _one_source(self) -> ReadArgs:

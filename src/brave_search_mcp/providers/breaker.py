@@ -90,7 +90,8 @@ class CircuitBreaker:
 
     @property
     def repeats(self) -> int:
-        """How many of the consecutive failures, the last one included, ended with the last one's code."""
+        """How many of the consecutive failures ended like the last one: a pause is told as "timed out 3 times",
+        which tells an agent whether waiting helps, not only as "failed 3 times"."""
         return self._repeats
 
     def retry_in(self) -> float:

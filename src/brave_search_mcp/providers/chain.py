@@ -84,6 +84,8 @@ CONFIG_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, Miss
 SETTING_ERRORS: tuple[type[BraveSearchError], ...] = (ProviderMisconfigured, MissingApiKey, AuthFailed)
 SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 _REASON_LIMIT = 160
+# A call refused while the half-open trial is in flight: the trial's answer, not a clock, reopens the provider.
+TRIAL_RETRY_SECONDS = 1.0
 BREAKER_RECORD_SECONDS = 86_400.0  # a breaker record nobody wrote for a day is forgotten
 
 
@@ -101,6 +103,7 @@ class _Miss:
     error: BraveSearchError | None = None
     retry_in: float = 0.0  # skipped: seconds until its breaker lets a trial through
     story: str = ""  # skipped: what the failures that paused it were ("timed out 3 times in a row")
+    then: str = ""  # skipped: when to retry ("the next try goes through in 52 s: retry then")
 
     def warning(self) -> WarningItem:
         return WarningItem(code=WarningCode.FALLBACK, message=f"{self.provider} {self.code}: {self.reason}")
@@ -155,7 +158,8 @@ class FallbackChain:
         return found
 
     def result_sections(self) -> frozenset[str]:
-        """Sections result_filter may name that only another provider than Brave answers with (SearXNG's answers)."""
+        """Every other provider's result_filter sections, so Brave's rules do not refuse one (SearXNG's answers)
+        that a provider after or before Brave may answer with."""
         found: set[str] = set()
         for provider in self.providers:
             found.update(getattr(provider, "result_sections", ()))
@@ -266,9 +270,15 @@ class FallbackChain:
     def _skipped(self, provider: str, breaker: CircuitBreaker, what: str = "") -> _Miss:
         wait = breaker.retry_in()
         last = f" (last: {breaker.last_error})" if breaker.last_error else ""
-        reason = f"{what}paused: {story(breaker)}; next try in {seconds_text(wait)}{last}"
+        if wait > 0:
+            when = f"next try in {seconds_text(wait)}"
+            then = f"the next try goes through in {seconds_text(wait)}: retry then"
+        else:  # half-open: its one trial call is in flight, and only its answer reopens the provider
+            wait, when = TRIAL_RETRY_SECONDS, "a trial call is under way"
+            then = "a trial call is under way now: retry in a moment"
+        reason = f"{what}paused: {story(breaker)}; {when}{last}"
         said = f"{provider} {what}{story(breaker)}"
-        return _Miss(provider, ErrorCode.CIRCUIT_OPEN.value, reason, retry_in=wait, story=said)
+        return _Miss(provider, ErrorCode.CIRCUIT_OPEN.value, reason, retry_in=wait, story=said, then=then)
 
     async def _search(self, request: SearchRequest, deadline: float | None) -> ProviderPage:
         misses: list[_Miss] = []
@@ -355,8 +365,7 @@ class FallbackChain:
                 "providers": listing,
                 "retry_after_ms": max(1, math.ceil(retry_in * 1000)),
                 "retry_after_seconds": round(retry_in, 3),
-                "what_to_do": f"{soonest.story}, so it is paused; the next try goes through in "
-                f"{seconds_text(retry_in)}: retry then (retry_after_ms).",
+                "what_to_do": f"{soonest.story}, so it is paused; {soonest.then} (retry_after_ms).",
             },
         )
         error.provider = misses[0].provider
@@ -374,8 +383,8 @@ _HAPPENED: dict[str, tuple[str, str]] = {  # code -> (once, several times)
 
 
 def story(breaker: CircuitBreaker) -> str:
-    """What the failures that opened ``breaker`` were, in words: "timed out 3 times in a row", or "failed 5 times
-    in a row; the last 2 times it timed out"."""
+    """The failures that opened ``breaker`` in words ("timed out 3 times in a row", "failed 5 times in a row; the
+    last 2 times it timed out"): "paused" alone does not tell an agent whether waiting will help."""
     code = (breaker.last_error or "").partition(":")[0]
     said = f"failed ({code})" if code else "failed"
     once, often = _HAPPENED.get(code, (said, said))

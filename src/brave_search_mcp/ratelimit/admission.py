@@ -28,6 +28,7 @@ from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
 from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_SECONDS, PlanState
+from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
 
 logger = logging.getLogger(__name__)
@@ -45,15 +46,6 @@ def when(seconds: float) -> str:
     """Wall-clock ISO time ``seconds`` from now, for a reader."""
     moment = datetime.now(UTC) + timedelta(seconds=seconds)
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def duration(seconds: float) -> str:
-    """``seconds`` in the largest unit that reads well."""
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
 
 
 def utc_month() -> str:
@@ -267,9 +259,9 @@ class Admission:
         now = self.limiter.clock()
         reset = max(0.0, plan.quota_until - now)
         error = errors.QuotaExceeded(
-            f"This key's monthly {self.limiter.label} quota is used up; it resets in about {duration(reset)} (at "
+            f"This key's monthly {self.limiter.label} quota is used up; it resets in about {seconds_text(reset)} (at "
             f"{when(reset)}). Nothing was sent; cached results are still served. One request is let through every "
-            f"{duration(plan.quota_every)} ({TRIAL_SETTING}) to notice a plan upgrade or an early reset.",
+            f"{seconds_text(plan.quota_every)} ({TRIAL_SETTING}) to notice a plan upgrade or an early reset.",
             status=429,
             brave_code="QUOTA_LIMITED",
             retry_after=round(reset, 3),  # when a retry surely helps; the trial may find the quota back sooner

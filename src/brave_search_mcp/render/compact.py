@@ -29,6 +29,8 @@ _NOUNS: dict[str, tuple[str, str]] = {
     "faq": ("FAQ entry", "FAQ entries"),
     "infobox": ("infobox", "infoboxes"),
     "locations": ("location", "locations"),
+    "answers": ("answer", "answers"),
+    "suggestions": ("suggestion", "suggestions"),
 }
 
 
@@ -217,7 +219,13 @@ def fit_to_limits(envelope: SearchEnvelope, max_lines: int, max_bytes: int) -> t
                 for index, section in enumerate(sections[: used_sections(k)])
             ]
             query, offset, has_more = meta.query, meta.offset, meta.has_more or k < total
-            summaries[k] = _summary_text(query, meta.search_type, offset, has_more, counts, k)
+            if not total and direct:  # only direct answers (a filter naming them): say what is there, not "0 web"
+                counts = [(section.key, len(section.results)) for section in direct]
+                summaries[k] = _summary_text(
+                    query, meta.search_type, offset, has_more, counts, sum(n for _, n in counts)
+                )
+            else:
+                summaries[k] = _summary_text(query, meta.search_type, offset, has_more, counts, k)
         return summaries[k]
 
     def truncation_for(k: int) -> WarningItem:

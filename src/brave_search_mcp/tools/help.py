@@ -153,6 +153,7 @@ _SEARXNG_WORDS: dict[str, str] = {
     "result_filter": f"Web only: the sections to show, max_results each: {', '.join(SECTIONS)} (what SearXNG has).",
 }
 _SEARXNG_VALUES: dict[str, Sequence[str]] = {"country": (), "search_language": (*LANGUAGES,), "result_filter": SECTIONS}
+_EITHER_VALUES = {"result_filter": tuple(dict.fromkeys((*brave_api.RESULT_FILTERS, *SECTIONS)))}  # Brave, SearXNG
 _SEARXNG_WARNINGS: dict[WarningCode, str] = {
     WarningCode.QUERY_TRUNCATED: f"The query was cut to {MAX_QUERY_CHARS} characters, what SearXNG's engines take.",
     WarningCode.INVALID_COUNTRY: "The country is not a 2-letter code; it was not used.",
@@ -196,13 +197,13 @@ def _aliases(field: FieldInfo, name: str) -> list[str]:
     return [c for c in choices if isinstance(c, str) and c != name]
 
 
-def describe_model(model: type[BaseModel], *, searxng: bool = False) -> list[dict[str, Any]]:
-    """One entry per accepted parameter: type, default, range, valid values, aliases (``searxng``: as SearXNG
-    alone reads them, without the options only Brave has)."""
+def describe_model(model: type[BaseModel], providers: Sequence[str] = ("brave",)) -> list[dict[str, Any]]:
+    """Each parameter's type, default, range, values and aliases as ``providers`` accept it: what an agent may send."""
     schema = model.model_json_schema()
     props: dict[str, Any] = schema.get("properties", {})
     entries: list[dict[str, Any]] = []
-    searxng = searxng and "search_type" in model.model_fields  # the web search's parameters
+    searxng = "brave" not in providers and "search_type" in model.model_fields  # the web search's parameters
+    lists = {**_VALUE_LISTS, **(_SEARXNG_VALUES if searxng else _EITHER_VALUES if "searxng" in providers else {})}
     for name, field in model.model_fields.items():
         if searxng and name in _BRAVE_ONLY_OPTIONS:
             continue
@@ -213,7 +214,6 @@ def describe_model(model: type[BaseModel], *, searxng: bool = False) -> list[dic
         description = _SEARXNG_WORDS.get(name, field.description) if searxng else field.description
         if description:
             entry["description"] = description
-        lists = {**_VALUE_LISTS, **_SEARXNG_VALUES} if searxng else _VALUE_LISTS
         values = _enum_values(prop) or list(lists.get(name, ()))
         if values:
             entry["values"] = values
@@ -356,7 +356,7 @@ def build_help(topic: HelpTopic, settings: Settings, tools: Sequence[ToolDoc]) -
     searxng = searxng_only(settings)
     if topic in ("params", "all"):
         doc["tools"] = {tool.name: tool.help for tool in tools}
-        doc["parameters"] = {tool.name: describe_model(tool.input_model, searxng=searxng) for tool in tools}
+        doc["parameters"] = {tool.name: describe_model(tool.input_model, settings.providers) for tool in tools}
         doc["search_types"] = search_type_rules(searxng=searxng)
     if topic in ("examples", "all"):
         doc["examples"] = [

@@ -138,6 +138,8 @@ async def run(args: WebSearchArgs, ports: Ports, call: Call) -> tuple[SearchEnve
         found = f'No {label} results found for "{prepared.query}"'
         details = {"query": prepared.query, "search_type": prepared.search_type}
         error = NoResults(found + ".", details=details) if sites is None else sites.no_results(found, dropped, details)
+        if served.named and any(section.results for section in parsed.sections):
+            error = _hidden_by_filter(prepared.query, served.named, parsed, error.details)
         error.provider = served.provider
         raise error.for_call(warnings)
     if prepared.summary and not parsed.summarizer_key:
@@ -237,6 +239,21 @@ def provider_chain(ports: Ports, others: Mapping[str, Provider]) -> FallbackChai
         clock=ports.clock,
         records=shared.backend.records if shared else None,
         namespace=shared.namespace if shared else "",
+    )
+
+
+def _hidden_by_filter(query: str, named: tuple[str, ...], parsed: ParsedAnswer, details: dict[str, Any]) -> NoResults:
+    """NO_RESULTS when result_filter named only sections that came back empty: the search found results, so
+    "rephrase the query" would mislead; the agent should name other sections (or none)."""
+    others = [section.key for section in parsed.sections if section.results and section.key not in named]
+    return NoResults(
+        f'No {", ".join(named)} for "{query}" (result_filter); the search found other sections: {", ".join(others)}.',
+        details={
+            **details,
+            "result_filter": list(named),
+            "sections_found": others,
+            "what_to_do": "Call again without result_filter, or name one of sections_found in it.",
+        },
     )
 
 

@@ -27,7 +27,7 @@ import httpx2
 from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.models.envelopes import WarningItem
-from brave_search_mcp.models.errors import BraveSearchError, InvalidArgument, NoResults, WarningCode
+from brave_search_mcp.models.errors import BraveSearchError, InvalidArgument, NoResults, RateLimited, WarningCode
 from brave_search_mcp.models.inputs import SearchType
 from brave_search_mcp.observe import Observer
 from brave_search_mcp.providers.protocol import ProviderPage, SearchRequest
@@ -35,6 +35,7 @@ from brave_search_mcp.providers.searxng.instance import NOT_JSON_HINT, CallBudge
 from brave_search_mcp.providers.searxng.params import CATEGORIES, SECTIONS, named_sections, search_form
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME, Window, page_failure, past_the_end, window_page
 from brave_search_mcp.ratelimit.limiter import Limiter
+from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.state.base import SharedCache
 from brave_search_mcp.state.memory import MemoryCache
 from brave_search_mcp.state.response_cache import FRESHNESS_TTL_SECONDS, make_key
@@ -60,6 +61,15 @@ SUPERSEDED = frozenset(
 
 
 def _later_page_failed(pageno: int, exc: BraveSearchError) -> WarningItem:
+    """A page after the one our window starts on failed: what is shown is cut short, and the agent needs to know
+    whether waiting (the pace refused it) or nothing (its engines or the instance failed) brings the rest."""
+    if isinstance(exc, RateLimited):
+        wait = f"; retry in {seconds_text(exc.retry_after)} for the rest" if exc.retry_after else ""
+        return WarningItem(
+            code=WarningCode.PAGE_RATE_LIMITED,
+            message=f"SearXNG's page {pageno} was refused by the rate limit ({exc.code.value}); the results shown "
+            f"come from the pages before it{wait}.",
+        )
     return WarningItem(
         code=WarningCode.ENGINES_UNRESPONSIVE,
         message=f"SearXNG's page {pageno} failed ({exc.code.value}); the results shown come from the pages before it.",

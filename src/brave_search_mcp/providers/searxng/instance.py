@@ -366,7 +366,8 @@ class Instance:
         )
 
     def waited(self, budget: CallBudget) -> WarningItem | None:
-        """A warning for a call that waited seconds for the pace (how long, why, the pace now); None: it did not."""
+        """A warning for a call that waited seconds for the pace (how long, why, the pace now), since agents often
+        give a call 30 s and a silent wait reads as a hang; None: it did not wait that long."""
         if budget.waited < WAIT_WORTH_SAYING_SECONDS:
             return None
         return WarningItem(
@@ -385,8 +386,9 @@ class Instance:
                 "request would start after this call's deadline, so nothing more was sent."
             )
         else:
+            sent = "nothing more was sent" if budget.attempts else "nothing was sent"  # its earlier pages went
             message = (
-                f"This search could not start for {seconds_text(wait)}, past its deadline, so nothing was sent: "
+                f"This search could not start for {seconds_text(wait)}, past its deadline, so {sent}: "
                 f"{self._why_slow(budget)}."
             )
         error = self._limited(message, wait, budget, RefusedBeforeSending)

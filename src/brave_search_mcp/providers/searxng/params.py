@@ -194,7 +194,7 @@ def search_form(request: SearchRequest) -> tuple[dict[str, str], list[WarningIte
 
 def named_sections(request: SearchRequest, warnings: list[WarningItem]) -> tuple[str, ...] | None:
     """The sections of SearXNG's answer that result_filter names (None: no filter, or none SearXNG has: all are
-    shown), with a warning naming the entries SearXNG's answers have no section for."""
+    shown): SearXNG judges the filter by its own sections, and says which entries it has none for (not "not sent")."""
     if not request.result_filter:
         return None
     have = tuple(entry for entry in request.result_filter if entry in SECTIONS)
