@@ -52,7 +52,7 @@ CHROMIUM_FLAGS = (
     "--disable-domain-reliability",
     "--dns-prefetch-disable",
     "--disable-dev-shm-usage",
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",  # (a "--force-" spelling is silently ignored)
     "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
 )

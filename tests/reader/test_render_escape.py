@@ -1,0 +1,102 @@
+"""Ways out of the rendering browser that do not go through an HTTP request, tried against real Chromium.
+
+The guard proxy sees every request Chromium makes through it; these pages try to send without one (WebRTC's
+STUN, TURN and connectivity checks over UDP, WebTransport over QUIC). A real UDP socket on 127.0.0.2 (refused:
+only 127.0.0.1 is opted in) counts every datagram it gets, and must get none.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from brave_search_mcp.reader.addresses import AddressPolicy, system_resolver
+from brave_search_mcp.reader.browser import Renderer
+from testkit.programs import require
+from testkit.sites import FakeSite
+
+CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
+pytestmark = pytest.mark.anyio
+LOOPBACK_ONLY = AddressPolicy.from_entries(["127.0.0.1"])
+
+
+class UdpCounter:
+    """A real UDP socket on 127.0.0.2 that counts every datagram it receives."""
+
+    def __init__(self) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.2", 0))
+        self.socket.settimeout(0.05)
+        self.port: int = self.socket.getsockname()[1]
+        self.received = 0
+        self.running = True
+
+    def serve(self) -> None:
+        while self.running:
+            try:
+                self.socket.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.received += 1
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def renderer() -> AsyncIterator[Renderer]:
+    shared = Renderer(CHROMIUM)
+    yield shared
+    await shared.aclose()
+
+
+@pytest.fixture
+def udp() -> Iterator[UdpCounter]:
+    counter = UdpCounter()
+    thread = threading.Thread(target=counter.serve, daemon=True)
+    thread.start()
+    yield counter
+    counter.running = False
+    thread.join(5)
+    counter.socket.close()
+
+
+WEBRTC = """<!doctype html><html><body><div id="root">Waiting</div><script>
+const at = '127.0.0.2:{port}';
+async function tryAll() {{
+  const pc = new RTCPeerConnection({{iceServers: [
+    {{urls: 'stun:' + at}},
+    {{urls: 'turn:' + at + '?transport=udp', username: 'u', credential: 'p'}},
+  ]}});
+  pc.createDataChannel('leak');
+  await pc.setLocalDescription(await pc.createOffer());
+  const peer = new RTCPeerConnection();
+  await peer.setRemoteDescription(pc.localDescription);
+  await peer.setLocalDescription(await peer.createAnswer());
+  await pc.setRemoteDescription(peer.localDescription);
+  await pc.addIceCandidate({{candidate: 'candidate:1 1 udp 2122260223 127.0.0.2 {port} typ host',
+                            sdpMid: '0', sdpMLineIndex: 0}});
+  try {{ new WebTransport('https://' + at + '/').ready.catch(() => null); }} catch (e) {{}}
+}}
+tryAll().then(() => 'tried', e => 'failed: ' + e).then(said => {{
+  document.getElementById('root').textContent = 'WebRTC ' + said;
+}});
+</script></body></html>"""
+
+
+async def test_webrtc_and_webtransport_send_no_datagram_to_a_refused_address(
+    renderer: Renderer, site: FakeSite, udp: UdpCounter
+) -> None:
+    site.page("/rtc", WEBRTC.format(port=udp.port))
+    drawn = await renderer.render(
+        site.url("/rtc"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15, max_bytes=1024 * 1024
+    )
+    assert udp.received == 0
+    assert "WebRTC tried" in drawn.html  # the page got as far as asking for every kind of candidate
