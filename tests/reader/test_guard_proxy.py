@@ -100,3 +100,12 @@ async def test_a_render_past_its_bytes_is_cut_and_opens_nothing_more(site: FakeS
     assert 0 < len(first) < 200_000 and proxy.over_budget
     assert second.startswith(b"HTTP/1.1 403")
     assert site.count("/big") == 1
+
+
+async def test_a_tunnel_to_a_port_out_of_range_is_dropped_and_the_proxy_keeps_serving(site: FakeSite) -> None:
+    site.page("/after", "still serving")
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000) as proxy:
+        wild = await exchange(proxy, b"CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n")
+        after = await exchange(proxy, f"GET {site.url('/after')} HTTP/1.1\r\n\r\n".encode())
+    assert wild == b""
+    assert after.startswith(b"HTTP/1.1 200") and after.endswith(b"still serving")

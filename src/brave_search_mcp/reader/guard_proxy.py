@@ -87,6 +87,8 @@ class GuardProxy:
                 pass
             except (TimeoutError, ValueError, OSError) as exc:
                 logger.debug("render proxy: dropped a connection (%s)", type(exc).__name__)
+            except Exception:  # a surprise drops this connection (fail closed), never the render's other ones
+                logger.warning("render proxy: dropped a connection on an unexpected error", exc_info=True)
 
     async def _serve(self, client: SocketStream, head: bytes, rest: bytes) -> None:
         lines = head.split(b"\r\n")
@@ -192,8 +194,8 @@ async def _read_head(stream: SocketStream, counted: Callable[[int], None] | None
 def _host_port(target: str) -> tuple[str, int]:
     """``host:port`` of a CONNECT (IPv6 in brackets)."""
     host, _, port = target.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError("CONNECT target without a port")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("CONNECT target without a valid port")
     return host.strip("[]"), int(port)
 
 
