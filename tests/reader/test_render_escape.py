@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from brave_search_mcp.reader.addresses import AddressPolicy, system_resolver
-from brave_search_mcp.reader.browser import Renderer
+from brave_search_mcp.reader.browser import MAX_REQUESTS, Renderer
 from testkit.programs import require
 from testkit.sites import FakeSite
 
@@ -100,3 +100,17 @@ async def test_webrtc_and_webtransport_send_no_datagram_to_a_refused_address(
     )
     assert udp.received == 0
     assert "WebRTC tried" in drawn.html  # the page got as far as asking for every kind of candidate
+
+
+async def test_websockets_count_against_the_renders_connections(renderer: Renderer, site: FakeSite) -> None:
+    body = """<html><body><div id="root"></div><script>
+      for (let i = 0; i < 400; i++) new WebSocket('ws://' + location.host + '/ws');
+      document.getElementById('root').textContent = 'Opened sockets.';
+    </script><script src="/slow.js"></script></body></html>"""
+    site.page("/sockets", body)
+    site.page("/slow.js", "", content_type="text/javascript", stall=4.0)  # sockets connect while it loads
+    drawn = await renderer.render(
+        site.url("/sockets"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15, max_bytes=1024 * 1024
+    )
+    assert "Opened sockets." in drawn.html
+    assert 0 < site.count("/ws") < MAX_REQUESTS  # the page and its script were connections too

@@ -7,7 +7,8 @@ sub-resources, fetch/XHR, frames, beacons, redirects (each hop is a new request)
 the user's network by name, by address or by DNS rebinding; a refused target gets a 403 and nothing is sent.
 Plain http is forwarded one request per connection (``Connection: close``), so a request never rides a
 connection opened for another host. Bytes from the network are counted against the render's cap, and a render
-that passes it has its connections cut. One proxy serves one render (its counts are that render's).
+that passes it has its connections cut; connections are capped too (a WebSocket is a connection no request count
+sees). One proxy serves one render (its counts are that render's).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ class GuardProxy:
     policy: AddressPolicy
     resolver: Resolver
     max_bytes: int
+    max_connections: int  # connections the render may open (WebSockets too, which no request count sees)
     port: int = 0
+    opened: int = 0  # connections asked for, refused ones included
     received: int = 0  # bytes from the network, all connections together
     over_budget: bool = False
     hops: dict[str, list[str]] = field(default_factory=dict)  # host -> addresses connected to, in order
@@ -58,7 +61,8 @@ class GuardProxy:
 
     async def _open(self, host: str, port: int) -> SocketStream | None:
         """A connection to ``host:port`` at a checked address, or None when the policy refuses it (never sent)."""
-        if self.over_budget:
+        self.opened += 1
+        if self.over_budget or self.opened > self.max_connections:
             return None
         try:
             addresses = await resolve_checked(host, port, self.policy, self.resolver)
@@ -216,9 +220,11 @@ async def _refuse(client: SocketStream, status: bytes = b"403 Forbidden") -> Non
 
 
 @contextlib.asynccontextmanager
-async def guard_proxy(policy: AddressPolicy, resolver: Resolver, *, max_bytes: int) -> AsyncIterator[GuardProxy]:
+async def guard_proxy(
+    policy: AddressPolicy, resolver: Resolver, *, max_bytes: int, max_connections: int
+) -> AsyncIterator[GuardProxy]:
     """A proxy on 127.0.0.1 (``.port``) for one render; leaving closes its listener and cuts every connection."""
-    proxy = GuardProxy(policy, resolver, max_bytes)
+    proxy = GuardProxy(policy, resolver, max_bytes, max_connections)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     proxy.port = listener.extra(SocketAttribute.local_port)
     failure: Exception | None = None
