@@ -1,8 +1,8 @@
 """Ways out of the rendering browser that do not go through an HTTP request, tried against real Chromium.
 
 The guard proxy sees every request Chromium makes through it; these pages try to send without one (WebRTC's
-STUN, TURN and connectivity checks over UDP, WebTransport over QUIC). A real UDP socket on 127.0.0.2 (refused:
-only 127.0.0.1 is opted in) counts every datagram it gets, and must get none.
+STUN, TURN and connectivity checks over UDP or straight TCP, WebTransport over QUIC). Real UDP and TCP sockets on
+one port of 127.0.0.2 (refused: only 127.0.0.1 is opted in) count every datagram and connection, and get none.
 """
 
 from __future__ import annotations
@@ -23,26 +23,32 @@ pytestmark = pytest.mark.anyio
 LOOPBACK_ONLY = AddressPolicy.from_entries(["127.0.0.1"])
 
 
-class UdpCounter:
-    """A real UDP socket on 127.0.0.2 that counts every datagram it receives."""
+class Counter:
+    """Real UDP and TCP sockets on one port of 127.0.0.2 that count every datagram and connection they get."""
 
     def __init__(self) -> None:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.socket.bind(("127.0.0.2", 0))
         self.socket.settimeout(0.05)
         self.port: int = self.socket.getsockname()[1]
+        self.stream = socket.create_server(("127.0.0.2", self.port))
+        self.stream.settimeout(0.05)
         self.received = 0
         self.running = True
 
     def serve(self) -> None:
         while self.running:
-            try:
-                self.socket.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.received += 1
+            for each in (self.socket, self.stream):
+                try:
+                    if each is self.stream:
+                        self.stream.accept()[0].close()
+                    else:
+                        each.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                self.received += 1
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +64,15 @@ async def renderer() -> AsyncIterator[Renderer]:
 
 
 @pytest.fixture
-def udp() -> Iterator[UdpCounter]:
-    counter = UdpCounter()
+def udp() -> Iterator[Counter]:
+    counter = Counter()
     thread = threading.Thread(target=counter.serve, daemon=True)
     thread.start()
     yield counter
     counter.running = False
     thread.join(5)
     counter.socket.close()
+    counter.stream.close()
 
 
 WEBRTC = """<!doctype html><html><body><div id="root">Waiting</div><script>
@@ -74,6 +81,7 @@ async function tryAll() {{
   const pc = new RTCPeerConnection({{iceServers: [
     {{urls: 'stun:' + at}},
     {{urls: 'turn:' + at + '?transport=udp', username: 'u', credential: 'p'}},
+    {{urls: 'turn:' + at + '?transport=tcp', username: 'u', credential: 'p'}},
   ]}});
   pc.createDataChannel('leak');
   await pc.setLocalDescription(await pc.createOffer());
@@ -83,6 +91,8 @@ async function tryAll() {{
   await pc.setRemoteDescription(peer.localDescription);
   await pc.addIceCandidate({{candidate: 'candidate:1 1 udp 2122260223 127.0.0.2 {port} typ host',
                             sdpMid: '0', sdpMLineIndex: 0}});
+  await pc.addIceCandidate({{candidate: 'candidate:2 1 tcp 1518280447 127.0.0.2 {port} typ host tcptype passive',
+                            sdpMid: '0', sdpMLineIndex: 0}});
   try {{ new WebTransport('https://' + at + '/').ready.catch(() => null); }} catch (e) {{}}
 }}
 tryAll().then(() => 'tried', e => 'failed: ' + e).then(said => {{
@@ -91,14 +101,15 @@ tryAll().then(() => 'tried', e => 'failed: ' + e).then(said => {{
 </script></body></html>"""
 
 
-async def test_webrtc_and_webtransport_send_no_datagram_to_a_refused_address(
-    renderer: Renderer, site: FakeSite, udp: UdpCounter
+async def test_webrtc_and_webtransport_send_nothing_to_a_refused_address(
+    renderer: Renderer, site: FakeSite, udp: Counter
 ) -> None:
     site.page("/rtc", WEBRTC.format(port=udp.port))
     drawn = await renderer.render(
         site.url("/rtc"), policy=LOOPBACK_ONLY, resolver=system_resolver, seconds=15, max_bytes=1024 * 1024
     )
     assert udp.received == 0
+    assert "127.0.0.2" in drawn.refused  # TURN over TCP was asked of the guard proxy, which refused it
     assert "WebRTC tried" in drawn.html  # the page got as far as asking for every kind of candidate
 
 
