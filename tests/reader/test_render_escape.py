@@ -3,6 +3,8 @@
 The guard proxy sees every request Chromium makes through it; these pages try to send without one (WebRTC's
 STUN, TURN and connectivity checks over UDP or straight TCP, WebTransport over QUIC). Real UDP and TCP sockets on
 one port of 127.0.0.2 (refused: only 127.0.0.1 is opted in) count every datagram and connection, and get none.
+WebSockets count against the render's connections; a page that navigates to a refused address is not read as the
+browser's error page.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import pytest
 
 from brave_search_mcp.reader.addresses import AddressPolicy, system_resolver
 from brave_search_mcp.reader.browser import MAX_REQUESTS, Renderer
+from brave_search_mcp.reader.reading import UrlReader
+from brave_search_mcp.state.base import StateBackend
+from testkit.clock import FakeClock
 from testkit.programs import require
+from testkit.settings import make_settings
 from testkit.sites import FakeSite
 
 CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
@@ -49,6 +55,11 @@ class Counter:
                 except OSError:
                     return
                 self.received += 1
+
+
+SHELL = """<!doctype html><html><body><div id="root"></div>
+<noscript>You need to enable JavaScript to run this app.</noscript>
+<script>setTimeout(() => {{ location.href = '{to}'; }}, 50);</script></body></html>"""
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +136,20 @@ async def test_websockets_count_against_the_renders_connections(renderer: Render
     )
     assert "Opened sockets." in drawn.html
     assert 0 < site.count("/ws") < MAX_REQUESTS  # the page and its script were connections too
+
+
+async def test_a_page_that_navigates_to_a_refused_address_reads_as_served_not_as_the_browsers_error(
+    renderer: Renderer, backend: StateBackend, clock: FakeClock, site: FakeSite
+) -> None:
+    with FakeSite(host="127.0.0.2") as internal:
+        internal.page("/admin", "<html><body><h1>Internal admin</h1></body></html>")
+        site.page("/app", SHELL.format(to=internal.url("/admin")))
+        reader = UrlReader(
+            make_settings(read_allowed_hosts=("127.0.0.1",)), backend, clock, sleep=clock.sleep, renderer=renderer
+        )
+        result = await reader.read(site.url("/app"))
+    document = result.document
+    assert internal.requests == []
+    assert document.drawn is False and "Access to 127.0.0.2 was denied" not in document.markdown
+    assert document.render_note is not None and "navigated away" in document.render_note
+    assert document.final_url == site.url("/app")

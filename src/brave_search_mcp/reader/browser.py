@@ -268,6 +268,8 @@ async def _draw(context: BrowserContext, url: str, end: float) -> tuple[str, str
             raise
         logger.debug("read_url: render stopped early: %s", _first_line(exc))
         complete = False
+    if page.url.split(":", 1)[0].lower() not in ("http", "https"):  # it went on to a refused or failed address
+        raise RenderFailed("the page navigated away to a browser error page")
     html = await page.content()
     return html, page.url, made, complete
 
