@@ -119,3 +119,15 @@ async def test_a_render_opens_at_most_its_connections(site: FakeSite) -> None:
     assert all(answer.endswith(b"one") for answer in answers)
     assert tunnel.startswith(b"HTTP/1.1 403")
     assert site.count("/one") == 3 and len(site.requests) == 3
+
+
+async def test_the_host_sent_is_the_checked_targets_and_conflicting_lengths_are_dropped(site: FakeSite) -> None:
+    site.page("/page", "hello")
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
+        target = site.url("/page").encode()
+        answer = await exchange(proxy, b"GET " + target + b" HTTP/1.1\r\nHost: internal.example\r\n\r\n")
+        smuggled = b"POST " + target + b" HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 40\r\n\r\n"
+        dropped = await exchange(proxy, smuggled + b"GET http://127.0.0.2/ HTTP/1.1\r\n\r\n")
+    assert answer.endswith(b"hello") and dropped == b""
+    (seen,) = site.requests
+    assert seen.headers.get("host") == f"127.0.0.1:{site.port}"

@@ -6,7 +6,7 @@ sub-resources, fetch/XHR, frames, beacons, redirects (each hop is a new request)
 (``addresses.resolve_checked``) and the connection goes to exactly the checked address, so a page cannot reach
 the user's network by name, by address or by DNS rebinding; a refused target gets a 403 and nothing is sent.
 Plain http is forwarded one request per connection (``Connection: close``), so a request never rides a
-connection opened for another host. Bytes from the network are counted against the render's cap, and a render
+connection opened for another host; its ``Host`` is the checked target's, and disagreeing lengths are refused. Bytes from the network are counted against the render's cap, and a render
 that passes it has its connections cut; connections are capped too (a WebSocket is a connection no request count
 sees). One proxy serves one render (its counts are that render's).
 """
@@ -113,7 +113,9 @@ class GuardProxy:
         if url.scheme.lower() not in _PORTS or not url.hostname:
             await _refuse(client)
             return
-        headers = [line for line in lines[1:] if line and line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+        dropped = _HOP_HEADERS | {b"host"}  # the Host sent is the checked target's (RFC 9112 3.2.2), never another
+        headers = [line for line in lines[1:] if line and line.split(b":", 1)[0].strip().lower() not in dropped]
+        headers.insert(0, b"Host: " + url.netloc.rpartition("@")[2].encode("latin-1"))
         names = {line.split(b":", 1)[0].strip().lower() for line in headers}
         if b"transfer-encoding" in names:  # a streamed upload: not forwarded (it cannot be delimited here)
             await _refuse(client, b"501 Not Implemented")
@@ -204,14 +206,15 @@ def _host_port(target: str) -> tuple[str, int]:
 
 
 def _content_length(headers: list[bytes]) -> int:
-    for line in headers:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-            if length < 0:
-                raise ValueError("negative Content-Length")
-            return length
-    return 0
+    """The request body's length; lengths that disagree (a smuggling attempt) or a negative one are refused."""
+    lengths = {
+        int(value.strip())
+        for name, _, value in (line.partition(b":") for line in headers)
+        if name.strip().lower() == b"content-length"
+    }
+    if len(lengths) > 1 or any(length < 0 for length in lengths):
+        raise ValueError("conflicting or negative Content-Length")
+    return lengths.pop() if lengths else 0
 
 
 async def _refuse(client: SocketStream, status: bytes = b"403 Forbidden") -> None:
