@@ -6,9 +6,10 @@ sub-resources, fetch/XHR, frames, beacons, redirects (each hop is a new request)
 (``addresses.resolve_checked``) and the connection goes to exactly the checked address, so a page cannot reach
 the user's network by name, by address or by DNS rebinding; a refused target gets a 403 and nothing is sent.
 Plain http is forwarded one request per connection (``Connection: close``), so a request never rides a
-connection opened for another host; its ``Host`` is the checked target's, and disagreeing lengths are refused. Bytes from the network are counted against the render's cap, and a render
-that passes it has its connections cut; connections are capped too (a WebSocket is a connection no request count
-sees). One proxy serves one render (its counts are that render's).
+connection opened for another host; its ``Host`` is the checked target's, and disagreeing lengths are refused.
+Bytes from the network are counted against the render's cap, and a render that passes it has its connections
+cut; connections are capped too (a WebSocket is a connection no request count sees). One proxy serves one render
+(its counts are that render's). WebRTC and QUIC, which would not come here, are kept off by ``browser``'s flags.
 """
 
 from __future__ import annotations
