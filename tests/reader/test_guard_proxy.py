@@ -42,7 +42,7 @@ async def exchange(proxy: GuardProxy, request: bytes) -> bytes:
 
 async def test_a_plain_request_reaches_an_allowed_site_once_and_is_marked_to_close(site: FakeSite) -> None:
     site.page("/page", "hello")
-    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000) as proxy:
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
         target = site.url("/page").encode()
         answer = await exchange(
             proxy, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nProxy-Connection: keep-alive\r\n\r\n"
@@ -56,7 +56,7 @@ async def test_a_plain_request_reaches_an_allowed_site_once_and_is_marked_to_clo
 
 
 async def test_a_refused_address_gets_403_and_nothing_is_sent(internal: FakeSite) -> None:
-    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000) as proxy:
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
         port = internal.port
         plain = await exchange(proxy, f"GET http://127.0.0.2:{port}/ HTTP/1.1\r\nHost: a\r\n\r\n".encode())
         tunnel = await exchange(
@@ -72,7 +72,7 @@ async def test_a_refused_address_gets_403_and_nothing_is_sent(internal: FakeSite
 
 async def test_a_tunnel_to_an_allowed_site_carries_the_conversation(site: FakeSite) -> None:
     site.page("/ws", "through the tunnel")
-    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000) as proxy:
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
         request = (
             f"CONNECT 127.0.0.1:{site.port} HTTP/1.1\r\n\r\nGET /ws HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
         )
@@ -82,7 +82,7 @@ async def test_a_tunnel_to_an_allowed_site_carries_the_conversation(site: FakeSi
 
 
 async def test_other_schemes_and_garbage_are_refused(site: FakeSite) -> None:
-    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000) as proxy:
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
         ftp = await exchange(proxy, f"GET ftp://127.0.0.1:{site.port}/ HTTP/1.1\r\n\r\n".encode())
         streamed = await exchange(
             proxy, f"POST {site.url('/')} HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".encode()
@@ -94,9 +94,40 @@ async def test_other_schemes_and_garbage_are_refused(site: FakeSite) -> None:
 
 async def test_a_render_past_its_bytes_is_cut_and_opens_nothing_more(site: FakeSite) -> None:
     site.page("/big", "x" * 200_000)
-    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=100_000) as proxy:
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=100_000, max_connections=50) as proxy:
         first = await exchange(proxy, f"GET {site.url('/big')} HTTP/1.1\r\n\r\n".encode())
         second = await exchange(proxy, f"GET {site.url('/big')} HTTP/1.1\r\n\r\n".encode())
     assert 0 < len(first) < 200_000 and proxy.over_budget
     assert second.startswith(b"HTTP/1.1 403")
     assert site.count("/big") == 1
+
+
+async def test_a_tunnel_to_a_port_out_of_range_is_dropped_and_the_proxy_keeps_serving(site: FakeSite) -> None:
+    site.page("/after", "still serving")
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
+        wild = await exchange(proxy, b"CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n")
+        after = await exchange(proxy, f"GET {site.url('/after')} HTTP/1.1\r\n\r\n".encode())
+    assert wild == b""
+    assert after.startswith(b"HTTP/1.1 200") and after.endswith(b"still serving")
+
+
+async def test_a_render_opens_at_most_its_connections(site: FakeSite) -> None:
+    site.page("/one", "one")
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=3) as proxy:
+        answers = [await exchange(proxy, f"GET {site.url('/one')} HTTP/1.1\r\n\r\n".encode()) for _ in range(3)]
+        tunnel = await exchange(proxy, f"CONNECT 127.0.0.1:{site.port} HTTP/1.1\r\n\r\n".encode())
+    assert all(answer.endswith(b"one") for answer in answers)
+    assert tunnel.startswith(b"HTTP/1.1 403")
+    assert site.count("/one") == 3 and len(site.requests) == 3
+
+
+async def test_the_host_sent_is_the_checked_targets_and_conflicting_lengths_are_dropped(site: FakeSite) -> None:
+    site.page("/page", "hello")
+    async with guard_proxy(LOOPBACK_ONLY, system_resolver, max_bytes=1_000_000, max_connections=50) as proxy:
+        target = site.url("/page").encode()
+        answer = await exchange(proxy, b"GET " + target + b" HTTP/1.1\r\nHost: internal.example\r\n\r\n")
+        smuggled = b"POST " + target + b" HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 40\r\n\r\n"
+        dropped = await exchange(proxy, smuggled + b"GET http://127.0.0.2/ HTTP/1.1\r\n\r\n")
+    assert answer.endswith(b"hello") and dropped == b""
+    (seen,) = site.requests
+    assert seen.headers.get("host") == f"127.0.0.1:{site.port}"

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_PAGES = 3  # renders at once; more wait their turn (within their own deadline)
-MAX_REQUESTS = 150  # requests one render may make; later ones are aborted
+MAX_REQUESTS = 150  # requests (and connections: WebSockets) one render may make; later ones are aborted
 BYTES_FACTOR = 4  # a render may receive this many times BRAVE_SEARCH_READ_MAX_BYTES over all its requests
 IDLE_SECONDS = 1.5  # after "load": how long to wait for the network to go quiet (scripts fetching content)
 SNAPSHOT_SECONDS = 2.0  # kept back from the budget to read the DOM (a busy page answers late)
@@ -52,7 +52,7 @@ CHROMIUM_FLAGS = (
     "--disable-domain-reliability",
     "--dns-prefetch-disable",
     "--disable-dev-shm-usage",
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",  # (a "--force-" spelling is silently ignored)
     "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
 )
@@ -175,7 +175,7 @@ class Renderer:
         from playwright.async_api import Error
 
         policy, resolver, max_bytes = rules
-        async with guard_proxy(policy, resolver, max_bytes=max_bytes) as proxy:
+        async with guard_proxy(policy, resolver, max_bytes=max_bytes, max_connections=MAX_REQUESTS) as proxy:
             try:
                 context = await browser.new_context(
                     proxy={"server": f"http://127.0.0.1:{proxy.port}"},
@@ -268,6 +268,8 @@ async def _draw(context: BrowserContext, url: str, end: float) -> tuple[str, str
             raise
         logger.debug("read_url: render stopped early: %s", _first_line(exc))
         complete = False
+    if page.url.split(":", 1)[0].lower() not in ("http", "https"):  # it went on to a refused or failed address
+        raise RenderFailed("the page navigated away to a browser error page")
     html = await page.content()
     return html, page.url, made, complete
 

@@ -6,8 +6,10 @@ sub-resources, fetch/XHR, frames, beacons, redirects (each hop is a new request)
 (``addresses.resolve_checked``) and the connection goes to exactly the checked address, so a page cannot reach
 the user's network by name, by address or by DNS rebinding; a refused target gets a 403 and nothing is sent.
 Plain http is forwarded one request per connection (``Connection: close``), so a request never rides a
-connection opened for another host. Bytes from the network are counted against the render's cap, and a render
-that passes it has its connections cut. One proxy serves one render (its counts are that render's).
+connection opened for another host; its ``Host`` is the checked target's, and disagreeing lengths are refused.
+Bytes from the network are counted against the render's cap, and a render that passes it has its connections
+cut; connections are capped too (a WebSocket is a connection no request count sees). One proxy serves one render
+(its counts are that render's). WebRTC and QUIC, which would not come here, are kept off by ``browser``'s flags.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ class GuardProxy:
     policy: AddressPolicy
     resolver: Resolver
     max_bytes: int
+    max_connections: int  # connections the render may open (WebSockets too, which no request count sees)
     port: int = 0
+    opened: int = 0  # connections asked for, refused ones included
     received: int = 0  # bytes from the network, all connections together
     over_budget: bool = False
     hops: dict[str, list[str]] = field(default_factory=dict)  # host -> addresses connected to, in order
@@ -58,7 +62,8 @@ class GuardProxy:
 
     async def _open(self, host: str, port: int) -> SocketStream | None:
         """A connection to ``host:port`` at a checked address, or None when the policy refuses it (never sent)."""
-        if self.over_budget:
+        self.opened += 1
+        if self.over_budget or self.opened > self.max_connections:
             return None
         try:
             addresses = await resolve_checked(host, port, self.policy, self.resolver)
@@ -87,6 +92,8 @@ class GuardProxy:
                 pass
             except (TimeoutError, ValueError, OSError) as exc:
                 logger.debug("render proxy: dropped a connection (%s)", type(exc).__name__)
+            except Exception:  # a surprise drops this connection (fail closed), never the render's other ones
+                logger.warning("render proxy: dropped a connection on an unexpected error", exc_info=True)
 
     async def _serve(self, client: SocketStream, head: bytes, rest: bytes) -> None:
         lines = head.split(b"\r\n")
@@ -107,7 +114,9 @@ class GuardProxy:
         if url.scheme.lower() not in _PORTS or not url.hostname:
             await _refuse(client)
             return
-        headers = [line for line in lines[1:] if line and line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+        dropped = _HOP_HEADERS | {b"host"}  # the Host sent is the checked target's (RFC 9112 3.2.2), never another
+        headers = [line for line in lines[1:] if line and line.split(b":", 1)[0].strip().lower() not in dropped]
+        headers.insert(0, b"Host: " + url.netloc.rpartition("@")[2].encode("latin-1"))
         names = {line.split(b":", 1)[0].strip().lower() for line in headers}
         if b"transfer-encoding" in names:  # a streamed upload: not forwarded (it cannot be delimited here)
             await _refuse(client, b"501 Not Implemented")
@@ -192,20 +201,21 @@ async def _read_head(stream: SocketStream, counted: Callable[[int], None] | None
 def _host_port(target: str) -> tuple[str, int]:
     """``host:port`` of a CONNECT (IPv6 in brackets)."""
     host, _, port = target.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError("CONNECT target without a port")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("CONNECT target without a valid port")
     return host.strip("[]"), int(port)
 
 
 def _content_length(headers: list[bytes]) -> int:
-    for line in headers:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-            if length < 0:
-                raise ValueError("negative Content-Length")
-            return length
-    return 0
+    """The request body's length; lengths that disagree (a smuggling attempt) or a negative one are refused."""
+    lengths = {
+        int(value.strip())
+        for name, _, value in (line.partition(b":") for line in headers)
+        if name.strip().lower() == b"content-length"
+    }
+    if len(lengths) > 1 or any(length < 0 for length in lengths):
+        raise ValueError("conflicting or negative Content-Length")
+    return lengths.pop() if lengths else 0
 
 
 async def _refuse(client: SocketStream, status: bytes = b"403 Forbidden") -> None:
@@ -214,9 +224,11 @@ async def _refuse(client: SocketStream, status: bytes = b"403 Forbidden") -> Non
 
 
 @contextlib.asynccontextmanager
-async def guard_proxy(policy: AddressPolicy, resolver: Resolver, *, max_bytes: int) -> AsyncIterator[GuardProxy]:
+async def guard_proxy(
+    policy: AddressPolicy, resolver: Resolver, *, max_bytes: int, max_connections: int
+) -> AsyncIterator[GuardProxy]:
     """A proxy on 127.0.0.1 (``.port``) for one render; leaving closes its listener and cuts every connection."""
-    proxy = GuardProxy(policy, resolver, max_bytes)
+    proxy = GuardProxy(policy, resolver, max_bytes, max_connections)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     proxy.port = listener.extra(SocketAttribute.local_port)
     failure: Exception | None = None
