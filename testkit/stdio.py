@@ -11,13 +11,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -62,6 +63,16 @@ def user_dirs(home: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "XDG_CONFIG_HOME": str(home / ".config"),
     }
+
+
+@contextmanager
+def as_user(home: Path) -> Iterator[None]:
+    """This process as the user of ``user_dirs(home)`` while it lasts: platformdirs reads the environment itself,
+    so the default files (``user_files.py``) are found where that user's subprocesses put them."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in user_dirs(home).items():
+            patch.setenv(name, value)
+        yield
 
 
 class RpcError(RuntimeError):
