@@ -16,9 +16,9 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+from unittest.mock import patch
 
 import anyio
-import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -69,9 +69,7 @@ def user_dirs(home: Path) -> dict[str, str]:
 def as_user(home: Path) -> Iterator[None]:
     """This process as the user of ``user_dirs(home)`` while it lasts: platformdirs reads the environment itself,
     so the default files (``user_files.py``) are found where that user's subprocesses put them."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in user_dirs(home).items():
-            patch.setenv(name, value)
+    with patch.dict(os.environ, user_dirs(home)):
         yield
 
 
