@@ -22,16 +22,21 @@ bsm_usage_error() {
 }
 
 # The per-user folder for the key file and backups: the folder the server reads its default key file from
-# (config.py's user_config_dir): an absolute XDG_CONFIG_HOME or ~/.config; ~/Library/Application Support on macOS.
+# (user_files.py's user_config_dir, platformdirs' rule): an absolute XDG_CONFIG_HOME, else ~/.config
+# (~/Library/Application Support on macOS).
 bsm_config_dir() {
     local base="${XDG_CONFIG_HOME:-}"
-    if [ "$(uname -s 2>/dev/null || true)" = Darwin ]; then
-        [ -n "${HOME:-}" ] || bsm_die "HOME is not set"
-        base="${HOME}/Library/Application Support"
-    elif [ -z "$base" ] || [ "${base#/}" = "$base" ]; then
-        [ -n "${HOME:-}" ] || bsm_die "neither XDG_CONFIG_HOME nor HOME is set"
-        base="${HOME}/.config"
-    fi
+    case "$base" in
+        /*) ;;
+        *)
+            [ -n "${HOME:-}" ] || bsm_die "neither XDG_CONFIG_HOME nor HOME is set"
+            if [ "$(uname -s 2>/dev/null || true)" = Darwin ]; then
+                base="${HOME}/Library/Application Support"
+            else
+                base="${HOME}/.config"
+            fi
+            ;;
+    esac
     printf '%s/brave-search-mcp\n' "$base"
 }
 

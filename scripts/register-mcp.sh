@@ -36,7 +36,7 @@ Options:
   --no-key            same as --key-mode none
   --key-file PATH     where file mode keeps the key
                       (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key,
-                      on macOS ~/Library/Application Support/brave-search-mcp/api-key:
+                      on macOS without it ~/Library/Application Support/brave-search-mcp/api-key:
                       where every brave-search-mcp command looks for it)
   --env NAME=VALUE    pass a BRAVE_SEARCH_* server setting through (repeatable), e.g.
                       --env BRAVE_SEARCH_MAX_LINES=80. BRAVE_SEARCH_API_KEY is refused.

@@ -25,7 +25,7 @@ Options:
   --remove-key        also delete the stored key file
   --key-file PATH     the key file --remove-key deletes
                       (default: ${XDG_CONFIG_HOME:-~/.config}/brave-search-mcp/api-key,
-                      on macOS ~/Library/Application Support/brave-search-mcp/api-key:
+                      on macOS without it ~/Library/Application Support/brave-search-mcp/api-key:
                       where every brave-search-mcp command looks for it)
   -h, --help          show this help
 

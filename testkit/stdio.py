@@ -11,11 +11,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+from unittest.mock import patch
 
 import anyio
 from anyio.abc import Process
@@ -62,6 +63,14 @@ def user_dirs(home: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "XDG_CONFIG_HOME": str(home / ".config"),
     }
+
+
+@contextmanager
+def as_user(home: Path) -> Iterator[None]:
+    """This process as the user of ``user_dirs(home)`` while it lasts: platformdirs reads the environment itself,
+    so the default files (``user_files.py``) are found where that user's subprocesses put them."""
+    with patch.dict(os.environ, user_dirs(home)):
+        yield
 
 
 class RpcError(RuntimeError):

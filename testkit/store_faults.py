@@ -18,10 +18,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from brave_search_mcp.config import default_state_path
 from brave_search_mcp.state.sqlite_file import STATE_TABLES, connect
+from brave_search_mcp.user_files import default_state_path
 from testkit.redis_server import RedisServer
-from testkit.stdio import user_dirs
+from testkit.stdio import as_user, user_dirs
 
 GARBAGE = b"not a database: garbage written over the state file " * 100
 
@@ -128,7 +128,8 @@ class _Sqlite:
     @property
     def state_file(self) -> Path:
         assert self.home is not None
-        return default_state_path(user_dirs(self.home))
+        with as_user(self.home):
+            return default_state_path()
 
 
 class SqliteLocked(_Sqlite):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings, default_key_path
+from brave_search_mcp.config import DEFAULT_BASE_URL, ConfigError, Settings
 from brave_search_mcp.config_sources import OFFICIAL_TOOLS
 from brave_search_mcp.tools.registry import all_tools, enabled_tools
 
@@ -193,55 +194,58 @@ def _store_default_key(home: Path, key: str = "stored-key") -> Path:
     return key_file
 
 
-def test_the_default_key_file_is_found_last_with_nothing_exported(tmp_path: Path) -> None:
+@pytest.fixture
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This process as a user with a home of their own, no XDG_CONFIG_HOME and nothing of ours exported."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in list(os.environ):
+        if name.startswith("BRAVE_"):
+            monkeypatch.delenv(name)
+    return tmp_path
+
+
+def test_the_default_key_file_is_found_last_with_nothing_exported(user: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 37: the key the register script stored is found with nothing exported; every explicit setting wins."""
-    key_file = _store_default_key(tmp_path)
-    s = Settings.from_env({"HOME": str(tmp_path)})
+    key_file = _store_default_key(user)
+    s = Settings.from_env()
     assert s.api_key is not None and s.api_key.get_secret_value() == "stored-key"
     assert (s.api_key_source, s.api_key_file, s.key_file_default) == ("default_key_file", str(key_file), str(key_file))
     for name, value in (("BRAVE_API_KEY", "env-key"), ("BRAVE_SEARCH_API_KEY", "env-key")):
-        s = Settings.from_env({"HOME": str(tmp_path), name: value})
+        with monkeypatch.context() as patch:
+            patch.setenv(name, value)
+            s = Settings.from_env()
         assert (s.api_key and s.api_key.get_secret_value(), s.api_key_source, s.api_key_file) == (value, name, None)
-    other = tmp_path / "other"
+    other = user / "other"
     other.write_text("file-key\n", encoding="utf-8")
-    s = Settings.from_env({"HOME": str(tmp_path), "BRAVE_API_KEY_FILE": str(other)})
+    monkeypatch.setenv("BRAVE_API_KEY_FILE", str(other))
+    s = Settings.from_env()
     assert (s.api_key and s.api_key.get_secret_value(), s.api_key_source) == ("file-key", "BRAVE_API_KEY_FILE")
 
 
-def test_the_default_key_file_follows_xdg_config_home_and_a_bare_mapping_has_none(tmp_path: Path) -> None:
-    _store_default_key(tmp_path / "home")  # ignored: XDG_CONFIG_HOME moves the config folder
-    config = tmp_path / "xdg"
+def test_the_default_key_file_follows_xdg_config_home_and_a_given_mapping_has_none(
+    user: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store_default_key(user)  # ignored: XDG_CONFIG_HOME moves the config folder
+    config = user / "xdg"
     (config / "brave-search-mcp").mkdir(parents=True)
     (config / "brave-search-mcp" / "api-key").write_text("xdg-key\n", encoding="utf-8")
-    s = Settings.from_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(config)})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    s = Settings.from_env()
     assert s.api_key is not None and s.api_key.get_secret_value() == "xdg-key"
-    assert Settings.from_env({}).key_file_default is None  # a mapping naming no home: exactly what it says
-    assert Settings.from_env({"HOME": str(tmp_path / "nobody")}).api_key is None  # no file: no key, no error
+    # a mapping of its own (tests, embedders): exactly the key it holds, never the stored one
+    assert (Settings.from_env({}).api_key, Settings.from_env({}).key_file_default) == (None, None)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(user / "nobody"))
+    assert Settings.from_env().api_key is None  # no file: no key, no error
 
 
-def test_a_broken_default_key_file_is_a_configuration_error_naming_the_file(tmp_path: Path) -> None:
-    key_file = _store_default_key(tmp_path, "two words")
+def test_a_broken_default_key_file_is_a_configuration_error_naming_the_file(user: Path) -> None:
+    key_file = _store_default_key(user, "two words")
     with pytest.raises(ConfigError, match=f"the default key file {key_file} must hold the key alone"):
-        Settings.from_env({"HOME": str(tmp_path)})
+        Settings.from_env()
     key_file.write_text("", encoding="utf-8")
     with pytest.raises(ConfigError, match="empty file"):
-        Settings.from_env({"HOME": str(tmp_path)})
-
-
-def test_the_config_folder_follows_the_platform_rule_of_the_state_folder(tmp_path: Path) -> None:
-    assert default_key_path({}, platform="linux", home=tmp_path) == tmp_path / ".config/brave-search-mcp/api-key"
-    assert default_key_path({"XDG_CONFIG_HOME": "relative"}, platform="linux", home=tmp_path) == (
-        tmp_path / ".config/brave-search-mcp/api-key"
-    )
-    assert default_key_path({"XDG_CONFIG_HOME": "/etc/xdg"}, platform="linux", home=tmp_path) == Path(
-        "/etc/xdg/brave-search-mcp/api-key"
-    )
-    assert default_key_path({}, platform="darwin", home=tmp_path) == (
-        tmp_path / "Library/Application Support/brave-search-mcp/api-key"
-    )
-    assert default_key_path({"LOCALAPPDATA": "C:/L"}, platform="win32", home=tmp_path) == Path(
-        "C:/L/brave-search-mcp/api-key"
-    )
+        Settings.from_env()
 
 
 def test_brave_official_servers_variables_are_honoured_when_ours_are_not_set() -> None:

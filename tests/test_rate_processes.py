@@ -22,11 +22,12 @@ import pytest
 
 from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import upstream_id
-from brave_search_mcp.config import Settings, default_cache_path, default_state_path
+from brave_search_mcp.config import Settings
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.user_files import default_cache_path, default_state_path
 from testkit.brave.brave import VALID_KEY, FakeBrave, Reply
 from testkit.brave.http_server import FakeBraveServer
-from testkit.stdio import RpcSession, server_env, stdio_server, user_dirs
+from testkit.stdio import RpcSession, as_user, server_env, stdio_server, user_dirs
 
 pytestmark = pytest.mark.anyio
 
@@ -165,10 +166,9 @@ def test_the_spending_cap_holds_across_processes(home: Path) -> None:
 
 async def _as_if_ten_minutes_passed(home: Path, base_url: str) -> None:
     """The gate's trial time lives in the shared state on the wall clock: move it to now, as 10 minutes would."""
-    dirs = user_dirs(home)
-    state = await open_state(
-        None, cache_max_entries=0, default_path=default_state_path(dirs), cache_path=default_cache_path(dirs)
-    )
+    with as_user(home):
+        state_file, cache_file = default_state_path(), default_cache_path()
+    state = await open_state(None, cache_max_entries=0, default_path=state_file, cache_path=cache_file)
     try:
         settings = Settings(api_key=VALID_KEY, base_url=base_url)
         limits = brave_limits(state, settings, upstream=upstream_id(base_url, VALID_KEY), clock=time.time)

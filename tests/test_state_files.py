@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.config import legacy_state_path
 from brave_search_mcp.state import sqlite_file, sqlite_legacy
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend
+from brave_search_mcp.user_files import legacy_state_path
 from testkit.clock import FakeClock
 from testkit.state_worker import run_workers
 

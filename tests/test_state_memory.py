@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from brave_search_mcp.config import (
-    Settings,
-    default_cache_path,
-    default_state_path,
-    legacy_state_path,
-    parse_state_url,
-)
+from brave_search_mcp.config import Settings, parse_state_url
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
 from testkit.clock import FakeClock
@@ -136,43 +129,11 @@ def test_bad_state_urls_name_the_variable(url: str) -> None:
         parse_state_url(url)
 
 
-def test_the_state_goes_to_each_platforms_state_dir_and_the_cache_to_its_cache_dir(tmp_path: Path) -> None:
-    """Issue 35: counters live where no cleaner wipes them (platformdirs' user state dir), cached answers in the
-    cache dir; the XDG variables move them on Linux, and relative values are ignored as the XDG spec says."""
-    home = tmp_path
-
-    def files(environ: dict[str, str], platform: str) -> tuple[Path, Path]:
-        return (
-            default_state_path(environ, platform=platform, home=home),
-            default_cache_path(environ, platform=platform, home=home),
-        )
-
-    assert files({}, "linux") == (
-        home / ".local/state/brave-search-mcp/state.sqlite3",
-        home / ".cache/brave-search-mcp/cache.sqlite3",
-    )
-    xdg = {"XDG_STATE_HOME": "/xdg/state", "XDG_CACHE_HOME": "/xdg/cache"}
-    assert files(xdg, "linux") == (
-        Path("/xdg/state/brave-search-mcp/state.sqlite3"),
-        Path("/xdg/cache/brave-search-mcp/cache.sqlite3"),
-    )
-    assert files({"XDG_STATE_HOME": "rel/state", "XDG_CACHE_HOME": "rel/cache"}, "linux") == files({}, "linux")
-    assert files(xdg, "darwin") == (
-        home / "Library/Application Support/brave-search-mcp/state.sqlite3",
-        home / "Library/Caches/brave-search-mcp/cache.sqlite3",
-    )
-    assert files({"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, "win32") == (
-        Path("C:/Users/u/AppData/Local/brave-search-mcp/state.sqlite3"),
-        Path("C:/Users/u/AppData/Local/brave-search-mcp/Cache/cache.sqlite3"),
-    )
-    assert files({}, "win32")[0] == home / "AppData/Local/brave-search-mcp/state.sqlite3"
-    # where versions before issue 35 kept everything: the cache dir's state.sqlite3
-    assert legacy_state_path(files({}, "linux")[1]) == home / ".cache/brave-search-mcp/state.sqlite3"
-
-
-def test_settings_name_both_default_files_from_the_environment_they_are_given(tmp_path: Path) -> None:
-    env = {"XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CACHE_HOME": str(tmp_path / "c")}
-    settings = Settings.from_env(env)
-    assert settings.state_default_path == str(tmp_path / "s/brave-search-mcp/state.sqlite3")
-    assert settings.cache_default_path == str(tmp_path / "c/brave-search-mcp/cache.sqlite3")
-    assert default_state_path() == Path(os.environ["XDG_STATE_HOME"]) / "brave-search-mcp/state.sqlite3"
+def test_settings_name_both_default_files_from_the_process_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "s"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
+    for settings in (Settings.from_env(), Settings.from_env({"BRAVE_SEARCH_STATE": "memory"})):
+        assert settings.state_default_path == str(tmp_path / "s/brave-search-mcp/state.sqlite3")
+        assert settings.cache_default_path == str(tmp_path / "c/brave-search-mcp/cache.sqlite3")

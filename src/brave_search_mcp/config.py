@@ -5,7 +5,8 @@ alias, so ``Settings(timeout_seconds=-1)`` and ``BRAVE_SEARCH_TIMEOUT_SECONDS=-1
 ``ConfigError`` naming the variable. No other module reads ``os.environ``. The API key is held as a
 ``SecretStr`` and only its *source* is ever reported; the key file (what the registration scripts
 write) wins over a key in the environment, so a stale key in a shell cannot beat the registered one, and
-the default key file (where ``scripts/register-mcp.sh`` stores it) is found with nothing exported.
+the default key file (where ``scripts/register-mcp.sh`` stores it) is found with nothing exported. Where that
+file, the state and the cache live is ``user_files.py``'s (platformdirs' folders).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from brave_search_mcp.config_sources import OFFICIAL_VARIABLES, KeySource, lookup_key, official_settings
 from brave_search_mcp.config_sources import ConfigError as ConfigError  # re-exported: every face catches it here
 from brave_search_mcp.config_sources import key_problem as key_problem
+from brave_search_mcp.user_files import default_cache_path, default_key_path, default_state_path, playwright_cache_dir
 
 DEFAULT_BASE_URL = "https://api.search.brave.com"
 
@@ -55,7 +57,7 @@ class Settings(BaseModel):
     api_key: SecretStr | None = None
     api_key_source: KeySource | None = None
     api_key_file: str | None = None  # the file the key was read from (either key file)
-    key_file_default: str | None = None  # where the default key file is looked for (XDG_CONFIG_HOME / HOME)
+    key_file_default: str | None = None  # where the default key file is looked for (user_files.default_key_path)
     notes: tuple[str, ...] = ()  # what start-up should warn about: values given twice, the official server's ignored
     read_from: dict[str, str] = Field(default_factory=dict)  # ours -> the official variable set (for messages)
     base_url: str = Field(DEFAULT_BASE_URL, alias="BRAVE_SEARCH_BASE_URL", min_length=9)
@@ -113,8 +115,8 @@ class Settings(BaseModel):
     state: str | None = Field(None, alias="BRAVE_SEARCH_STATE")
     # after the shared state fails, calls run on per-process memory this long before it is tried again
     state_retry_seconds: float = Field(5.0, alias="BRAVE_SEARCH_STATE_RETRY_SECONDS", ge=0.05, le=300.0)
-    state_default_path: str | None = None  # where None puts the state file (from XDG_STATE_HOME / HOME)
-    cache_default_path: str | None = None  # where None puts the cache file (from XDG_CACHE_HOME / HOME)
+    state_default_path: str | None = None  # where None puts the state file (user_files.default_state_path)
+    cache_default_path: str | None = None  # where None puts the cache file (user_files.default_cache_path)
     ui: bool = Field(False, alias="BRAVE_SEARCH_UI")  # serve MCP Apps widgets (ui:// resources) to hosts that show them
     log_level: LogLevel = Field("INFO", alias="BRAVE_SEARCH_LOG_LEVEL")
     log_format: LogFormat = Field("json", alias="BRAVE_SEARCH_LOG_FORMAT")
@@ -261,7 +263,9 @@ class Settings(BaseModel):
         """Read and validate every ``BRAVE_*`` variable; raise ``ConfigError`` naming the first bad one.
 
         ``defaults`` are a face's own defaults that a variable overrides (the CLI logs WARNING unless
-        BRAVE_SEARCH_LOG_LEVEL says otherwise); ``flags`` are command-line options, which win over both.
+        BRAVE_SEARCH_LOG_LEVEL says otherwise); ``flags`` are command-line options, which win over both. The
+        default state, cache and key files are this process's (``user_files.py``); an ``env`` mapping given instead of
+        the process's environment gets no default key file: tests and embedders get exactly the key they pass.
         """
         env = os.environ if env is None else env
         values: dict[str, Any] = dict(defaults or {})
@@ -279,9 +283,9 @@ class Settings(BaseModel):
             if value is not None:
                 values.pop(cls.variable_of(name), None)
                 values[name] = value
-        values.setdefault("state_default_path", str(default_state_path(env)))
-        values.setdefault("cache_default_path", str(default_cache_path(env)))
-        default_key = _default_key_file(env, explicit=env is not os.environ)
+        values.setdefault("state_default_path", str(default_state_path()))
+        values.setdefault("cache_default_path", str(default_cache_path()))
+        default_key = default_key_path() if env is os.environ else None  # a mapping given: exactly what it holds
         values.setdefault("key_file_default", str(default_key) if default_key is not None else None)
         found = lookup_key(env, flag=key_flag, default_file=default_key)
         if found.value is not None:
@@ -326,22 +330,6 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts) or "invalid settings"
 
 
-def _default_key_file(env: Mapping[str, str], *, explicit: bool) -> Path | None:
-    """Where the default key file is looked for; None for a mapping that names no home (tests and embedders that
-    pass their own environment get exactly what they pass)."""
-    if explicit and not any(env.get(name) for name in ("HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA")):
-        return None
-    return default_key_path(env, home=Path(env["HOME"]) if env.get("HOME") else None)
-
-
-APP_DIR = "brave-search-mcp"
-# Counters (the month's requests under the spending cap), learned plans and breakers are state: the user's state
-# directory, which no cleaner wipes. Cached answers and pages are cache: the user's cache directory, safe to wipe.
-STATE_FILE = "state.sqlite3"
-CACHE_FILE = "cache.sqlite3"
-KEY_FILE = "api-key"  # in the config directory: what scripts/register-mcp.sh writes (mode 0600)
-
-
 @dataclass(frozen=True)
 class StateLocation:
     """A parsed state URL: which backend, and its file or server."""
@@ -351,91 +339,16 @@ class StateLocation:
     url: str | None = None  # redis
 
 
-def _user_dir(
-    environ: Mapping[str, str] | None,
-    platform: str,
-    home: Path | None,
-    xdg: str,
-    under_home: str,
-    library: str,
-    *windows: str,
-) -> Path:
-    """This app's directory of one kind by platformdirs' rule: the XDG variable ``xdg`` when it holds an absolute
-    path (the spec ignores others), else ``~/under_home``; ``~/Library/library`` on macOS; %LOCALAPPDATA% (then
-    ``windows``) on Windows. ``environ`` None: this process's environment."""
-    env = os.environ if environ is None else environ
-    base = home if home is not None else Path.home()
-    if platform.startswith("win"):
-        local = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else base / "AppData" / "Local"
-        return local.joinpath(APP_DIR, *windows)
-    if platform == "darwin":
-        return base / "Library" / library / APP_DIR
-    value = env.get(xdg, "")
-    return (Path(value) if value and Path(value).is_absolute() else base / under_home) / APP_DIR
-
-
-def user_cache_dir(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """This app's cache directory: XDG_CACHE_HOME or ~/.cache; ~/Library/Caches; %LOCALAPPDATA%/…/Cache."""
-    return _user_dir(environ, platform, home, "XDG_CACHE_HOME", ".cache", "Caches", "Cache")
-
-
-def playwright_browsers_dir(environ: Mapping[str, str] | None = None, *, platform: str = sys.platform) -> Path:
+def playwright_browsers_dir(*, platform: str = sys.platform) -> Path:
     """Where ``playwright install`` puts browsers: PLAYWRIGHT_BROWSERS_PATH, else ms-playwright in the user's cache."""
-    named = (os.environ if environ is None else environ).get("PLAYWRIGHT_BROWSERS_PATH", "")
-    if named and Path(named).is_absolute():
-        return Path(named)
-    ours = user_cache_dir(environ, platform=platform)  # .../brave-search-mcp, or .../brave-search-mcp/Cache
-    return (ours.parent.parent if platform.startswith("win") else ours.parent) / "ms-playwright"
+    named = os.environ.get("PLAYWRIGHT_BROWSERS_PATH", "")
+    return Path(named) if named and Path(named).is_absolute() else playwright_cache_dir(platform=platform)
 
 
-def user_state_dir(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """This app's state directory: XDG_STATE_HOME or ~/.local/state; ~/Library/Application Support; %LOCALAPPDATA%."""
-    return _user_dir(environ, platform, home, "XDG_STATE_HOME", ".local/state", "Application Support")
-
-
-def user_config_dir(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """This app's config directory: XDG_CONFIG_HOME or ~/.config; ~/Library/Application Support; %LOCALAPPDATA%."""
-    return _user_dir(environ, platform, home, "XDG_CONFIG_HOME", ".config", "Application Support")
-
-
-def client_config_files(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> tuple[Path, Path]:
+def client_config_files() -> tuple[Path, Path]:
     """Where Codex and Claude Code keep their MCP servers (CODEX_HOME, CLAUDE_CONFIG_DIR), for uninstall."""
-    env, base = (os.environ if environ is None else environ), (home or Path.home())
-    codex, claude = env.get("CODEX_HOME") or base / ".codex", env.get("CLAUDE_CONFIG_DIR") or base
-    return Path(codex) / "config.toml", Path(claude) / ".claude.json"
-
-
-def default_key_path(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """The key file the registration script writes and every face reads when no key is set explicitly."""
-    return user_config_dir(environ, platform=platform, home=home) / KEY_FILE
-
-
-def default_state_path(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """The SQLite file of the user's counters, plans and breakers (shared by all their processes)."""
-    return user_state_dir(environ, platform=platform, home=home) / STATE_FILE
-
-
-def default_cache_path(
-    environ: Mapping[str, str] | None = None, *, platform: str = sys.platform, home: Path | None = None
-) -> Path:
-    """The SQLite file of the user's cached answers and pages (shared by all their processes, safe to wipe)."""
-    return user_cache_dir(environ, platform=platform, home=home) / CACHE_FILE
-
-
-def legacy_state_path(cache_path: Path) -> Path:
-    """Where versions before issue 35 kept everything, counters included: beside the cache file, in the cache
-    directory (read once, to move the counters to the state file)."""
-    return cache_path.with_name(STATE_FILE)
+    codex, claude = os.environ.get("CODEX_HOME") or Path.home() / ".codex", os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(codex) / "config.toml", Path(claude or Path.home()) / ".claude.json"
 
 
 def parse_state_url(url: str | None) -> StateLocation:

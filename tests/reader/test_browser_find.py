@@ -52,9 +52,15 @@ def test_the_system_browser_then_playwrights_own(tmp_path: Path, monkeypatch: py
     assert (find_browser(None).executable, find_browser(None).source) == (str(system), "system")
 
 
-def test_playwrights_folder_follows_its_variable_and_the_platform(tmp_path: Path) -> None:
-    assert playwright_browsers_dir({"PLAYWRIGHT_BROWSERS_PATH": "/opt/pw"}) == Path("/opt/pw")
-    home = {"HOME": str(tmp_path)}
-    assert playwright_browsers_dir({**home, "XDG_CACHE_HOME": "/c"}, platform="linux") == Path("/c/ms-playwright")
-    windows = playwright_browsers_dir({"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, platform="win32")
-    assert windows == Path("C:/Users/u/AppData/Local/ms-playwright")
+def test_playwrights_folder_follows_its_variable_and_the_platform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", "/opt/pw")
+    assert playwright_browsers_dir() == Path("/opt/pw")
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", "relative/pw")  # not a folder Playwright would use: ignored
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "/c")
+    assert playwright_browsers_dir(platform="linux") == Path("/c/ms-playwright")
+    monkeypatch.delenv("PLAYWRIGHT_BROWSERS_PATH")
+    monkeypatch.setenv("WIN_PD_OVERRIDE_LOCAL_APPDATA", "C:/Users/u/AppData/Local")  # platformdirs' override
+    assert playwright_browsers_dir(platform="win32") == Path("C:/Users/u/AppData/Local/ms-playwright")

@@ -222,58 +222,19 @@ class BraveClient:
         deadline: float | None,
         headers: Headers = (),
     ) -> BraveResponse:
+        """One GET's whole path: the cache, else one fetch (shared by the processes asking at once) whose every
+        attempt passes admission and is settled, whatever it ends in."""
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
         name = ENDPOINT_NAMES[endpoint]
+        counters, admission = self._counters[name], self.limits.of(endpoint)
         started = self.clock()
-
         key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
-
-        async def upstream() -> _Fetched:
-            url = self._url(endpoint, params)
-            return await self._fetch(
-                endpoint, url, throttle=throttle, retries=retries, deadline=deadline, headers=headers
-            )
-
-        async def fetch() -> _Fetched:
-            fetched = await (self._shared_fetch(key, upstream) if self.shared and use_cache else upstream())
-            return replace(fetched, body_id=next(self._body_ids))
-
-        fetched, hit, _shared = await self._cache.get_or_fetch(key, fetch, bypass=not use_cache)
-        duration_ms = max(0.0, (self.clock() - started) * 1000.0)
-        if hit:
-            self._counters[name].cache_hits += 1
-        # Hits and shared answers hand out the same decoded body: it is read-only by contract.
-        return BraveResponse(
-            data=fetched.data,
-            status=fetched.status,
-            cached=hit or fetched.attempts == 0,  # a local hit, or an answer another process fetched
-            attempts=0 if hit else fetched.attempts,
-            duration_ms=duration_ms,
-            request_target=(self._settings.base_url.rstrip("/") + endpoint.value, tuple(params)),
-            body_bytes=fetched.body_bytes,
-            rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
-            raw_body=fetched.raw_body,
-            body_id=fetched.body_id,
-        )
-
-    async def _fetch(
-        self,
-        endpoint: Endpoint,
-        url: httpx2.URL,
-        *,
-        throttle: bool,
-        retries: int | None,
-        deadline: float | None,
-        headers: Headers = (),
-    ) -> _Fetched:
-        counters = self._counters[ENDPOINT_NAMES[endpoint]]
-        admission = self.limits.of(endpoint)
         sent = 0
 
-        async def one_attempt() -> _Fetched:
+        async def one_attempt(url: httpx2.URL) -> _Fetched:
             nonlocal sent
-            with self.observer.span("state admit", endpoint=ENDPOINT_NAMES[endpoint]):
+            with self.observer.span("state admit", endpoint=name):
                 booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
             answered = False
             try:
@@ -283,15 +244,38 @@ class BraveClient:
                 answered = True
                 return fetched
             finally:
-                with self.observer.span("state settle", endpoint=ENDPOINT_NAMES[endpoint]):
+                with self.observer.span("state settle", endpoint=name):
                     await admission.settle(booked, answered=answered)
 
-        try:
-            fetched = await self._retrier.run(one_attempt, deadline=deadline, retries=retries)
-        except errors.BraveSearchError as exc:
-            exc.details.setdefault("attempts", sent)
-            raise
-        return replace(fetched, attempts=sent)
+        async def upstream() -> _Fetched:
+            url = self._url(endpoint, params)
+            try:
+                fetched = await self._retrier.run(lambda: one_attempt(url), deadline=deadline, retries=retries)
+            except errors.BraveSearchError as exc:
+                exc.details.setdefault("attempts", sent)
+                raise
+            return replace(fetched, attempts=sent)
+
+        async def fetch() -> _Fetched:
+            fetched = await (self._shared_fetch(key, upstream) if self.shared and use_cache else upstream())
+            return replace(fetched, body_id=next(self._body_ids))
+
+        fetched, hit, _shared = await self._cache.get_or_fetch(key, fetch, bypass=not use_cache)
+        if hit:
+            counters.cache_hits += 1
+        # Hits and shared answers hand out the same decoded body: it is read-only by contract.
+        return BraveResponse(
+            data=fetched.data,
+            status=fetched.status,
+            cached=hit or fetched.attempts == 0,  # a local hit, or an answer another process fetched
+            attempts=0 if hit else fetched.attempts,
+            duration_ms=max(0.0, (self.clock() - started) * 1000.0),
+            request_target=(self._settings.base_url.rstrip("/") + endpoint.value, tuple(params)),
+            body_bytes=fetched.body_bytes,
+            rate_limit=(self._last_rate_limit or fetched.rate_limit) if hit else fetched.rate_limit,
+            raw_body=fetched.raw_body,
+            body_id=fetched.body_id,
+        )
 
     async def stream_post(
         self,

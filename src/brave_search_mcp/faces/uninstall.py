@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from brave_search_mcp.config import client_config_files, default_key_path, user_cache_dir, user_state_dir
+from brave_search_mcp.config import client_config_files
 from brave_search_mcp.faces.client_files import ClientFileError, remove_from_claude_file, remove_from_codex_file
 from brave_search_mcp.faces.skill_install import SKILL_NAME, uninstall_skill
+from brave_search_mcp.user_files import default_key_path, user_cache_dir, user_state_dir
 
 DEFAULT_NAME = "brave-search"
 CLIENT_TIMEOUT = 60  # seconds for one client command (claude mcp get starts the server to check it)

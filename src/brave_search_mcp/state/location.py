@@ -11,9 +11,10 @@ from pathlib import Path
 import anyio
 
 from brave_search_mcp.clock import Clock, Sleep
-from brave_search_mcp.config import default_cache_path, default_state_path, legacy_state_path, parse_state_url
+from brave_search_mcp.config import parse_state_url
 from brave_search_mcp.state.base import LEASE_SECONDS, RETRY_INTERVAL_SECONDS, StateBackend, StateOptions
 from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.user_files import default_cache_path, default_state_path, legacy_state_path
 
 
 async def open_state(
