@@ -14,6 +14,7 @@ RANKS = {
     "_version": 0,
     "clock": 0,
     "config": 0,
+    "user_files": 0,  # where the user's config, state and cache files live (platformdirs)
     "config_sources": 0,  # what config.py reads besides BRAVE_SEARCH_*: key files, the official server's variables
     "logs": 0,
     "observe": 0,  # the no-op observer every layer may report to (metrics and traces are made real above)

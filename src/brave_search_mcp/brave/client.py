@@ -26,7 +26,7 @@ from brave_search_mcp.brave.counters import EndpointCounters
 from brave_search_mcp.brave.facts import ENDPOINT_NAMES, MESSAGE_CAP_CHARS, MISSING_KEY_MESSAGE, USER_AGENT, Endpoint
 from brave_search_mcp.brave.limits import BraveLimits, brave_limits
 from brave_search_mcp.brave.responses import BraveResponse as BraveResponse
-from brave_search_mcp.brave.responses import _Fetched
+from brave_search_mcp.brave.responses import Fetched
 from brave_search_mcp.brave.shared_state import SharedUpstream, upstream_id
 from brave_search_mcp.brave.wire import map_error, parse_rate_limit
 from brave_search_mcp.clock import Clock, Sleep
@@ -83,7 +83,7 @@ class BraveClient:
             own = MemoryBackend(clock=clock, sleep=sleep, cache_max_entries=0)
             limits = brave_limits(own, settings, upstream=upstream_id(settings.base_url, self._key()), clock=clock)
         self.limits = limits
-        self._cache: ResponseCache[_Fetched] = ResponseCache(
+        self._cache: ResponseCache[Fetched] = ResponseCache(
             settings.cache_size, settings.cache_ttl_seconds, clock=clock
         )
         self._counters: dict[str, EndpointCounters] = {name: EndpointCounters() for name in ENDPOINT_NAMES.values()}
@@ -232,7 +232,7 @@ class BraveClient:
         key = make_key(endpoint.value, [*params, *((f"header:{k.lower()}", v) for k, v in headers)])
         sent = 0
 
-        async def one_attempt(url: httpx2.URL) -> _Fetched:
+        async def one_attempt(url: httpx2.URL) -> Fetched:
             nonlocal sent
             with self.observer.span("state admit", endpoint=name):
                 booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
@@ -247,7 +247,7 @@ class BraveClient:
                 with self.observer.span("state settle", endpoint=name):
                     await admission.settle(booked, answered=answered)
 
-        async def upstream() -> _Fetched:
+        async def upstream() -> Fetched:
             url = self._url(endpoint, params)
             try:
                 fetched = await self._retrier.run(lambda: one_attempt(url), deadline=deadline, retries=retries)
@@ -256,7 +256,7 @@ class BraveClient:
                 raise
             return replace(fetched, attempts=sent)
 
-        async def fetch() -> _Fetched:
+        async def fetch() -> Fetched:
             fetched = await (self._shared_fetch(key, upstream) if self.shared and use_cache else upstream())
             return replace(fetched, body_id=next(self._body_ids))
 
@@ -352,7 +352,7 @@ class BraveClient:
             counters.count_error(exc.code.value)
             raise
 
-    async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[_Fetched]]) -> _Fetched:
+    async def _shared_fetch(self, key: str, upstream: Callable[[], Awaitable[Fetched]]) -> Fetched:
         """Through the shared cache: one fetch for every process asking at once; a shared hit costs no request."""
         assert self.shared is not None
         ttl = min(
@@ -373,7 +373,7 @@ class BraveClient:
 
     async def _attempt(
         self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
-    ) -> _Fetched:
+    ) -> Fetched:
         http = self._open()
         timeout = self._settings.timeout_seconds
         started = self.clock()
@@ -414,7 +414,7 @@ class BraveClient:
 
     async def _handle(
         self, endpoint: Endpoint, response: httpx2.Response, admission: Admission, sent_at: float
-    ) -> _Fetched:
+    ) -> Fetched:
         status = response.status_code
         info = await self._observe(response, admission, sent_at)
         if 200 <= status < 300:
@@ -423,7 +423,7 @@ class BraveClient:
             if key and key.encode() in body:  # e.g. an agent put the key in its query and Brave echoed it
                 self._key_echoes += 1
             await admission.succeeded()
-            return _Fetched(
+            return Fetched(
                 data=decode_json_object(body),
                 status=status,
                 attempts=1,

@@ -35,7 +35,7 @@ class BraveResponse:
 
 
 @dataclass(frozen=True)
-class _Fetched:
+class Fetched:
     """What one successful upstream exchange produced (also the cached value)."""
 
     data: dict[str, Any]

@@ -12,7 +12,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from brave_search_mcp.brave.responses import _Fetched
+from brave_search_mcp.brave.responses import Fetched
 from brave_search_mcp.models import errors
 from brave_search_mcp.state.base import Check, StateBackend
 from brave_search_mcp.upstream.bodies import GZIP, decode_json_object, gunzip_capped
@@ -43,7 +43,7 @@ def unpack(value: bytes) -> Stored:
     return int(fields["status"]), body, str(fields.get("encoding", IDENTITY))
 
 
-def _decoded(status: int, body: bytes, encoding: str, cap: int) -> _Fetched:
+def _decoded(status: int, body: bytes, encoding: str, cap: int) -> Fetched:
     """A stored answer as the client hands it on; ParseError for one this version cannot read."""
     if not 200 <= status < 300:
         raise errors.ParseError(f"A stored Brave answer has the status {status}; only answers are stored.")
@@ -51,7 +51,7 @@ def _decoded(status: int, body: bytes, encoding: str, cap: int) -> _Fetched:
         body = gunzip_capped(body, cap)
     elif encoding != IDENTITY:
         raise errors.ParseError(f"A stored Brave answer has an encoding this version cannot read ({encoding!r}).")
-    return _Fetched(decode_json_object(body), status, 0, len(body), body, None)
+    return Fetched(decode_json_object(body), status, 0, len(body), body, None)
 
 
 class SharedUpstream:
@@ -79,12 +79,12 @@ class SharedUpstream:
             return fetched[0], hit
         return unpack(value), hit
 
-    async def answer(self, key: str, upstream: Callable[[], Awaitable[_Fetched]], ttl: float, cap: int) -> _Fetched:
+    async def answer(self, key: str, upstream: Callable[[], Awaitable[Fetched]], ttl: float, cap: int) -> Fetched:
         """The answer to ``key``: this process's own fetch when it made one (the store keeps Brave's gzip bytes when
         the answer came gzip-encoded), else the stored answer, decoded under this process's ``cap`` (one that cannot
         be decoded is dropped from the store and fetched again)."""
-        mine: list[_Fetched] = []
-        read: list[_Fetched | errors.ResponseTooLarge] = []
+        mine: list[Fetched] = []
+        read: list[Fetched | errors.ResponseTooLarge] = []
 
         async def fetch() -> Stored:
             fetched = await upstream()
