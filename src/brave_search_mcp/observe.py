@@ -9,11 +9,31 @@ low-cardinality: tool names, outcome codes, provider and endpoint names, HTTP st
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
 from typing import Protocol
 
+import anyio
+
+from brave_search_mcp.models.errors import BraveSearchError, ErrorCode
+
 Attributes = Mapping[str, str | int | float | bool]
+CANCELLED = ErrorCode.CANCELLED.value
+
+
+def outcome_of(exc: BaseException) -> str:
+    """An ended request's outcome code, so a cancellation reads as one rather than as a failure or a success."""
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return CANCELLED
+    return exc.code.value if isinstance(exc, BraveSearchError) else ErrorCode.INTERNAL_ERROR.value
+
+
+def status_label(status: int | None, outcome: str) -> str:
+    """The ``status`` label: a request with no answer still went out, and a cancelled one is no provider failure."""
+    if status is not None:
+        return str(status)
+    return "cancelled" if outcome == CANCELLED else "error"
 
 
 class Spans(Protocol):
@@ -55,6 +75,10 @@ class Observer:
             failed = outcome if outcome != "ok" else None
             self.spans.finished(f"upstream {provider} {endpoint}", seconds, attributes, failed)
 
+    def request(self, provider: str, endpoint: str, clock: Callable[[], float]) -> Sent:
+        """Every provider's client counts and traces its requests by the same rule, once each, however they end."""
+        return Sent(self, provider, endpoint, clock)
+
     def page(self, outcome: str) -> None:
         """One page read ended: "read", "refused" (the address policy) or "failed"."""
 
@@ -78,3 +102,24 @@ class Observer:
 
     def watch(self, source: object) -> None:
         """The process's ports, read at scrape time (plan, month, breakers, caches); the base reads nothing."""
+
+
+class Sent:
+    """One request on its way (``with`` around it from the send on): reported when it ends, whether an answer came
+    (``status``), none did, or the caller was cancelled, so no path is counted twice or left out."""
+
+    def __init__(self, observer: Observer, provider: str, endpoint: str, clock: Callable[[], float]) -> None:
+        self._observer, self._provider, self._endpoint, self._clock = observer, provider, endpoint, clock
+        self.status: int | None = None
+        self.outcome = "ok"
+        self.started = self.seconds = 0.0
+
+    def __enter__(self) -> Sent:
+        self.started = self._clock()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is not None and self.outcome == "ok":
+            self.outcome = outcome_of(exc)
+        self.seconds = max(0.0, self._clock() - self.started)
+        self._observer.upstream(self._provider, self._endpoint, self.status, self.seconds, self.outcome)

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 
 from brave_search_mcp.config import Settings
 from brave_search_mcp.faces.http_guards import BearerGuard, InFlightCap
-from brave_search_mcp.observe import Observer, Spans
+from brave_search_mcp.observe import Observer, Spans, status_label
 from brave_search_mcp.usecases.contract import Ports
 
 METRICS_PATH = "/metrics"
@@ -77,7 +77,7 @@ class MetricsObserver(Observer):
 
     def upstream(self, provider: str, endpoint: str, status: int | None, seconds: float, outcome: str = "ok") -> None:
         """Count the request under its answer's status (and as a 429 when it was one), then trace it."""
-        self._upstream.labels(provider, endpoint, str(status) if status is not None else "error").inc()
+        self._upstream.labels(provider, endpoint, status_label(status, outcome)).inc()
         if status == 429:
             self._limited.labels(provider, endpoint).inc()
         super().upstream(provider, endpoint, status, seconds, outcome)
