@@ -3,9 +3,10 @@ ends (a cancelled one as ``cancelled``), with its state operations traced beside
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -17,11 +18,17 @@ from opentelemetry.trace import StatusCode
 
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
+from brave_search_mcp.compose import open_client, open_tools
 from brave_search_mcp.faces.metrics import MetricsObserver
+from brave_search_mcp.state.base import StoreUnavailable
 from brave_search_mcp.tracing import OtelSpans
+from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng.provider import make_provider, search_request
 from testkit.settings import make_settings
+
+from .test_metrics import samples
+from .test_state_outage import RETRY, flaky
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +105,62 @@ async def test_a_cancelled_request_is_counted_once_as_cancelled_and_its_span_fai
     assert upstream.attributes is not None and upstream.attributes["outcome"] == "CANCELLED"
     assert state_spans <= {span.name for span in spans}  # the state operations of every upstream are traced
 
+
+def totals(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a counter family (``*_total``) in a scrape."""
+    return {key: value for key, value in samples(text).items() if key[0].endswith("_total")}
+
+
+async def test_a_store_outage_in_the_middle_never_lowers_a_counter(
+    tmp_path: Path, clock: FakeClock, fake: FakeBrave
+) -> None:
+    """Look-ups through the shared cache before, during and after an outage of its store: every counter a scrape
+    shows only grows, and the look-ups the memory answered meanwhile are counted too."""
+    observer = MetricsObserver()
+    settings = make_settings(cache_size=0)  # no local cache: every look-up goes to the shared one
+    scrapes: list[dict[tuple[str, tuple[tuple[str, str], ...]], float]] = []
+    async with (
+        flaky(tmp_path / "state.db", clock) as (backend, store),
+        open_client(settings, transport=fake.mock_transport(), backend=backend) as client,
+        open_tools(settings, client=client, observer=observer) as tools,
+    ):
+
+        async def search(query: str) -> None:
+            assert not (await tools.call("brave_web_search", {"query": query})).is_error
+            scrapes.append(totals((await observer.exposition()).decode()))
+
+        await search("before")  # a miss through the store
+        await search("before")  # a hit through the store
+        store.fault = StoreUnavailable("the store went away")
+        await search("during")  # a miss in memory
+        await search("during")  # a hit in memory
+        store.fault = None
+        await clock.sleep(RETRY)
+        await search("after")  # a miss through the store again
+    for earlier, later in itertools.pairwise(scrapes):
+        for key, value in earlier.items():
+            assert later.get(key, 0.0) >= value, key
+    shared = {
+        kind: scrapes[-1][(f"brave_search_cache_{kind}_total", (("cache", "shared"),))] for kind in ("hits", "misses")
+    }
+    assert shared == {"hits": 2, "misses": 3} and fake.hits() == 3
+
+
+async def test_the_memory_backend_reports_its_shared_cache_figures(fake: FakeBrave) -> None:
+    """Alone on memory the state backend's cache still holds SearXNG pages and read pages: its figures show."""
+    observer = MetricsObserver()
+    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
+        found = samples((await observer.exposition()).decode())
+        assert tools.ports.client.limits.state.name == "memory"
+    for kind in ("hits", "misses", "joins"):
+        assert found[(f"brave_search_cache_{kind}_total", (("cache", "shared"),))] == 0
+
+
+async def test_brave_alone_reports_no_breaker(fake: FakeBrave) -> None:
+    """Brave alone has no fallback chain and so no breaker: none is reported closed."""
+    observer = MetricsObserver()
+    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
+        assert not (await tools.call("brave_web_search", {"query": "hello"})).is_error
+        text = (await observer.exposition()).decode()
+    assert not [key for key in samples(text) if key[0] == "brave_search_breaker_state"]
+    assert "brave_search_tool_calls_total" in text

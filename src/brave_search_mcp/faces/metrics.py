@@ -109,15 +109,13 @@ async def read_figures(ports: Ports) -> dict[str, Any]:
     """What the process keeps that a scrape shows: the status tool's own sources, read without a request."""
     client = ports.client
     state = client.limits.state
-    brave = {"brave": {"state": "closed"}}
-    shared = state.cache
     return {
         "rate_limit": client.last_rate_limit,
         "throttle": await client.admission() if "brave" in ports.settings.providers else {},
-        "breakers": await ports.chain.status() if ports.chain is not None else brave,
+        "breakers": await ports.chain.status() if ports.chain is not None else {},  # Brave alone has no breaker
         "health": state.health(),
         "local": client.cache_stats(),
-        "shared": {name: getattr(shared, name, None) for name in ("hits", "misses", "shared")},
+        "shared": state.cache.counts(),
     }
 
 
@@ -182,11 +180,11 @@ def _plan(facts: dict[str, Any]) -> Iterator[Metric]:
 
 def _caches(facts: dict[str, Any]) -> Iterator[Metric]:
     """Hits, misses and single-flight joins of this process's response cache and of the shared cache."""
-    local = facts["local"]
-    found = {"local": {"hits": local.hits, "misses": local.misses, "joins": local.shared}}
-    shared = facts["shared"]
-    if shared.get("hits") is not None:
-        found["shared"] = {"hits": shared["hits"], "misses": shared["misses"], "joins": shared["shared"]}
+    local, shared = facts["local"], facts["shared"]
+    found = {
+        "local": {"hits": local.hits, "misses": local.misses, "joins": local.shared},
+        "shared": {"hits": shared.hits, "misses": shared.misses, "joins": shared.joins},
+    }
     for kind, text in (
         ("hits", "Cache look-ups answered from the cache."),
         ("misses", "Cache look-ups that fetched."),
