@@ -26,6 +26,8 @@ from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from testkit.searxng.provider import make_provider, search_request
 from testkit.settings import make_settings
+from testkit.sites import FakeSite
+from testkit.sites.pages import page
 
 from .test_metrics import samples
 from .test_state_outage import RETRY, flaky
@@ -146,21 +148,15 @@ async def test_a_store_outage_in_the_middle_never_lowers_a_counter(
     assert shared == {"hits": 2, "misses": 3} and fake.hits() == 3
 
 
-async def test_the_memory_backend_reports_its_shared_cache_figures(fake: FakeBrave) -> None:
-    """Alone on memory the state backend's cache still holds SearXNG pages and read pages: its figures show."""
+async def test_the_memory_backend_reports_its_shared_cache_figures() -> None:
+    """Alone on memory the state backend's cache still holds read pages (and SearXNG's): its figures show."""
     observer = MetricsObserver()
-    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
-        found = samples((await observer.exposition()).decode())
-        assert tools.ports.client.limits.state.name == "memory"
-    for kind in ("hits", "misses", "joins"):
-        assert found[(f"brave_search_cache_{kind}_total", (("cache", "shared"),))] == 0
-
-
-async def test_brave_alone_reports_no_breaker(fake: FakeBrave) -> None:
-    """Brave alone has no fallback chain and so no breaker: none is reported closed."""
-    observer = MetricsObserver()
-    async with open_tools(make_settings(), transport=fake.mock_transport(), observer=observer) as tools:
-        assert not (await tools.call("brave_web_search", {"query": "hello"})).is_error
-        text = (await observer.exposition()).decode()
-    assert not [key for key in samples(text) if key[0] == "brave_search_breaker_state"]
-    assert "brave_search_tool_calls_total" in text
+    with FakeSite(host="127.0.0.2") as site:
+        site.page("/article", page("article.html"))
+        async with open_tools(make_settings(read_allowed_hosts=("127.0.0.2",)), observer=observer) as tools:
+            assert tools.ports.client.limits.state.name == "memory"
+            for _ in range(2):
+                assert not (await tools.call("read_url", {"url": site.url("/article")})).is_error
+            found = samples((await observer.exposition()).decode())
+    shared = {kind: found[(f"brave_search_cache_{kind}_total", (("cache", "shared"),))] for kind in ("hits", "misses")}
+    assert shared == {"hits": 1, "misses": 1} and site.count("/article") == 1
