@@ -4,9 +4,10 @@ ends (a cancelled one as ``cancelled``), with its state operations traced beside
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -34,7 +35,7 @@ from .test_state_outage import RETRY, flaky
 
 pytestmark = pytest.mark.anyio
 
-Work = Callable[[MetricsObserver, httpx2.AsyncBaseTransport], Awaitable[object]]
+Work = Callable[[MetricsObserver, httpx2.AsyncBaseTransport], Coroutine[Any, Any, object]]
 
 
 @contextmanager
