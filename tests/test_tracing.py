@@ -220,3 +220,29 @@ def test_the_standard_variables_are_read_from_the_environment_by_the_settings() 
     assert tracing_wanted(settings)
     assert not tracing_wanted(Settings.from_env(env | {"OTEL_SDK_DISABLED": "true"}))
     assert Settings.from_env({}).otel_service_name == "brave-search-mcp"
+
+
+def test_a_second_tracer_in_one_process_warns_that_the_sdk_spans_go_to_the_first() -> None:
+    """The SDK's middleware takes no tracer provider (it uses OpenTelemetry's global one, set once): a second server
+    in the same process cannot have its tools/call spans, and says so rather than failing silently."""
+    script = (
+        "import logging\n"
+        "from opentelemetry import trace\n"
+        "from brave_search_mcp.tracing import open_spans\n"
+        "from testkit.settings import make_settings\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        "settings = make_settings(otel_endpoint='http://127.0.0.1:9')\n"
+        "first = open_spans(settings)\n"
+        "second = open_spans(settings)\n"
+        "print(type(trace.get_tracer_provider()).__name__, first is not None and second is not None)\n"
+        "first.close(); second.close()\n"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.split() == ["TracerProvider", "True"], result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "tracer provider is installed" in line]
+    assert len(warnings) == 1 and "tools/call spans" in warnings[0]
+    assert "Overriding of current TracerProvider" not in result.stderr  # no attempt to replace the first

@@ -5,6 +5,11 @@ The MCP SDK already wraps every inbound message in a SERVER span through the Ope
 ``open_spans`` installs one (the SDK's ``TracerProvider`` with a batching OTLP/HTTP exporter, which reads its own
 ``OTEL_EXPORTER_OTLP_*`` settings) and returns the ``Spans`` the observer makes its spans with: upstream requests,
 page reads and state operations, children of the tool call's span. Nothing here is imported unless tracing is on.
+
+One tracer provider per process: the SDK's middleware takes no tracer or provider (its spans always go to
+OpenTelemetry's global provider, which can be set only once), so a second server in the same process exports its own
+spans but the ``tools/call`` spans of both go to the first one's exporter (and none once the first has closed).
+``open_spans`` warns when it finds a provider installed already. Run one server per process to trace each fully.
 """
 
 from __future__ import annotations
@@ -77,8 +82,8 @@ class OtelSpans:
 
 def open_spans(settings: Settings) -> OtelSpans | None:
     """The process's tracer when the settings ask for traces and the ``otel`` extra is installed; None otherwise
-    (a warning says so when traces were asked for without the extra). Installs the global tracer provider, which
-    the SDK's middleware uses."""
+    (a warning says so when traces were asked for without the extra). Installs the global tracer provider, the only
+    one the SDK's middleware can use (a warning says when another one holds that place already)."""
     if not tracing_wanted(settings):
         return None
     try:
@@ -92,7 +97,13 @@ def open_spans(settings: Settings) -> OtelSpans | None:
         return None
     provider = TracerProvider(resource=Resource.create({"service.name": settings.otel_service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):  # none installed yet
+        trace.set_tracer_provider(provider)
+    else:
+        logger.warning(
+            "a tracer provider is installed in this process already: this server's tools/call spans (the MCP SDK's) "
+            "go to that one; run one server per process to trace each fully"
+        )
     return OtelSpans(provider)
 
 

@@ -293,8 +293,8 @@ class BraveClient:
         """
         if not self._settings.has_key:
             raise errors.MissingApiKey(MISSING_KEY_MESSAGE)
-        counters = self._counters[ENDPOINT_NAMES[endpoint]]
-        admission = self.limits.of(endpoint)
+        name = ENDPOINT_NAMES[endpoint]
+        counters, admission = self._counters[name], self.limits.of(endpoint)
         timeout = self._settings.timeout_seconds
         headers = self._headers() | {"Accept": "text/event-stream", "Content-Type": "application/json"}
         url = httpx2.URL(self._settings.base_url.rstrip("/") + endpoint.value)
@@ -304,25 +304,24 @@ class BraveClient:
             nonlocal sent
             if self._closed:  # as for a GET: a closed client sends nothing (and opens no pool nobody would close)
                 raise errors.Cancelled("The Brave client is closed.")
-            booked = await admission.admit(deadline)
-            answered, status = False, None  # the answer's status, once one came
+            with self.observer.span("state admit", endpoint=name):
+                booked = await admission.admit(deadline)
+            answered, request = False, self.observer.request("brave", name, self.clock)
             try:
                 http = self._open()  # the client may have closed while the call waited its turn
                 sent += 1
                 counters.requests += 1  # counted like a GET: the status tool's "plan seen" reads the last outcome
                 if on_send is not None:
                     on_send()
-                with typed_transport_errors("Brave", timeout, self._safe):  # reading an error body can fail too
+                with request, typed_transport_errors("Brave", timeout, self._safe):  # an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
-                        request = http.build_request("POST", url, headers=headers, json=body)
-                        sent_at = self.clock()
-                        response = await http.send(request, stream=True)
-                    status, took = response.status_code, self.clock() - sent_at
-                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], status, took)
+                        post = http.build_request("POST", url, headers=headers, json=body)
+                        response = await http.send(post, stream=True)
+                    request.status = response.status_code
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
                         if not 200 <= response.status_code < 300:
-                            await self._handle(endpoint, response, admission, sent_at)  # raises the mapped error
-                        await self._observe(response, admission, sent_at)
+                            await self._handle(endpoint, response, admission, request.started)  # raises its error
+                        await self._observe(response, admission, request.started)
                         await admission.succeeded()
                     except BaseException:
                         with anyio.CancelScope(shield=True):
@@ -330,13 +329,12 @@ class BraveClient:
                         raise
                 answered = True
                 return response
-            except (errors.UpstreamTimeout, errors.NetworkError) as exc:
-                if status is None:  # no answer (one that came is counted already, whatever its body did)
-                    self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], None, 0.0, exc.code.value)
+            except (errors.UpstreamTimeout, errors.NetworkError):
                 await admission.failed()
                 raise
             finally:
-                await admission.settle(booked, answered=answered)
+                with self.observer.span("state settle", endpoint=name):
+                    await admission.settle(booked, answered=answered)
 
         try:
             response = await self._retrier.run(open_stream, deadline=deadline, rate_limited_only=True)
@@ -376,32 +374,28 @@ class BraveClient:
     ) -> Fetched:
         http = self._open()
         timeout = self._settings.timeout_seconds
-        started = self.clock()
-        status: int | None = None
-        outcome = "ok"
+        request = self.observer.request("brave", ENDPOINT_NAMES[endpoint], self.clock)
         try:
-            with typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                request = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
-                response = await http.send(request, stream=True)
+            with request, typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
+                get = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                response = await http.send(get, stream=True)
                 try:
-                    status = response.status_code
-                    return await self._handle(endpoint, response, admission, started)
+                    request.status = response.status_code
+                    return await self._handle(endpoint, response, admission, request.started)
                 finally:
                     await response.aclose()
-        except errors.BraveSearchError as exc:
-            outcome = exc.code.value
-            if status is None:  # no answer at all (timeout, network): nothing learned, a pending probe is freed
+        except errors.BraveSearchError:
+            if request.status is None:  # no answer at all (timeout, network): nothing learned, a pending probe is freed
                 await admission.failed()
             raise
         finally:
-            self.observer.upstream("brave", ENDPOINT_NAMES[endpoint], status, self.clock() - started, outcome)
             logger.debug(
                 "brave request endpoint=%s attempt=%d status=%s outcome=%s duration_ms=%.1f",
                 ENDPOINT_NAMES[endpoint],
                 attempt,
-                status if status is not None else "-",
-                outcome,
-                (self.clock() - started) * 1000.0,
+                request.status if request.status is not None else "-",
+                request.outcome,
+                request.seconds * 1000.0,
             )
 
     async def _observe(self, response: httpx2.Response, admission: Admission, sent_at: float) -> RateLimitInfo | None:

@@ -1,4 +1,4 @@
-"""``/metrics`` on the HTTP face: what a fleet of replicas does, in Prometheus text, per process and per app.
+"""Operators of a fleet scrape ``/metrics`` (Prometheus text) to see what replicas do without reading their logs.
 
 Events (tool calls, upstream requests, pages read) are counted as they happen by ``MetricsObserver``, the
 process's ``observe.Observer``; the figures the process already keeps (Brave's stated plan and month, the spending
@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 
 from brave_search_mcp.config import Settings
 from brave_search_mcp.faces.http_guards import BearerGuard, InFlightCap
-from brave_search_mcp.observe import Observer, Spans
+from brave_search_mcp.observe import Observer, Spans, status_label
 from brave_search_mcp.usecases.contract import Ports
 
 METRICS_PATH = "/metrics"
@@ -36,7 +36,7 @@ BREAKER_VALUES = {"closed": 0, "half_open": 1, "half-open": 1, "open": 2}
 
 
 class MetricsObserver(Observer):
-    """Counts events into this process's own registry; ``spans`` (if any) traces them too."""
+    """A registry per observer, so two servers in one process (tests, embedders) never mix their counts."""
 
     def __init__(self, spans: Spans | None = None) -> None:
         super().__init__(spans)
@@ -71,68 +71,66 @@ class MetricsObserver(Observer):
         self.registry.register(self._figures)
 
     def tool_call(self, tool: str, code: str, seconds: float) -> None:
-        """Count the call under its tool and outcome, and its duration."""
+        """Error rates and latency per tool are what an operator alerts on."""
         self._calls.labels(tool, code).inc()
         self._durations.labels(tool).observe(max(0.0, seconds))
 
     def upstream(self, provider: str, endpoint: str, status: int | None, seconds: float, outcome: str = "ok") -> None:
-        """Count the request under its answer's status (and as a 429 when it was one), then trace it."""
-        self._upstream.labels(provider, endpoint, str(status) if status is not None else "error").inc()
+        """What Brave bills is its answered requests, and 429s mean the plan is too small: both counted per endpoint."""
+        self._upstream.labels(provider, endpoint, status_label(status, outcome)).inc()
         if status == 429:
             self._limited.labels(provider, endpoint).inc()
         super().upstream(provider, endpoint, status, seconds, outcome)
 
     def page(self, outcome: str) -> None:
-        """Count a page read under its outcome."""
+        """Refusals by the address policy show probing; reads and failures show the reader's health."""
         self._pages.labels(outcome).inc()
 
     def watch(self, source: object) -> None:
-        """The ports whose figures a scrape reads."""
+        """A scrape reads the figures the ports keep anyway, so nothing else has to report them."""
         if isinstance(source, Ports):
             self.ports = source
 
     def count_in_flight(self, current: Callable[[], int]) -> None:
-        """The in-flight gauge reads ``current`` (the HTTP face's cap) at each scrape."""
+        """The cap already counts requests in flight; reading it at scrape time keeps one count, not two."""
         self.in_flight.set_function(lambda: float(current()))
 
     async def exposition(self) -> bytes:
-        """The text a scrape gets: the figures read now, then every family."""
+        """Figures read just before rendering are as fresh as the counters beside them."""
         self._figures.facts = await read_figures(self.ports) if self.ports is not None else {}
         return generate_latest(self.registry)
 
     async def endpoint(self, _: Request) -> Response:
-        """The ``/metrics`` route (the HTTP face puts its token check in front)."""
+        """The route stays bare so the face decides its guards (token, Host/Origin) in one place."""
         return Response(await self.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
 async def read_figures(ports: Ports) -> dict[str, Any]:
-    """What the process keeps that a scrape shows: the status tool's own sources, read without a request."""
+    """The status tool's own sources, so metrics and status never disagree, read without sending a request."""
     client = ports.client
     state = client.limits.state
-    brave = {"brave": {"state": "closed"}}
-    shared = state.cache
     return {
         "rate_limit": client.last_rate_limit,
         "throttle": await client.admission() if "brave" in ports.settings.providers else {},
-        "breakers": await ports.chain.status() if ports.chain is not None else brave,
+        "breakers": await ports.chain.status() if ports.chain is not None else {},  # Brave alone has no breaker
         "health": state.health(),
         "local": client.cache_stats(),
-        "shared": {name: getattr(shared, name, None) for name in ("hits", "misses", "shared")},
+        "shared": state.cache.counts(),
     }
 
 
 class Figures(Collector):
-    """The families read at scrape time from ``facts`` (set by ``MetricsObserver.exposition`` just before)."""
+    """prometheus_client collects synchronously while the figures need awaits: they are read first, then rendered."""
 
     def __init__(self) -> None:
         self.facts: dict[str, Any] = {}
 
     def describe(self) -> list[Metric]:
-        """Nothing to declare ahead: the families depend on what the process has seen."""
+        """Families depend on what the process has learned, so none can be declared ahead."""
         return []
 
     def collect(self) -> Iterator[Metric]:
-        """Every figure as a family; one the process has not learned yet is left out rather than guessed."""
+        """A figure not learned yet is left out: a guessed zero would fire or silence alerts wrongly."""
         facts = self.facts
         if not facts:
             return
@@ -157,7 +155,7 @@ class Figures(Collector):
 
 
 def _plan(facts: dict[str, Any]) -> Iterator[Metric]:
-    """Brave's plan as its last answer's headers stated it, and this month's requests against the cap."""
+    """Quota alerts need the plan Brave states and this month's requests against the cap."""
     info = facts["rate_limit"]
     if info is not None:
         for name, value, text in (
@@ -181,12 +179,12 @@ def _plan(facts: dict[str, Any]) -> Iterator[Metric]:
 
 
 def _caches(facts: dict[str, Any]) -> Iterator[Metric]:
-    """Hits, misses and single-flight joins of this process's response cache and of the shared cache."""
-    local = facts["local"]
-    found = {"local": {"hits": local.hits, "misses": local.misses, "joins": local.shared}}
-    shared = facts["shared"]
-    if shared.get("hits") is not None:
-        found["shared"] = {"hits": shared["hits"], "misses": shared["misses"], "joins": shared["shared"]}
+    """Cache hits and joins are requests not billed; counters that only grow keep Prometheus rates right."""
+    local, shared = facts["local"], facts["shared"]
+    found = {
+        "local": {"hits": local.hits, "misses": local.misses, "joins": local.shared},
+        "shared": {"hits": shared.hits, "misses": shared.misses, "joins": shared.joins},
+    }
     for kind, text in (
         ("hits", "Cache look-ups answered from the cache."),
         ("misses", "Cache look-ups that fetched."),
@@ -199,7 +197,7 @@ def _caches(facts: dict[str, Any]) -> Iterator[Metric]:
 
 
 def http_observer(settings: Settings) -> MetricsObserver:
-    """The HTTP face's observer for one process: Prometheus counters, and spans when ``OTEL_*`` asks for traces."""
+    """Only the HTTP face serves metrics, so only it loads prometheus_client (and OpenTelemetry when asked)."""
     from brave_search_mcp.tracing import open_spans
 
     return MetricsObserver(open_spans(settings))
@@ -208,9 +206,7 @@ def http_observer(settings: Settings) -> MetricsObserver:
 def metrics_routes(
     metrics: MetricsObserver | None, token: str | None, in_flight: InFlightCap, security: TransportSecuritySettings
 ) -> list[BaseRoute]:
-    """``/metrics`` (GET) behind ``token`` when there is one, beside the in-flight cap rather than behind it, so a
-    scrape is never refused for the load it measures; no route without an observer. ``security`` is the SDK's
-    Host/Origin check of ``/mcp``: without a token on loopback, a page that rebinds its name reads nothing."""
+    """Beside the in-flight cap, so a scrape is never refused for the load it measures; behind token and Host check."""
     if metrics is None:
         return []
     metrics.count_in_flight(lambda: in_flight.in_flight)
@@ -226,7 +222,7 @@ def metrics_routes(
 
 
 def traced(app: ASGIApp, metrics: MetricsObserver | None) -> ASGIApp:
-    """``app`` continuing a client's ``traceparent`` header when the process traces; ``app`` itself otherwise."""
+    """The SDK continues only a ``_meta`` traceparent; clients that send the HTTP header are continued too."""
     if metrics is None or metrics.spans is None:
         return app
     from brave_search_mcp.tracing import ClientTraceHeaders

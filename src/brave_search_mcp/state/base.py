@@ -74,6 +74,15 @@ class DropLog:
         return {"count": self.count, "last": self._last, "seconds_ago": round(self._clock() - self._at)}
 
 
+@dataclass(frozen=True)
+class CacheCounts:
+    """A cache's look-ups since the process started, kept apart from what a store holds so they only ever grow."""
+
+    hits: int
+    misses: int
+    joins: int  # look-ups that joined an identical fetch in flight (single flight) instead of sending their own
+
+
 @runtime_checkable
 class SharedCache(Protocol):
     """TTL cache of upstream bodies with single-flight across every process on the backend."""
@@ -85,6 +94,11 @@ class SharedCache(Protocol):
 
     async def stats(self) -> dict[str, Any]:
         """Hits, misses, shared and entries for the status tool."""
+        ...
+
+    def counts(self) -> CacheCounts:
+        """This process's look-ups, read without I/O: a scrape needs them even while the store is down, and a
+        Prometheus counter must never go back (an outage's look-ups, served from memory, are added, not swapped)."""
         ...
 
     async def clear(self) -> None:

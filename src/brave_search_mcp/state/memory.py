@@ -16,7 +16,16 @@ from cachetools import LRUCache
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
 from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, keep_after
-from brave_search_mcp.state.base import MAX_UPSTREAMS, Check, DropLog, Fetch, LimiterFactory, RecordStore, SharedCache
+from brave_search_mcp.state.base import (
+    MAX_UPSTREAMS,
+    CacheCounts,
+    Check,
+    DropLog,
+    Fetch,
+    LimiterFactory,
+    RecordStore,
+    SharedCache,
+)
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -140,6 +149,11 @@ class MemoryCache:
         """Counters of this process."""
         c = self._cache.stats()
         return {"hits": c.hits, "misses": c.misses, "shared": c.shared, "entries": c.entries, "max": c.max_entries}
+
+    def counts(self) -> CacheCounts:
+        """The look-ups of this process (``clear`` forgets entries, never these), so a scrape can count them."""
+        c = self._cache.stats()
+        return CacheCounts(c.hits, c.misses, c.shared)
 
     async def clear(self) -> None:
         """Forget every stored answer."""

@@ -18,7 +18,15 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 
-from brave_search_mcp.state.base import Check, DropLog, Fetch, SharedCache, StateOptions, StoreUnavailable
+from brave_search_mcp.state.base import (
+    CacheCounts,
+    Check,
+    DropLog,
+    Fetch,
+    SharedCache,
+    StateOptions,
+    StoreUnavailable,
+)
 from brave_search_mcp.state.guard import Guard
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.response_cache import ResponseCache
@@ -186,13 +194,20 @@ class SharedStoreCache:
             await self._guard.call(op)
 
     async def stats(self) -> dict[str, Any]:
-        """This process's counters plus what the store holds."""
-        out: dict[str, Any] = {"hits": self.hits, "misses": self.misses, "shared": self.shared}
+        """This process's counters plus what the store holds (the memory standing in for it, while it is down)."""
+        counts = self.counts()
+        out: dict[str, Any] = {"hits": counts.hits, "misses": counts.misses, "shared": counts.joins}
         try:
-            out.update(await self._guard.call(lambda: self._store.cache_stats(self._clock())))
+            held = await self._guard.call(lambda: self._store.cache_stats(self._clock()))
         except StoreUnavailable:
-            out.update(await self._fallback.stats())
-        return out
+            held = await self._fallback.stats()
+        return out | {name: value for name, value in held.items() if name not in out}
+
+    def counts(self) -> CacheCounts:
+        """Look-ups through the store plus those its memory answered while the store was down: both only grow, so
+        an outage never lowers the sum a scrape reports."""
+        spare = self._fallback.counts()
+        return CacheCounts(self.hits + spare.hits, self.misses + spare.misses, self.shared + spare.joins)
 
     async def clear(self) -> None:
         """Forget every stored answer (for every process)."""

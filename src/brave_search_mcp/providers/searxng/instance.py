@@ -43,7 +43,7 @@ from brave_search_mcp.models.errors import (
     UpstreamTimeout,
     WarningCode,
 )
-from brave_search_mcp.observe import Observer
+from brave_search_mcp.observe import Observer, Sent
 from brave_search_mcp.providers.searxng.pace import MAX_LIMITED_TRIES, WAIT_WORTH_SAYING_SECONDS, pace_text, slower
 from brave_search_mcp.providers.searxng.results import PROVIDER_NAME
 from brave_search_mcp.providers.searxng.statuses import probe_outcome, redirect_error, status_error
@@ -142,14 +142,6 @@ class CallBudget:
         return self.attempts == 0
 
 
-@dataclass
-class _Answer:
-    """What one request to the instance came to: its status (None: no answer) and the outcome code."""
-
-    status: int | None = None
-    outcome: str = "ok"
-
-
 class Instance:
     """The HTTP side of the provider: one pooled client, the instance's limiter, the shared retry rule."""
 
@@ -212,7 +204,9 @@ class Instance:
                     raise self._booked(exc, budget) from None
                 except RateLimited as exc:  # the instance's bot limiter: learn its pace, then try at it
                     budget.limited += 1
-                    await self.limiter.change(partial(slower, now=self.limiter.clock(), retry_after=exc.retry_after))
+                    slowed = partial(slower, now=self.limiter.clock(), retry_after=exc.retry_after)
+                    with self.observer.span("state pace", provider=PROVIDER_NAME):
+                        await self.limiter.change(slowed)
                     if budget.limited >= MAX_LIMITED_TRIES:  # the call's 429s, over all its pages
                         break
             raise self._still_limited(budget)
@@ -284,7 +278,8 @@ class Instance:
         if last_start is not None and ready is not None and ready > max(now, last_start):
             raise SlotUnavailable(ready - now, self.limiter.label)
         slowed = self.limiter.waiting > 0 or self._slowed()  # others ahead, or the instance's 429: worth saying
-        waited = await self.limiter.acquire(deadline=last_start)
+        with self.observer.span("state queue", provider=PROVIDER_NAME):
+            waited = await self.limiter.acquire(deadline=last_start)
         budget.ends += waited  # waiting for the pace is not time on the instance
         budget.waited += waited if slowed else 0.0  # a call's own pages at its own pace are no news
         budget.attempts += 1
@@ -297,18 +292,13 @@ class Instance:
             raise
 
     @contextmanager
-    def _request(self, timeout: float) -> Iterator[_Answer]:
+    def _request(self, timeout: float) -> Iterator[Sent]:
         """One request to the instance within ``timeout``, its transport errors typed; counted and traced once it
-        ended, whether the instance answered (``status``) or not (a reset, a timeout: it was sent all the same)."""
-        answer, started = _Answer(), self._clock()
-        try:
-            with typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
-                yield answer
-        except BraveSearchError as exc:
-            answer.outcome = exc.code.value
-            raise
-        finally:
-            self.observer.upstream(PROVIDER_NAME, "search", answer.status, self._clock() - started, answer.outcome)
+        ended, whether the instance answered (``status``), did not (a reset, a timeout: it was sent all the same) or
+        the call was cancelled (``observe.Sent``, the rule every provider's requests follow)."""
+        sent = self.observer.request(PROVIDER_NAME, "search", self._clock)
+        with sent, typed_transport_errors("SearXNG", timeout, self._safe), anyio.fail_after(timeout):
+            yield sent
 
     async def _attempt(self, fields: dict[str, str], timeout: float) -> bytes:
         url = self.config.search_url
