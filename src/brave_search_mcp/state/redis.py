@@ -54,6 +54,7 @@ from brave_search_mcp.state.redis_keys import (
     count_key,
     lease_key,
     merged_key,
+    once_key,
     plan_key,
     record_key,
     restored_key,
@@ -85,6 +86,9 @@ T = TypeVar("T")
 
 MAX_SWAP_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
+# How long a script call's reply is kept for a copy of it sent again (``redis_scripts.once``): both copies wait in the
+# server's sockets while it is busy or paused and run one after the other once it is back.
+ONCE_KEPT_MS = 60_000
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 # The bounds of a sound plan, as the reservation script reads them after its own arguments.
 BOUNDS = (
@@ -185,14 +189,16 @@ class RedisStore:
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """Run the reservation script: ``plan.decide`` on the stored plan(s) and starts, in one atomic step."""
+        token = uuid.uuid4().hex  # the start's member, and the call's ``once`` marker
         keys = [plan_key(ask.own), starts_key(ask.own)]
         if ask.shared is not None:
             keys += [plan_key(ask.shared), starts_key(ask.shared)]
+        keys.append(once_key(token))
         pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
         args: list[str | float] = [
             repr(float(now)),
             json.dumps(ask.init.to_json()),
-            uuid.uuid4().hex,
+            token,
             repr(ask.margin[0]),
             repr(ask.margin[1]),
             repr(KEEP_STARTS_SECONDS),
@@ -203,6 +209,7 @@ class RedisStore:
             repr(SPREAD_SECONDS),
             *(repr(float(bound)) for bound in BOUNDS),
             "1" if self._clock is not None else "",
+            ONCE_KEPT_MS,
         ]
         granted, ready, reason, flat, shift, dropped = await self._call(lambda: self._reserve(keys=keys, args=args))
         if dropped:
@@ -226,8 +233,8 @@ class RedisStore:
                 new = change(old)
                 if new == old and raw and old is not ask.init:
                     return old
-                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by)))]
-                if await self._plan_swap(keys=[key], args=args):
+                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by))), str(ONCE_KEPT_MS)]
+                if await self._plan_swap(keys=[key, once_key(uuid.uuid4().hex)], args=args):
                     return new
             raise StoreUnavailable("plan update kept conflicting")
 
@@ -253,8 +260,9 @@ class RedisStore:
             _ms(expires - now),
             self._expected or "",
             MAX_MONTH_REQUESTS,
+            ONCE_KEPT_MS,
         ]
-        keys = [count_key(counter), EPOCH_KEY]
+        keys = [count_key(counter), EPOCH_KEY, once_key(uuid.uuid4().hex)]
         booked, n, broken, damaged = await self._call(lambda: self._book(keys=keys, args=args))
         if broken:
             self._unreadable("a script found it broken")
@@ -303,8 +311,9 @@ class RedisStore:
         return int(merged)
 
     async def unbook(self, counter: str) -> None:
-        """Give one back (never below zero)."""
-        await self._call(lambda: self._unbook(keys=[count_key(counter)], args=[MAX_MONTH_REQUESTS]))
+        """Give one back (never below zero; once, however often the call is sent)."""
+        keys = [count_key(counter), once_key(uuid.uuid4().hex)]
+        await self._call(lambda: self._unbook(keys=keys, args=[MAX_MONTH_REQUESTS, ONCE_KEPT_MS]))
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""
