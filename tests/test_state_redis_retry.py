@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import anyio
 import pytest
 
 from brave_search_mcp.ratelimit.plan import Ask, PlanState
+from brave_search_mcp.state.base import StoreUnavailable
+from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.redis import RedisStore
 from brave_search_mcp.state.redis_client import COMMAND_TIMEOUT_SECONDS, connect
 from brave_search_mcp.state.redis_keys import count_key, starts_key
@@ -27,6 +30,7 @@ MONTH = "brave:key|:month:2026-11"
 # Longer than one command timeout (the first copy's reply is lost), shorter than two plus the retry's pause (the
 # second copy is answered): the server wakes between the two.
 BUSY_SECONDS = 1.3
+GIVE_UP_SECONDS = 2 * COMMAND_TIMEOUT_SECONDS + 1.0  # longer than both tries: the caller gives up, counts on memory
 
 
 @pytest.fixture
@@ -42,12 +46,12 @@ async def store(server: RedisServer) -> AsyncIterator[RedisStore]:
     await client.aclose()
 
 
-async def while_busy(server: RedisServer, call: Callable[[], Awaitable[T]]) -> T:
-    """``call`` sent while the server sleeps BUSY_SECONDS; it must have timed out once (and been sent again)."""
-    result: list[T] = []
+@asynccontextmanager
+async def busy(server: RedisServer, seconds: float) -> AsyncIterator[None]:
+    """The server asleep (``DEBUG SLEEP``) from entry for ``seconds``; awake again on exit."""
 
     def sleep() -> None:
-        command(server.port, "DEBUG", "SLEEP", str(BUSY_SECONDS), timeout=BUSY_SECONDS + 5)
+        command(server.port, "DEBUG", "SLEEP", str(seconds), timeout=seconds + 5)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(anyio.to_thread.run_sync, sleep)
@@ -56,10 +60,16 @@ async def while_busy(server: RedisServer, call: Callable[[], Awaitable[T]]) -> T
                 break
         else:
             raise AssertionError("DEBUG SLEEP never began")
+        yield
+
+
+async def while_busy(server: RedisServer, call: Callable[[], Awaitable[T]]) -> T:
+    """``call`` sent while the server sleeps BUSY_SECONDS; it must have timed out once (and been sent again)."""
+    async with busy(server, BUSY_SECONDS):
         started = time.monotonic()
-        result.append(await call())
+        result = await call()
         assert time.monotonic() - started > COMMAND_TIMEOUT_SECONDS  # the first copy timed out: this was a retry
-    return result[0]
+    return result
 
 
 async def stored(store: RedisStore) -> int:
@@ -106,3 +116,35 @@ async def test_a_reservation_sent_again_records_one_start_and_is_granted(
         assert await r.get(count_key(MONTH)) is None  # nothing else written
     finally:
         await r.aclose()
+
+
+async def test_a_booking_the_server_ran_after_its_caller_gave_up_is_not_added_again(
+    server: RedisServer, store: RedisStore
+) -> None:
+    """The caller gave up (StoreUnavailable) and counted the request on memory; the server, awake, ran the booking
+    anyway. The outage's merge sees that booking's reply on the server and adds one fewer: one request, one count."""
+    now = time.time()
+    assert await store.book(MONTH, None, now + 3600, now) == (True, 1)
+    epoch = await store.epoch()
+    async with busy(server, GIVE_UP_SECONDS):
+        with pytest.raises(StoreUnavailable, match="Timeout"):
+            await store.book(MONTH, None, now + 3600, now)
+    assert await stored(store) == 2  # the premise: the server ran it (once, of its two copies)
+    batch = Batch(delta=1, base=1, epoch=epoch, expires=now + 3600)  # what memory counted meanwhile
+    assert await store.merge_count(MONTH, batch, now) == 2
+    assert await store.merge_count(MONTH, Batch(delta=1, base=2, epoch=epoch, expires=now + 3600), now) == 3  # settled
+
+
+async def test_a_give_back_the_server_ran_after_its_caller_gave_up_is_not_taken_again(
+    server: RedisServer, store: RedisStore
+) -> None:
+    now = time.time()
+    for _ in range(3):
+        await store.book(MONTH, None, now + 3600, now)
+    await store.unbook(MONTH)  # the script loaded
+    epoch = await store.epoch()
+    async with busy(server, GIVE_UP_SECONDS):
+        with pytest.raises(StoreUnavailable):
+            await store.unbook(MONTH)
+    assert await stored(store) == 1
+    assert await store.merge_count(MONTH, Batch(delta=-1, base=2, epoch=epoch, expires=now + 3600), now) == 1

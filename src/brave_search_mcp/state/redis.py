@@ -60,6 +60,7 @@ from brave_search_mcp.state.redis_keys import (
     restored_key,
     starts_key,
 )
+from brave_search_mcp.state.redis_once import ONCE_KEPT_MS, UnsureCalls
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -86,9 +87,6 @@ T = TypeVar("T")
 
 MAX_SWAP_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
-# How long a script call's reply is kept for a copy of it sent again (``redis_scripts.once``): both copies wait in the
-# server's sockets while it is busy or paused and run one after the other once it is back.
-ONCE_KEPT_MS = 60_000
 TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
 # The bounds of a sound plan, as the reservation script reads them after its own arguments.
 BOUNDS = (
@@ -156,6 +154,7 @@ class RedisStore:
         self._max_bytes = max_bytes
         self.dropped = DropLog()
         self._expected: str | None = None  # the epoch bookings expect (``epoch``)
+        self._unsure = UnsureCalls()  # failed bookings the server may have run: settled by the next merge
         self._reserve = client.register_script(RESERVE)
         self._book = client.register_script(BOOK)
         self._unbook = client.register_script(UNBOOK)
@@ -263,7 +262,7 @@ class RedisStore:
             ONCE_KEPT_MS,
         ]
         keys = [count_key(counter), EPOCH_KEY, once_key(uuid.uuid4().hex)]
-        booked, n, broken, damaged = await self._call(lambda: self._book(keys=keys, args=args))
+        booked, n, broken, damaged = await self._unsure_call(counter, 1, keys, args, self._book)
         if broken:
             self._unreadable("a script found it broken")
         if damaged:
@@ -290,7 +289,9 @@ class RedisStore:
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
         """The merge script: the outage's batch added once per token; on another epoch its base put back too. A
         broken stored count restarts from 0 (as ``book`` reads it) instead of failing every merge."""
+        unsure = self._unsure.of(counter)
         keys = [count_key(counter), merged_key(batch.token), EPOCH_KEY, restored_key(counter)]
+        keys += [marker for marker, _ in unsure]
         ms = _ms(batch.expires - now) if batch.expires > now else 0
         args: list[str | int] = [
             batch.delta,
@@ -301,8 +302,11 @@ class RedisStore:
             uuid.uuid4().hex,
             MAX_MONTH_REQUESTS,
             self._expected or batch.epoch or "",
+            *(sign for _, sign in unsure),
+            ONCE_KEPT_MS,
         ]
         merged, epoch, broken, damaged = await self._call(lambda: self._merge(keys=keys, args=args))
+        self._unsure.settled(counter, unsure)
         if broken:
             self._unreadable("a script found it broken")
         if damaged:
@@ -313,7 +317,16 @@ class RedisStore:
     async def unbook(self, counter: str) -> None:
         """Give one back (never below zero; once, however often the call is sent)."""
         keys = [count_key(counter), once_key(uuid.uuid4().hex)]
-        await self._call(lambda: self._unbook(keys=keys, args=[MAX_MONTH_REQUESTS, ONCE_KEPT_MS]))
+        await self._unsure_call(counter, -1, keys, [MAX_MONTH_REQUESTS, ONCE_KEPT_MS], self._unbook)
+
+    async def _unsure_call(self, counter: str, sign: int, keys: list[str], args: list[str | int], script: Any) -> Any:
+        """A booking (``sign`` 1) or give-back (-1) script call; failed, the server may still run it: its marker is
+        kept for the next merge (``redis_once``)."""
+        try:
+            return await self._call(lambda: script(keys=keys, args=args))
+        except StoreUnavailable:
+            self._unsure.note(counter, keys[-1], sign)
+            raise
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""

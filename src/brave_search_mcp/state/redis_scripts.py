@@ -230,12 +230,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, n, broken, damaged}
 """
 )
-# KEYS: counter, ``once`` marker.  ARGV: most, ms to keep the marker.  A retried one gives back nothing more.
+# KEYS: counter, ``once`` marker.  ARGV: most, ms to keep the marker.  Returns {1, the count} when one was given
+# back, {0, 0} when the count was 0. A retried one gives back nothing more.
 UNBOOK = once(
     _COUNT
     + """
-if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1]) end
-return 0
+if count(KEYS[1], tonumber(ARGV[1])) > 0 then return {1, redis.call('DECR', KEYS[1])} end
+return {0, 0}
 """
 )
 # KEYS: epoch.  ARGV: a new random id, the epoch the caller last read ('': none).  Returns {the store's epoch (made
@@ -251,11 +252,14 @@ end
 return {epoch, damaged}
 """
 )
-# KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
-# marker, the batch's epoch ('': none), a new random id, most, the epoch the caller last read ('': none).  Returns
-# {the count, the server's epoch, 1 when the stored count (or the base put back) was broken, 1 when the stored
-# epoch was}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server lost what it
-# held) its base is put back where it exceeds the base already put back (a broken one read as none).
+# KEYS: counter, marker, epoch, base put back, then the ``once`` markers of the caller's failed calls on the counter
+# (``redis_once``).  ARGV: delta, base, ms to live (0: keep), ms to remember the marker, the batch's epoch ('':
+# none), a new random id, most, the epoch the caller last read ('': none), then each failed call's sign (1 a
+# booking, -1 a give-back), then ms to keep a void reply.  Returns {the count, the server's epoch, 1 when the stored
+# count (or the base put back) was broken, 1 when the stored epoch was}. An outage's batch (``state.owed``): added
+# once per marker; on another epoch (the server lost what it held) its base is put back where it exceeds the base
+# already put back (a broken one read as none). A failed call the server ran anyway is taken out of the addition
+# (memory counted it too); each gets a void reply, so a late copy of it, or a second merge, changes nothing.
 MERGE = (
     _COUNT
     + _EPOCH_OF
@@ -267,9 +271,15 @@ if epoch == nil then
   redis.call('SET', KEYS[3], epoch)
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return {n, epoch, broken, damaged} end
+local ran = 0  -- the failed calls the server ran anyway, bookings less give-backs
+for i = 5, #KEYS do
+  local done = redis.call('GET', KEYS[i])
+  if done and cjson.decode(done)[1] == 1 then ran = ran + tonumber(ARGV[i + 4]) end
+  redis.call('SET', KEYS[i], cjson.encode({0, 0, 0, 0}), 'PX', ARGV[#ARGV])  -- settled: never taken out twice
+end
 local ttl = redis.call('PTTL', KEYS[1])
 local ms = math.max(tonumber(ARGV[3]), ttl)
-local merged = n + tonumber(ARGV[1])
+local merged = n + tonumber(ARGV[1]) - ran
 if ARGV[5] ~= '' and epoch ~= ARGV[5] then
   local put_back, lost = count(KEYS[4], tonumber(ARGV[7]))
   if lost == 1 then broken = 1 end
