@@ -54,11 +54,13 @@ from brave_search_mcp.state.redis_keys import (
     count_key,
     lease_key,
     merged_key,
+    once_key,
     plan_key,
     record_key,
     restored_key,
     starts_key,
 )
+from brave_search_mcp.state.redis_once import ONCE_KEPT_MS, UnsureCalls
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -152,6 +154,7 @@ class RedisStore:
         self._max_bytes = max_bytes
         self.dropped = DropLog()
         self._expected: str | None = None  # the epoch bookings expect (``epoch``)
+        self._unsure = UnsureCalls()  # failed bookings the server may have run: settled by the next merge
         self._reserve = client.register_script(RESERVE)
         self._book = client.register_script(BOOK)
         self._unbook = client.register_script(UNBOOK)
@@ -185,14 +188,16 @@ class RedisStore:
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """Run the reservation script: ``plan.decide`` on the stored plan(s) and starts, in one atomic step."""
+        token = uuid.uuid4().hex  # the start's member, and the call's ``once`` marker
         keys = [plan_key(ask.own), starts_key(ask.own)]
         if ask.shared is not None:
             keys += [plan_key(ask.shared), starts_key(ask.shared)]
+        keys.append(once_key(token))
         pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
         args: list[str | float] = [
             repr(float(now)),
             json.dumps(ask.init.to_json()),
-            uuid.uuid4().hex,
+            token,
             repr(ask.margin[0]),
             repr(ask.margin[1]),
             repr(KEEP_STARTS_SECONDS),
@@ -203,6 +208,7 @@ class RedisStore:
             repr(SPREAD_SECONDS),
             *(repr(float(bound)) for bound in BOUNDS),
             "1" if self._clock is not None else "",
+            ONCE_KEPT_MS,
         ]
         granted, ready, reason, flat, shift, dropped = await self._call(lambda: self._reserve(keys=keys, args=args))
         if dropped:
@@ -226,8 +232,8 @@ class RedisStore:
                 new = change(old)
                 if new == old and raw and old is not ask.init:
                     return old
-                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by)))]
-                if await self._plan_swap(keys=[key], args=args):
+                args = [json.dumps(raw), json.dumps(fields_of(shifted(new, by))), str(ONCE_KEPT_MS)]
+                if await self._plan_swap(keys=[key, once_key(uuid.uuid4().hex)], args=args):
                     return new
             raise StoreUnavailable("plan update kept conflicting")
 
@@ -253,9 +259,10 @@ class RedisStore:
             _ms(expires - now),
             self._expected or "",
             MAX_MONTH_REQUESTS,
+            ONCE_KEPT_MS,
         ]
-        keys = [count_key(counter), EPOCH_KEY]
-        booked, n, broken, damaged = await self._call(lambda: self._book(keys=keys, args=args))
+        keys = [count_key(counter), EPOCH_KEY, once_key(uuid.uuid4().hex)]
+        booked, n, broken, damaged = await self._unsure_call(counter, 1, keys, args, self._book)
         if broken:
             self._unreadable("a script found it broken")
         if damaged:
@@ -282,7 +289,9 @@ class RedisStore:
     async def merge_count(self, counter: str, batch: Batch, now: float) -> int:
         """The merge script: the outage's batch added once per token; on another epoch its base put back too. A
         broken stored count restarts from 0 (as ``book`` reads it) instead of failing every merge."""
+        unsure = self._unsure.of(counter)
         keys = [count_key(counter), merged_key(batch.token), EPOCH_KEY, restored_key(counter)]
+        keys += [marker for marker, _ in unsure]
         ms = _ms(batch.expires - now) if batch.expires > now else 0
         args: list[str | int] = [
             batch.delta,
@@ -293,8 +302,11 @@ class RedisStore:
             uuid.uuid4().hex,
             MAX_MONTH_REQUESTS,
             self._expected or batch.epoch or "",
+            *(sign for _, sign in unsure),
+            ONCE_KEPT_MS,
         ]
         merged, epoch, broken, damaged = await self._call(lambda: self._merge(keys=keys, args=args))
+        self._unsure.settled(counter, unsure)
         if broken:
             self._unreadable("a script found it broken")
         if damaged:
@@ -303,8 +315,18 @@ class RedisStore:
         return int(merged)
 
     async def unbook(self, counter: str) -> None:
-        """Give one back (never below zero)."""
-        await self._call(lambda: self._unbook(keys=[count_key(counter)], args=[MAX_MONTH_REQUESTS]))
+        """Give one back (never below zero; once, however often the call is sent)."""
+        keys = [count_key(counter), once_key(uuid.uuid4().hex)]
+        await self._unsure_call(counter, -1, keys, [MAX_MONTH_REQUESTS, ONCE_KEPT_MS], self._unbook)
+
+    async def _unsure_call(self, counter: str, sign: int, keys: list[str], args: list[str | int], script: Any) -> Any:
+        """A booking (``sign`` 1) or give-back (-1) script call; failed, the server may still run it: its marker is
+        kept for the next merge (``redis_once``)."""
+        try:
+            return await self._call(lambda: script(keys=keys, args=args))
+        except StoreUnavailable:
+            self._unsure.note(counter, keys[-1], sign)
+            raise
 
     async def count(self, counter: str, now: float) -> int:
         """Requests counted (Redis expires the counter itself); 0 for a stored value that is no count."""

@@ -43,6 +43,11 @@ def restored_key(counter: str) -> str:
     return f"{STATE}restored:{counter}"
 
 
+def once_key(token: str) -> str:
+    """The reply of a script call already run (``redis_scripts.once``): a retried call returns it, never runs twice."""
+    return f"{STATE}once:{token}"
+
+
 def cache_key(member: str) -> str:
     """A cached value."""
     return f"{CACHE_VALUE_PREFIX}{member}"

@@ -2,6 +2,26 @@
 
 from __future__ import annotations
 
+
+def once(body: str) -> str:
+    """``body`` run at most once per call: a call whose reply was lost (a command timeout while the server was busy or
+    paused) is sent again by the client (``redis_client``), and a paused server, once back, runs both copies. The last
+    key is the call's own marker (``redis_keys.once_key``, a random token per call, in the slot of the other keys), the
+    last argument how long it is kept (ms): the first copy runs ``body`` and keeps its reply there, a later copy
+    returns that reply and changes nothing. So one booking counts one request, one reservation records one start."""
+    return f"""
+local ONCE = KEYS[#KEYS]
+local done = redis.call('GET', ONCE)
+if done then return cjson.decode(done) end
+local function run()
+{body}
+end
+local out = run()
+redis.call('SET', ONCE, cjson.encode(out), 'PX', ARGV[#ARGV])
+return out
+"""
+
+
 # ``plan.decide`` in Lua, so a reservation is one atomic step: the contract test tests/test_rate_contract.py runs
 # this script and the Python rule on the same inputs and demands the same decisions. A plan is a hash of
 # PlanState's fields (an absent field is None / never).
@@ -11,9 +31,12 @@ from __future__ import annotations
 # burst, clock skew, month, longest pause, default trial period; then '1' to decide on the server's clock (the
 # initial plan's times moved to it; '' : on ``now``).
 # Returns {granted 1/0, ready, reason, plan as field/value pairs, the server's clock minus ``now`` (0: not used),
-# 1 when the stored plan was dropped and rebuilt}; ready and the plan's times are on the clock decided on.
-RESERVE = """
+# 1 when the stored plan was dropped and rebuilt}; ready and the plan's times are on the clock decided on. Run
+# ``once`` (its marker the last key, after the starts; its ms the last argument): a retried reservation records one
+# start and is decided once.
+RESERVE = once("""
 local NEVER = -math.huge
+local SHARED = #KEYS > 3  -- a shared family's plan and starts, before the ``once`` marker
 local now = tonumber(ARGV[1])
 local shift = 0  -- the server's clock minus the caller's, when the server's clock is used
 if ARGV[20] == '1' then
@@ -109,7 +132,7 @@ if own == nil then
   redis.call('HSET', KEYS[1], unpack(pairs_of(own)))
 end
 local shared = nil
-if #KEYS > 2 then
+if SHARED then
   local found, found_ok = load(KEYS[3])
   if found ~= nil and found_ok and sound(found) then shared = found end
 end
@@ -132,7 +155,7 @@ if rate == nil then
 elseif at > ready then
   ready, reason = at, 'window'
 end
-if #KEYS > 2 then
+if SHARED then
   local srate, sburst, sspread = nil, nil, nil
   if shared ~= nil then srate, sburst = in_force(shared); sspread = spread(shared) end
   at = recent(KEYS[4], srate, sburst, sspread)
@@ -144,12 +167,12 @@ if rate == nil then own.probe_until = now + HOLD; changed = true end
 if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or EVERY); changed = true end
 if changed then redis.call('HSET', KEYS[1], unpack(pairs_of(own))) end
 local ms = math.ceil((math.max(KEEP, 60) + 1) * 1000)
-for i = 2, #KEYS, 2 do
+for i = 2, #KEYS - 1, 2 do
   redis.call('ZADD', KEYS[i], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[i], ms)
 end
 return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
-"""
+""")
 # A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
 # instead of closing the spending cap (or failing every booking, or the outage's counts on their way back) for the
 # rest of the month. Returns the count, and 1 when it was broken (0 otherwise).
@@ -185,10 +208,11 @@ local function epoch_of(key, known)
   return known, 1
 end
 """
-# KEYS: counter, epoch.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any), most.  Returns
-# {booked 1/0, count, 1 when the stored count was broken, 1 when the stored epoch was}, or {-1, 0, 0, _} when the
-# server's epoch is another (it lost what it held: the caller's outage begins).
-BOOK = (
+# KEYS: counter, epoch, ``once`` marker.  ARGV: cap (-1: none), ms to live, the epoch the caller knows ('': any),
+# most, ms to keep the marker.  Returns {booked 1/0, count, 1 when the stored count was broken, 1 when the stored epoch
+# was}, or {-1, 0, 0, _} when the server's epoch is another (it lost what it held: the caller's outage begins). A
+# retried booking returns the first one's reply and counts nothing more.
+BOOK = once(
     _COUNT
     + _EPOCH_OF
     + """
@@ -206,12 +230,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, n, broken, damaged}
 """
 )
-# KEYS: counter.  ARGV: most.
-UNBOOK = (
+# KEYS: counter, ``once`` marker.  ARGV: most, ms to keep the marker.  Returns {1, the count} when one was given
+# back, {0, 0} when the count was 0. A retried one gives back nothing more.
+UNBOOK = once(
     _COUNT
     + """
-if count(KEYS[1], tonumber(ARGV[1])) > 0 then return redis.call('DECR', KEYS[1]) end
-return 0
+if count(KEYS[1], tonumber(ARGV[1])) > 0 then return {1, redis.call('DECR', KEYS[1])} end
+return {0, 0}
 """
 )
 # KEYS: epoch.  ARGV: a new random id, the epoch the caller last read ('': none).  Returns {the store's epoch (made
@@ -227,11 +252,14 @@ end
 return {epoch, damaged}
 """
 )
-# KEYS: counter, marker, epoch, base put back.  ARGV: delta, base, ms to live (0: keep), ms to remember the
-# marker, the batch's epoch ('': none), a new random id, most, the epoch the caller last read ('': none).  Returns
-# {the count, the server's epoch, 1 when the stored count (or the base put back) was broken, 1 when the stored
-# epoch was}. An outage's batch (``state.owed``): added once per marker; on another epoch (the server lost what it
-# held) its base is put back where it exceeds the base already put back (a broken one read as none).
+# KEYS: counter, marker, epoch, base put back, then the ``once`` markers of the caller's failed calls on the counter
+# (``redis_once``).  ARGV: delta, base, ms to live (0: keep), ms to remember the marker, the batch's epoch ('':
+# none), a new random id, most, the epoch the caller last read ('': none), then each failed call's sign (1 a
+# booking, -1 a give-back), then ms to keep a void reply.  Returns {the count, the server's epoch, 1 when the stored
+# count (or the base put back) was broken, 1 when the stored epoch was}. An outage's batch (``state.owed``): added
+# once per marker; on another epoch (the server lost what it held) its base is put back where it exceeds the base
+# already put back (a broken one read as none). A failed call the server ran anyway is taken out of the addition
+# (memory counted it too); each gets a void reply, so a late copy of it, or a second merge, changes nothing.
 MERGE = (
     _COUNT
     + _EPOCH_OF
@@ -243,9 +271,15 @@ if epoch == nil then
   redis.call('SET', KEYS[3], epoch)
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return {n, epoch, broken, damaged} end
+local ran = 0  -- the failed calls the server ran anyway, bookings less give-backs
+for i = 5, #KEYS do
+  local done = redis.call('GET', KEYS[i])
+  if done and cjson.decode(done)[1] == 1 then ran = ran + tonumber(ARGV[i + 4]) end
+  redis.call('SET', KEYS[i], cjson.encode({0, 0, 0, 0}), 'PX', ARGV[#ARGV])  -- settled: never taken out twice
+end
 local ttl = redis.call('PTTL', KEYS[1])
 local ms = math.max(tonumber(ARGV[3]), ttl)
-local merged = n + tonumber(ARGV[1])
+local merged = n + tonumber(ARGV[1]) - ran
 if ARGV[5] ~= '' and epoch ~= ARGV[5] then
   local put_back, lost = count(KEYS[4], tonumber(ARGV[7]))
   if lost == 1 then broken = 1 end
@@ -371,10 +405,11 @@ PLAN_READ = """
 local t = redis.call('TIME')
 return {redis.call('HGETALL', KEYS[1]), t[1], t[2]}
 """
-# KEYS: a plan.  ARGV: the plan as read (JSON object of field -> text), the new plan (JSON object, the same).
-# Returns 1 when written, 0 when the plan changed since it was read (the caller reads it again): a compare-and-set,
-# which a Redis Cluster runs as it runs every script (WATCH/MULTI it may not).
-PLAN_SWAP = """
+# KEYS: a plan, ``once`` marker.  ARGV: the plan as read (JSON object of field -> text), the new plan (JSON object,
+# the same), ms to keep the marker. Returns 1 when written, 0 when the plan changed since it was read (the caller
+# reads it again): a compare-and-set, which a Redis Cluster runs as it runs every script (WATCH/MULTI it may not).
+# Run ``once``: a retried swap answers 1 again instead of 0, which would have the change made twice.
+PLAN_SWAP = once("""
 local expected, current = cjson.decode(ARGV[1]), {}
 local raw = redis.call('HGETALL', KEYS[1])
 for i = 1, #raw, 2 do current[raw[i]] = raw[i + 1] end
@@ -389,4 +424,4 @@ local pairs_out = {}
 for f, v in pairs(cjson.decode(ARGV[2])) do pairs_out[#pairs_out + 1] = f; pairs_out[#pairs_out + 1] = v end
 if #pairs_out > 0 then redis.call('HSET', KEYS[1], unpack(pairs_out)) end
 return 1
-"""
+""")
