@@ -116,6 +116,20 @@ def test_deep_nesting_is_read_without_recursing_past_the_limit() -> None:
     assert document.markdown.startswith("# Deep") and "bottom text" in document.markdown
 
 
+@pytest.mark.parametrize(
+    ("inner", "expected"),
+    [
+        ("<p>" + "<span>" * 150 + "bottom text" + "</span>" * 150 + "</p>", "bottom text"),
+        ("<pre>" + "<span>" * 150 + "let x = 1;" + "</span>" * 150 + "</pre>", "```\nlet x = 1;\n```"),
+    ],
+    ids=["inline", "code"],
+)
+def test_text_nested_past_the_depth_limit_is_kept_as_plain_text(inner: str, expected: str) -> None:
+    head = "<html><body><div role='main'><h1>Deep<a class='headerlink' href='#d'>x</a></h1>"
+    body = head + inner + "</div></body></html>"
+    assert expected in read("x", body.encode()).markdown
+
+
 def test_a_blog_with_headerlinks_but_no_content_element_stays_with_the_article_reader() -> None:
     body = (
         b"<html><body><div class='menu'><a href='/'>Home</a> <a href='/about'>About the author</a></div>"

@@ -106,7 +106,9 @@ def pre_text(pre: Any) -> str:
 
     def walk(node: Any, depth: int) -> None:
         for child in node:
-            if isinstance(child.tag, str) and child.tag not in _SKIP and depth < MAX_DEPTH:
+            if isinstance(child.tag, str) and child.tag not in _SKIP and depth >= MAX_DEPTH:
+                parts.append(str(child.text_content()))  # past the limit: its text, without its line structure
+            elif isinstance(child.tag, str) and child.tag not in _SKIP:
                 if child.tag == "br":
                     parts.append("\n")
                 elif child.tag in _BLOCK:
@@ -312,8 +314,10 @@ class _Walker:
     def inline(self, node: Any, depth: int) -> str:
         """One inline element as Markdown text (code as code spans, emphasis marked, links as their text)."""
         tag = node.tag
-        if tag in _SKIP or depth > MAX_DEPTH:
+        if tag in _SKIP:
             return ""
+        if depth > MAX_DEPTH:  # past the limit: its words, not its marks (the text is never lost)
+            return _WHITE.sub(" ", str(node.text_content()))
         if tag == "br":
             return "\n"
         if tag in ("code", "kbd", "samp", "tt"):
