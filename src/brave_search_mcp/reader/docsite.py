@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# A generator is recognised by what only it writes; its content is the first of its ``main`` paths that matches.
+# A generator is recognised by what only it writes (a blog's ``nav#sidebar`` alone is not mdBook); its content
+# is the first of its ``main`` paths that matches.
 _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("rustdoc", "//meta[@name='generator' and @content='rustdoc'] | //body[contains(@class, 'rustdoc')]",
      ("//section[@id='main-content']",)),
@@ -22,7 +23,7 @@ _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("//div[contains(concat(' ', normalize-space(@class), ' '), ' theme-doc-markdown ')]",)),
     ("mkdocs", "//article[contains(@class, 'md-content__inner')]",
      ("//article[contains(@class, 'md-content__inner')]",)),
-    ("mdbook", "//nav[@id='sidebar'] | //comment()[contains(., 'Book generated using mdBook')]",
+    ("mdbook", "//comment()[contains(., 'Book generated using mdBook')] | //nav[@id='sidebar'][//*[@id='menu-bar']]",
      ("//div[@id='content']/main", "//main")),
     ("asciidoc", "//meta[@name='generator' and starts-with(@content, 'AsciiDoc')]", ("//body",)),
     ("docbook", "//meta[@name='generator' and starts-with(@content, 'DocBook')] | //div[@class='navheader']",
