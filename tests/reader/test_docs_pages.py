@@ -153,3 +153,16 @@ def test_a_blog_with_a_sidebar_nav_and_a_main_element_stays_with_the_article_rea
     markdown = read("x", body).markdown
     assert "Tide tables give the height" in markdown
     assert "Share on Twitter" not in markdown and "Subscribe to our newsletter" not in markdown
+
+
+def test_a_blog_with_headerlinks_and_a_main_element_stays_with_the_article_reader() -> None:
+    body = (
+        b"<html><body><main><div class='share'><a href='https://social.example/share'>Share on Twitter</a></div>"
+        b"<article><h2>Tide tables<a class='headerlink' href='#t'>\xc2\xb6</a></h2><p>"
+        + b"Tide tables give the height of the sea at each hour of the day for a port. " * 12
+        + b"</p></article><div class='newsletter'>Subscribe to our newsletter for weekly updates</div></main>"
+        b"</body></html>"
+    )  # fmt: skip
+    markdown = read("x", body).markdown
+    assert "Tide tables give the height" in markdown
+    assert "Share on Twitter" not in markdown and "Subscribe to our newsletter" not in markdown

@@ -28,7 +28,9 @@ _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("asciidoc", "//meta[@name='generator' and starts-with(@content, 'AsciiDoc')]", ("//body",)),
     ("docbook", "//meta[@name='generator' and starts-with(@content, 'DocBook')] | //div[@class='navheader']",
      ("//body",)),
-    ("sphinx", "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]",
+    # Python-Markdown's permalinks are headerlinks too: Sphinx is the one that also loads ``_static/``
+    ("sphinx", "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"
+     "[//script[contains(@src, '_static/')] | //link[contains(@href, '_static/')]]",
      ("//*[@role='main']", "//div[@id='docs-content']", "//div[@id='yui-main']//div[contains(@class, 'yui-g')]",
       "//div[@class='body']", "//main")),  # a page with headerlinks and none of these is left to trafilatura
 )  # fmt: skip
