@@ -166,3 +166,15 @@ def test_a_blog_with_headerlinks_and_a_main_element_stays_with_the_article_reade
     markdown = read("x", body).markdown
     assert "Tide tables give the height" in markdown
     assert "Share on Twitter" not in markdown and "Subscribe to our newsletter" not in markdown
+
+
+@pytest.mark.parametrize(("opening", "closing"), [("<ul><li>", "</li></ul>"), ("<blockquote>", "</blockquote>")])
+def test_deeply_nested_lists_and_quotes_stop_indenting_so_the_output_stays_linear(opening: str, closing: str) -> None:
+    lines = "".join(f"line {n}<br>" for n in range(200))
+    inner = opening * 40 + f"<p>{lines}</p><pre>```\nkept()</pre>" + closing * 40
+    head = "<html><head><link href='_static/a.css'></head><body><div role='main'>"
+    head += "<h1>Deep<a class='headerlink' href='#d'>x</a></h1>"
+    markdown = read("x", (head + inner + "</div></body></html>").encode()).markdown
+    deepest = next(line for line in markdown.split("\n") if line.endswith("line 199"))
+    assert len(deepest) - len("line 199") <= 2 * 8 + 2  # eight levels of indentation at most
+    assert "\n````\n```\nkept()\n````" in markdown  # code still on lines of its own, in a longer fence

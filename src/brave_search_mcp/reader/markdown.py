@@ -20,6 +20,9 @@ from brave_search_mcp.reader.document import fence_walk
 from brave_search_mcp.reader.links import LinkList, resolved
 
 MAX_DEPTH = 120
+MAX_INDENT = (
+    8  # nesting levels of lists and quotes that indent: each re-indents all it holds, so deeper ones stay level
+)
 _BLOCK = frozenset({
     "address", "article", "aside", "blockquote", "body", "center", "details", "dialog", "dd", "div", "dl", "dt",
     "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
@@ -37,6 +40,7 @@ _NO_LANGUAGE = frozenset({"none", "text", "plain", "plaintext", "notranslate", "
 _WHITE = re.compile(r"[ \t\n\r\f]+")
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,9}[.)]) ")
 _GLYPHS = " \t¶§#🔗\u200b"
+_FENCE_START = re.compile(r"^\s*(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[-+*](?:\s|$)|>|\d{1,9}[.)](?:\s|$)|`{3,}|~{3,}|=+\s*$|\|)")
 _ADMONITION_CLASSES = frozenset({"admonition", "admonitionblock", "theme-admonition", "note", "warning", "tip",
                                  "caution", "important", "danger", "attention", "hint"})  # fmt: skip
@@ -160,6 +164,7 @@ class _Walker:
     def __init__(self, base: str, links: LinkList) -> None:
         self.base = base
         self.links = links
+        self.nesting = 0  # lists and quotes open around the element being written
 
     # -------------------------------------------------------------------------------------- blocks
 
@@ -215,6 +220,8 @@ class _Walker:
         except ValueError:
             number = 1
         items: list[str] = []
+        level = self.nesting
+        self.nesting += 1
         for item in node:
             if not isinstance(item.tag, str):
                 continue
@@ -223,9 +230,13 @@ class _Walker:
                 continue
             marker = f"{number}. " if ordered else "- "
             number += 1
-            pad = " " * len(marker)
-            parts = [indented(body[0], marker, pad)] + [indented(block, pad, pad) for block in body[1:]]
+            if level >= MAX_INDENT:
+                parts = [_marked(body[0], marker), *body[1:]]
+            else:
+                pad = " " * len(marker)
+                parts = [indented(body[0], marker, pad)] + [indented(block, pad, pad) for block in body[1:]]
             items.append("\n\n".join(parts) if len(parts) > 1 else parts[0])
+        self.nesting = level
         return ["\n".join(items)] if items else []
 
     def definitions(self, node: Any, depth: int) -> list[str]:
@@ -271,7 +282,11 @@ class _Walker:
         return [*caption, "\n".join(lines)]
 
     def quote(self, node: Any, depth: int) -> list[str]:
-        return [indented(block, "> ", "> ") for block in self.blocks(node, depth)]
+        level = self.nesting
+        self.nesting += 1
+        blocks = self.blocks(node, depth)
+        self.nesting = level
+        return blocks if level >= MAX_INDENT else [indented(block, "> ", "> ") for block in blocks]
 
     def details(self, node: Any, depth: int) -> list[str]:
         out: list[str] = []
@@ -356,6 +371,11 @@ def _is_label(node: Any) -> bool:
     """An admonition's label: Sphinx's ``admonition-title``, DocBook's ``title``, Docusaurus' ``admonitionHeading``."""
     classes = _classes(node)
     return bool(classes & _LABEL_CLASSES) or any(name.lower().startswith("admonitionheading") for name in classes)
+
+
+def _marked(block: str, marker: str) -> str:
+    """``block`` after a list marker, unless it opens with a fence (a fence opens its own line)."""
+    return block if _FENCE_START.match(block) else marker + block
 
 
 def _wrap(text: str, mark: str) -> str:
