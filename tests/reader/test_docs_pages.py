@@ -178,3 +178,16 @@ def test_deeply_nested_lists_and_quotes_stop_indenting_so_the_output_stays_linea
     deepest = next(line for line in markdown.split("\n") if line.endswith("line 199"))
     assert len(deepest) - len("line 199") <= 2 * 8 + 2  # eight levels of indentation at most
     assert "\n````\n```\nkept()\n````" in markdown  # code still on lines of its own, in a longer fence
+
+
+def test_an_admonitions_label_is_its_heading_not_a_title_further_down_its_body() -> None:
+    body = (
+        b"<html><head><link href='_static/a.css'></head><body><div role='main'>"
+        b"<h1>Modes<a class='headerlink' href='#m'>x</a></h1><div class='admonition warning'>"
+        b"<p>Do not run the server as root.</p><div class='table'><p class='title'><b>Table 1. Modes</b></p>"
+        b"<table><tr><th>Mode</th><th>User</th></tr><tr><td>serve</td><td>nobody</td></tr></table></div></div>"
+        b"</div></body></html>"
+    )
+    markdown = read("x", body).markdown
+    assert "**Warning:** Do not run the server as root." in markdown
+    assert "Table 1. Modes" in markdown and "**Table 1. Modes:**" not in markdown

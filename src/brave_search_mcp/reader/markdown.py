@@ -49,6 +49,8 @@ _SIGNATURE_DL = frozenset({
     "function", "class", "method", "attribute", "data", "exception", "classmethod", "staticmethod", "decorator",
     "describe", "property", "py", "c", "cpp", "js", "rst",
 })  # fmt: skip
+_CONTENT_START = frozenset({"p", "pre", "ul", "ol", "dl", "blockquote"})  # an admonition's body has begun
+LABEL_SCAN = 12  # elements an admonition's label can be among (asciidoc's sits in a table cell, four levels down)
 _GENERIC_ADMONITION = frozenset({"admonition", "admonitionblock", "theme-admonition"})
 
 
@@ -302,7 +304,9 @@ class _Walker:
 
     def admonition(self, node: Any, depth: int) -> list[str]:
         label = ""
-        for found in node.iter():
+        for index, found in enumerate(node.iter()):
+            if index > LABEL_SCAN or (found.tag in _CONTENT_START and not _is_label(found)):
+                break  # a title inside the body (a table's, a figure's) is not the label
             if found is not node and isinstance(found.tag, str) and _is_label(found):
                 label = self.plain(found).strip().rstrip(":")
                 label = label[:1].upper() + label[1:]
