@@ -313,9 +313,7 @@ class _Walker:
                 found.getparent().remove(found) if found.tail is None or not found.tail.strip() else None
                 break
         if not label:
-            named = sorted(
-                _classes(node) & (_ADMONITION_CLASSES - {"admonition", "admonitionblock", "theme-admonition"})
-            )
+            named = sorted(_classes(node) & (_ADMONITION_CLASSES - _GENERIC_ADMONITION))
             label = named[0].capitalize() if named else ""
         cells = node.xpath(".//td[contains(@class, 'content')]")  # asciidoc lays the label and text out as a table
         body = self.blocks(cells[0], depth) if cells else self.blocks(node, depth)
