@@ -191,3 +191,15 @@ def test_an_admonitions_label_is_its_heading_not_a_title_further_down_its_body()
     markdown = read("x", body).markdown
     assert "**Warning:** Do not run the server as root." in markdown
     assert "Table 1. Modes" in markdown and "**Table 1. Modes:**" not in markdown
+
+
+def test_a_code_block_inside_an_inline_wrapper_stays_a_fenced_block() -> None:
+    body = (
+        b"<html><head><link href='_static/a.css'></head><body><div role='main'>"
+        b"<h1>Install<a class='headerlink' href='#i'>x</a></h1><p>Run:</p>"
+        b"<span class='wrap'><pre>make\n  install\n```</pre></span>"
+        b"<a href='/examples/build.html'><pre class='language-sh'>cargo build</pre></a></div></body></html>"
+    )
+    document = read("x", body)
+    assert document.markdown == "# Install\n\nRun:\n\n````\nmake\n  install\n```\n````\n\n```sh\ncargo build\n```"
+    assert "https://docs.example/examples/build.html" in [link.url for link in document.content_links]

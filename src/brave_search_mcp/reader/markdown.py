@@ -1,13 +1,14 @@
 """A content element → Markdown a developer reads by, through a table of per-element rules.
 
 Each block element has one rule (``_BLOCK_RULES``; a class can pick a rule first: admonitions); everything
-else is inline text. What the rules keep: code blocks fenced on lines of their own, verbatim (``<br>`` and
-block children as newlines), with the language the page names; headings as ``#`` lines; tables as GFM
-tables (a cell's blocks on one line, ``|`` escaped); definition lists with API signatures as code and the
-description under them; admonitions with their label; ``<details>`` under its summary. Link text stays and
-every target goes to a ``LinkList`` (links around code included). Code blocks are never indented or quoted,
-so a fence always opens a line (``document.fence_walk`` reads them back). Depth is bounded: below
-``MAX_DEPTH`` an element is read as plain text.
+else is inline text, unless it wraps a code block, table, list or heading (``<span><pre>``). What the rules
+keep: code blocks fenced on lines of their own, verbatim (``<br>`` and block children as newlines), with the
+language the page names; headings as ``#`` lines; tables as GFM tables (a cell's blocks on one line, ``|``
+escaped); definition lists with API signatures as code and the description under them; admonitions with
+their label; ``<details>`` under its summary. Link text stays and every target goes to a ``LinkList`` (links
+around code included). Code blocks are never indented or quoted, so a fence always opens a line
+(``document.fence_walk`` reads them back). Depth is bounded: below ``MAX_DEPTH`` an element is read as plain
+text, and lists and quotes nested past ``MAX_INDENT`` stop indenting.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ _SIGNATURE_DL = frozenset({
     "function", "class", "method", "attribute", "data", "exception", "classmethod", "staticmethod", "decorator",
     "describe", "property", "py", "c", "cpp", "js", "rst",
 })  # fmt: skip
+# Blocks whose lines matter: an inline element holding one (``<span><pre>``, ``<a><table>``) is read as a block.
+_STRUCTURE = ("pre", "table", "ul", "ol", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
 _CONTENT_START = frozenset({"p", "pre", "ul", "ol", "dl", "blockquote"})  # an admonition's body has begun
 LABEL_SCAN = 12  # elements an admonition's label can be among (asciidoc's sits in a table cell, four levels down)
 _GENERIC_ADMONITION = frozenset({"admonition", "admonitionblock", "theme-admonition"})
@@ -179,6 +182,12 @@ class _Walker:
                 out += self.paragraph(run)
                 run = []
                 out += self.block(child, depth + 1)
+            elif isinstance(child.tag, str) and child.tag not in _SKIP and _holds_structure(child):
+                out += self.paragraph(run)
+                run = []
+                if child.tag == "a":
+                    self.add_link(child)
+                out += self.blocks(child, depth + 1)
             elif isinstance(child.tag, str):
                 run.append(self.inline(child, depth + 1))
             run.append(_WHITE.sub(" ", child.tail or ""))
@@ -373,6 +382,11 @@ def _is_label(node: Any) -> bool:
     """An admonition's label: Sphinx's ``admonition-title``, DocBook's ``title``, Docusaurus' ``admonitionHeading``."""
     classes = _classes(node)
     return bool(classes & _LABEL_CLASSES) or any(name.lower().startswith("admonitionheading") for name in classes)
+
+
+def _holds_structure(node: Any) -> bool:
+    """Whether an inline element wraps a block whose lines matter (lxml stops at the first one it finds)."""
+    return next(node.iterdescendants(*_STRUCTURE), None) is not None
 
 
 def _marked(block: str, marker: str) -> str:
