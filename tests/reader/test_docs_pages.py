@@ -116,6 +116,20 @@ def test_deep_nesting_is_read_without_recursing_past_the_limit() -> None:
     assert document.markdown.startswith("# Deep") and "bottom text" in document.markdown
 
 
+@pytest.mark.parametrize(
+    ("inner", "expected"),
+    [
+        ("<p>" + "<span>" * 150 + "bottom text" + "</span>" * 150 + "</p>", "bottom text"),
+        ("<pre>" + "<span>" * 150 + "let x = 1;" + "</span>" * 150 + "</pre>", "```\nlet x = 1;\n```"),
+    ],
+    ids=["inline", "code"],
+)
+def test_text_nested_past_the_depth_limit_is_kept_as_plain_text(inner: str, expected: str) -> None:
+    head = "<html><body><div role='main'><h1>Deep<a class='headerlink' href='#d'>x</a></h1>"
+    body = head + inner + "</div></body></html>"
+    assert expected in read("x", body.encode()).markdown
+
+
 def test_a_blog_with_headerlinks_but_no_content_element_stays_with_the_article_reader() -> None:
     body = (
         b"<html><body><div class='menu'><a href='/'>Home</a> <a href='/about'>About the author</a></div>"
@@ -125,3 +139,67 @@ def test_a_blog_with_headerlinks_but_no_content_element_stays_with_the_article_r
     )  # fmt: skip
     markdown = read("x", body).markdown
     assert "Tide tables give the height" in markdown and "About the author" not in markdown
+
+
+def test_a_blog_with_a_sidebar_nav_and_a_main_element_stays_with_the_article_reader() -> None:
+    body = (
+        b"<html><body><nav id='sidebar'><a href='/'>Home</a> <a href='/about'>About the author</a></nav><main>"
+        b"<div class='share'><a href='https://social.example/share'>Share on Twitter</a></div><article>"
+        b"<h1>Tide tables</h1><p>"
+        + b"Tide tables give the height of the sea at each hour of the day for a port. " * 12
+        + b"</p></article><div class='newsletter'>Subscribe to our newsletter for weekly updates</div></main>"
+        b"</body></html>"
+    )  # fmt: skip
+    markdown = read("x", body).markdown
+    assert "Tide tables give the height" in markdown
+    assert "Share on Twitter" not in markdown and "Subscribe to our newsletter" not in markdown
+
+
+def test_a_blog_with_headerlinks_and_a_main_element_stays_with_the_article_reader() -> None:
+    body = (
+        b"<html><body><main><div class='share'><a href='https://social.example/share'>Share on Twitter</a></div>"
+        b"<article><h2>Tide tables<a class='headerlink' href='#t'>\xc2\xb6</a></h2><p>"
+        + b"Tide tables give the height of the sea at each hour of the day for a port. " * 12
+        + b"</p></article><div class='newsletter'>Subscribe to our newsletter for weekly updates</div></main>"
+        b"</body></html>"
+    )  # fmt: skip
+    markdown = read("x", body).markdown
+    assert "Tide tables give the height" in markdown
+    assert "Share on Twitter" not in markdown and "Subscribe to our newsletter" not in markdown
+
+
+@pytest.mark.parametrize(("opening", "closing"), [("<ul><li>", "</li></ul>"), ("<blockquote>", "</blockquote>")])
+def test_deeply_nested_lists_and_quotes_stop_indenting_so_the_output_stays_linear(opening: str, closing: str) -> None:
+    lines = "".join(f"line {n}<br>" for n in range(200))
+    inner = opening * 40 + f"<p>{lines}</p><pre>```\nkept()</pre>" + closing * 40
+    head = "<html><head><link href='_static/a.css'></head><body><div role='main'>"
+    head += "<h1>Deep<a class='headerlink' href='#d'>x</a></h1>"
+    markdown = read("x", (head + inner + "</div></body></html>").encode()).markdown
+    deepest = next(line for line in markdown.split("\n") if line.endswith("line 199"))
+    assert len(deepest) - len("line 199") <= 2 * 8 + 2  # eight levels of indentation at most
+    assert "\n````\n```\nkept()\n````" in markdown  # code still on lines of its own, in a longer fence
+
+
+def test_an_admonitions_label_is_its_heading_not_a_title_further_down_its_body() -> None:
+    body = (
+        b"<html><head><link href='_static/a.css'></head><body><div role='main'>"
+        b"<h1>Modes<a class='headerlink' href='#m'>x</a></h1><div class='admonition warning'>"
+        b"<p>Do not run the server as root.</p><div class='table'><p class='title'><b>Table 1. Modes</b></p>"
+        b"<table><tr><th>Mode</th><th>User</th></tr><tr><td>serve</td><td>nobody</td></tr></table></div></div>"
+        b"</div></body></html>"
+    )
+    markdown = read("x", body).markdown
+    assert "**Warning:** Do not run the server as root." in markdown
+    assert "Table 1. Modes" in markdown and "**Table 1. Modes:**" not in markdown
+
+
+def test_a_code_block_inside_an_inline_wrapper_stays_a_fenced_block() -> None:
+    body = (
+        b"<html><head><link href='_static/a.css'></head><body><div role='main'>"
+        b"<h1>Install<a class='headerlink' href='#i'>x</a></h1><p>Run:</p>"
+        b"<span class='wrap'><pre>make\n  install\n```</pre></span>"
+        b"<a href='/examples/build.html'><pre class='language-sh'>cargo build</pre></a></div></body></html>"
+    )
+    document = read("x", body)
+    assert document.markdown == "# Install\n\nRun:\n\n````\nmake\n  install\n```\n````\n\n```sh\ncargo build\n```"
+    assert "https://docs.example/examples/build.html" in [link.url for link in document.content_links]

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# A generator is recognised by what only it writes; its content is the first of its ``main`` paths that matches.
+# A generator is recognised by what only it writes (a blog's ``nav#sidebar`` alone is not mdBook); its content
+# is the first of its ``main`` paths that matches.
 _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("rustdoc", "//meta[@name='generator' and @content='rustdoc'] | //body[contains(@class, 'rustdoc')]",
      ("//section[@id='main-content']",)),
@@ -22,12 +23,14 @@ _SIGNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("//div[contains(concat(' ', normalize-space(@class), ' '), ' theme-doc-markdown ')]",)),
     ("mkdocs", "//article[contains(@class, 'md-content__inner')]",
      ("//article[contains(@class, 'md-content__inner')]",)),
-    ("mdbook", "//nav[@id='sidebar'] | //comment()[contains(., 'Book generated using mdBook')]",
+    ("mdbook", "//comment()[contains(., 'Book generated using mdBook')] | //nav[@id='sidebar'][//*[@id='menu-bar']]",
      ("//div[@id='content']/main", "//main")),
     ("asciidoc", "//meta[@name='generator' and starts-with(@content, 'AsciiDoc')]", ("//body",)),
     ("docbook", "//meta[@name='generator' and starts-with(@content, 'DocBook')] | //div[@class='navheader']",
      ("//body",)),
-    ("sphinx", "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]",
+    # Python-Markdown's permalinks are headerlinks too: Sphinx is the one that also loads ``_static/``
+    ("sphinx", "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"
+     "[//script[contains(@src, '_static/')] | //link[contains(@href, '_static/')]]",
      ("//*[@role='main']", "//div[@id='docs-content']", "//div[@id='yui-main']//div[contains(@class, 'yui-g')]",
       "//div[@class='body']", "//main")),  # a page with headerlinks and none of these is left to trafilatura
 )  # fmt: skip

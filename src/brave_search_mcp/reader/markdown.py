@@ -1,13 +1,14 @@
 """A content element → Markdown a developer reads by, through a table of per-element rules.
 
 Each block element has one rule (``_BLOCK_RULES``; a class can pick a rule first: admonitions); everything
-else is inline text. What the rules keep: code blocks fenced on lines of their own, verbatim (``<br>`` and
-block children as newlines), with the language the page names; headings as ``#`` lines; tables as GFM
-tables (a cell's blocks on one line, ``|`` escaped); definition lists with API signatures as code and the
-description under them; admonitions with their label; ``<details>`` under its summary. Link text stays and
-every target goes to a ``LinkList`` (links around code included). Code blocks are never indented or quoted,
-so a fence always opens a line (``document.fence_walk`` reads them back). Depth is bounded: below
-``MAX_DEPTH`` an element is read as plain text.
+else is inline text, unless it wraps a code block, table, list or heading (``<span><pre>``). What the rules
+keep: code blocks fenced on lines of their own, verbatim (``<br>`` and block children as newlines), with the
+language the page names; headings as ``#`` lines; tables as GFM tables (a cell's blocks on one line, ``|``
+escaped); definition lists with API signatures as code and the description under them; admonitions with
+their label; ``<details>`` under its summary. Link text stays and every target goes to a ``LinkList`` (links
+around code included). Code blocks are never indented or quoted, so a fence always opens a line
+(``document.fence_walk`` reads them back). Depth is bounded: below ``MAX_DEPTH`` an element is read as plain
+text, and lists and quotes nested past ``MAX_INDENT`` stop indenting.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from brave_search_mcp.reader.document import fence_walk
 from brave_search_mcp.reader.links import LinkList, resolved
 
 MAX_DEPTH = 120
+MAX_INDENT = (
+    8  # nesting levels of lists and quotes that indent: each re-indents all it holds, so deeper ones stay level
+)
 _BLOCK = frozenset({
     "address", "article", "aside", "blockquote", "body", "center", "details", "dialog", "dd", "div", "dl", "dt",
     "fieldset", "figcaption", "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
@@ -37,6 +41,7 @@ _NO_LANGUAGE = frozenset({"none", "text", "plain", "plaintext", "notranslate", "
 _WHITE = re.compile(r"[ \t\n\r\f]+")
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,9}[.)]) ")
 _GLYPHS = " \t¶§#🔗\u200b"
+_FENCE_START = re.compile(r"^\s*(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[-+*](?:\s|$)|>|\d{1,9}[.)](?:\s|$)|`{3,}|~{3,}|=+\s*$|\|)")
 _ADMONITION_CLASSES = frozenset({"admonition", "admonitionblock", "theme-admonition", "note", "warning", "tip",
                                  "caution", "important", "danger", "attention", "hint"})  # fmt: skip
@@ -45,6 +50,10 @@ _SIGNATURE_DL = frozenset({
     "function", "class", "method", "attribute", "data", "exception", "classmethod", "staticmethod", "decorator",
     "describe", "property", "py", "c", "cpp", "js", "rst",
 })  # fmt: skip
+# Blocks whose lines matter: an inline element holding one (``<span><pre>``, ``<a><table>``) is read as a block.
+_STRUCTURE = ("pre", "table", "ul", "ol", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
+_CONTENT_START = frozenset({"p", "pre", "ul", "ol", "dl", "blockquote"})  # an admonition's body has begun
+LABEL_SCAN = 12  # elements an admonition's label can be among (asciidoc's sits in a table cell, four levels down)
 _GENERIC_ADMONITION = frozenset({"admonition", "admonitionblock", "theme-admonition"})
 
 
@@ -106,7 +115,9 @@ def pre_text(pre: Any) -> str:
 
     def walk(node: Any, depth: int) -> None:
         for child in node:
-            if isinstance(child.tag, str) and child.tag not in _SKIP and depth < MAX_DEPTH:
+            if isinstance(child.tag, str) and child.tag not in _SKIP and depth >= MAX_DEPTH:
+                parts.append(str(child.text_content()))  # past the limit: its text, without its line structure
+            elif isinstance(child.tag, str) and child.tag not in _SKIP:
                 if child.tag == "br":
                     parts.append("\n")
                 elif child.tag in _BLOCK:
@@ -158,6 +169,7 @@ class _Walker:
     def __init__(self, base: str, links: LinkList) -> None:
         self.base = base
         self.links = links
+        self.nesting = 0  # lists and quotes open around the element being written
 
     # -------------------------------------------------------------------------------------- blocks
 
@@ -170,6 +182,12 @@ class _Walker:
                 out += self.paragraph(run)
                 run = []
                 out += self.block(child, depth + 1)
+            elif isinstance(child.tag, str) and child.tag not in _SKIP and _holds_structure(child):
+                out += self.paragraph(run)
+                run = []
+                if child.tag == "a":
+                    self.add_link(child)
+                out += self.blocks(child, depth + 1)
             elif isinstance(child.tag, str):
                 run.append(self.inline(child, depth + 1))
             run.append(_WHITE.sub(" ", child.tail or ""))
@@ -213,6 +231,8 @@ class _Walker:
         except ValueError:
             number = 1
         items: list[str] = []
+        level = self.nesting
+        self.nesting += 1
         for item in node:
             if not isinstance(item.tag, str):
                 continue
@@ -221,9 +241,13 @@ class _Walker:
                 continue
             marker = f"{number}. " if ordered else "- "
             number += 1
-            pad = " " * len(marker)
-            parts = [indented(body[0], marker, pad)] + [indented(block, pad, pad) for block in body[1:]]
+            if level >= MAX_INDENT:
+                parts = [_marked(body[0], marker), *body[1:]]
+            else:
+                pad = " " * len(marker)
+                parts = [indented(body[0], marker, pad)] + [indented(block, pad, pad) for block in body[1:]]
             items.append("\n\n".join(parts) if len(parts) > 1 else parts[0])
+        self.nesting = level
         return ["\n".join(items)] if items else []
 
     def definitions(self, node: Any, depth: int) -> list[str]:
@@ -269,7 +293,11 @@ class _Walker:
         return [*caption, "\n".join(lines)]
 
     def quote(self, node: Any, depth: int) -> list[str]:
-        return [indented(block, "> ", "> ") for block in self.blocks(node, depth)]
+        level = self.nesting
+        self.nesting += 1
+        blocks = self.blocks(node, depth)
+        self.nesting = level
+        return blocks if level >= MAX_INDENT else [indented(block, "> ", "> ") for block in blocks]
 
     def details(self, node: Any, depth: int) -> list[str]:
         out: list[str] = []
@@ -285,16 +313,16 @@ class _Walker:
 
     def admonition(self, node: Any, depth: int) -> list[str]:
         label = ""
-        for found in node.iter():
+        for index, found in enumerate(node.iter()):
+            if index > LABEL_SCAN or (found.tag in _CONTENT_START and not _is_label(found)):
+                break  # a title inside the body (a table's, a figure's) is not the label
             if found is not node and isinstance(found.tag, str) and _is_label(found):
                 label = self.plain(found).strip().rstrip(":")
                 label = label[:1].upper() + label[1:]
                 found.getparent().remove(found) if found.tail is None or not found.tail.strip() else None
                 break
         if not label:
-            named = sorted(
-                _classes(node) & (_ADMONITION_CLASSES - {"admonition", "admonitionblock", "theme-admonition"})
-            )
+            named = sorted(_classes(node) & (_ADMONITION_CLASSES - _GENERIC_ADMONITION))
             label = named[0].capitalize() if named else ""
         cells = node.xpath(".//td[contains(@class, 'content')]")  # asciidoc lays the label and text out as a table
         body = self.blocks(cells[0], depth) if cells else self.blocks(node, depth)
@@ -312,8 +340,10 @@ class _Walker:
     def inline(self, node: Any, depth: int) -> str:
         """One inline element as Markdown text (code as code spans, emphasis marked, links as their text)."""
         tag = node.tag
-        if tag in _SKIP or depth > MAX_DEPTH:
+        if tag in _SKIP:
             return ""
+        if depth > MAX_DEPTH:  # past the limit: its words, not its marks (the text is never lost)
+            return _WHITE.sub(" ", str(node.text_content()))
         if tag == "br":
             return "\n"
         if tag in ("code", "kbd", "samp", "tt"):
@@ -352,6 +382,16 @@ def _is_label(node: Any) -> bool:
     """An admonition's label: Sphinx's ``admonition-title``, DocBook's ``title``, Docusaurus' ``admonitionHeading``."""
     classes = _classes(node)
     return bool(classes & _LABEL_CLASSES) or any(name.lower().startswith("admonitionheading") for name in classes)
+
+
+def _holds_structure(node: Any) -> bool:
+    """Whether an inline element wraps a block whose lines matter (lxml stops at the first one it finds)."""
+    return next(node.iterdescendants(*_STRUCTURE), None) is not None
+
+
+def _marked(block: str, marker: str) -> str:
+    """``block`` after a list marker, unless it opens with a fence (a fence opens its own line)."""
+    return block if _FENCE_START.match(block) else marker + block
 
 
 def _wrap(text: str, mark: str) -> str:
