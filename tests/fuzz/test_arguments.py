@@ -76,6 +76,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     "url": st.one_of(st.sampled_from(BLOCKED_URLS), st.text(max_size=30)),
     "urls": st.lists(st.one_of(st.sampled_from(BLOCKED_URLS), st.text(max_size=30)), max_size=7),
     "links": st.sampled_from(["same_site", "all", "none", "bogus"]),
+    "render": st.sampled_from(["auto", "never", "always", "bogus"]),  # the fuzzed urls never reach a browser
     **dict.fromkeys(
         ("sites", "exclude_sites"),
         st.lists(
