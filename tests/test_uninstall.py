@@ -58,8 +58,8 @@ def test_without_the_client_programs_our_entries_leave_their_files_with_a_backup
         "numStartups": 3,
         "mcpServers": {"brave-search": OURS, "memory": THEIRS},
         "projects": {
-            "/home/dev/project-a": {"mcpServers": {"brave-search": OURS}},
-            "/home/dev/project-b": {"mcpServers": {"brave-search": THEIRS}},
+            "/home/dev/pa": {"mcpServers": {"brave-search": OURS}},
+            "/home/dev/pb": {"mcpServers": {"brave-search": THEIRS}},
         },
     }
     _write(claude, json.dumps(claude_data))
@@ -73,7 +73,7 @@ def test_without_the_client_programs_our_entries_leave_their_files_with_a_backup
     assert json.loads(claude.read_text(encoding="utf-8")) == {
         "numStartups": 3,
         "mcpServers": {"memory": THEIRS},
-        "projects": {"/home/dev/project-a": {"mcpServers": {}}, "/home/dev/project-b": {"mcpServers": {"brave-search": THEIRS}}},
+        "projects": {"/home/dev/pa": {"mcpServers": {}}, "/home/dev/pb": {"mcpServers": {"brave-search": THEIRS}}},
     }
     for path, original in ((codex, CODEX_TOML), (claude, json.dumps(claude_data))):
         (backup,) = path.parent.glob(f"{path.name}.bak-*")
@@ -85,8 +85,8 @@ def test_without_the_client_programs_our_entries_leave_their_files_with_a_backup
         in said
     )
     assert f"removed 'brave-search' from the user scope in {claude} directly." in said
-    assert f"removed 'brave-search' from the local scope of /home/dev/project-a in {claude} directly." in said
-    assert "'brave-search' in the local scope of /home/dev/project-b runs npx; left alone." in said
+    assert f"removed 'brave-search' from the local scope of /home/dev/pa in {claude} directly." in said
+    assert "'brave-search' in the local scope of /home/dev/pb runs npx; left alone." in said
     code, again, _ = _uninstall()  # twice: nothing of ours is left, nothing else is touched
     assert code == 0 and f"Codex: no server named 'brave-search' in {codex}." in again
     assert len(list(codex.parent.glob("config.toml.bak-*"))) == 1
