@@ -5,6 +5,7 @@ connecting has a timeout of its own, generous enough for a busy event loop."""
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -69,6 +70,30 @@ async def test_a_store_back_within_two_seconds_is_used_again_within_two_more(tmp
             await clock.sleep(STEP)
             await book(backend, clock)
         assert clock() - start == 3.75
+
+
+async def test_a_store_that_keeps_failing_soon_after_it_returns_is_warned_of_once(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk still reads: each quick try brings the store back, the next write takes it down again. With a try
+    every quarter second that logged a warning per relapse (5 for 2 replicas in the fault suite)."""
+    async with flaky(tmp_path / "s.db", clock) as (backend, store):
+        await book(backend, clock)
+        with caplog.at_level(logging.INFO, logger="brave_search_mcp.state.guard"):
+            for _ in range(6):  # down, back at the next try, down again at once: six relapses within 2 s
+                store.fault = StoreUnavailable("disk full")
+                await book(backend, clock)
+                store.fault = None
+                await clock.sleep(0.25)
+                await book(backend, clock)
+        downs = [r for r in caplog.records if "unavailable (" in r.getMessage()]
+        assert len(downs) == 6 and [r.levelno for r in downs] == [logging.WARNING] + [logging.INFO] * 5
+        store.fault = StoreUnavailable("down much later")
+        await clock.sleep(RETRY)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="brave_search_mcp.state.guard"):
+            await book(backend, clock)
+        assert [r.levelno for r in caplog.records if "unavailable (" in r.getMessage()] == [logging.WARNING]
 
 
 def test_redis_clients_connect_with_a_timeout_of_their_own_and_try_once_more() -> None:

@@ -41,6 +41,7 @@ class Guard:
         self._first_probe = min(first_probe, retry_interval)
         self._wait = self._first_probe  # before the next try; doubled by each failed one, up to the interval
         self._retry_at = float("-inf")
+        self._back_at = float("-inf")  # when the store last came back
         self._trying = False  # one call is trying the store again
         self.warning: str | None = None
         self.outages = 0  # how many times the store went down (each logged once)
@@ -63,7 +64,10 @@ class Guard:
         if self.warning is None:
             self.outages += 1
             self.warning = f"{self._name} unavailable ({reason}); using per-process memory until it returns"
-            logger.warning("%s", self.warning)
+            # A store that fails again soon after it came back (a full disk still reads) flaps with every quick try:
+            # warned of once, each return and relapse within the interval after that only at INFO.
+            again = self._clock() - self._back_at < self._retry_interval
+            logger.log(logging.INFO if again else logging.WARNING, "%s", self.warning)
 
     async def call(self, op: Callable[[], Awaitable[T]]) -> T:
         """Run ``op`` on the store; StoreUnavailable (at once while the store is down) means: use memory."""
@@ -88,5 +92,6 @@ class Guard:
         if self.warning is not None:
             logger.info("%s is back; shared again", self._name)
             self.warning = None
+            self._back_at = self._clock()
             self._wait = self._first_probe
         return result
