@@ -30,6 +30,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
+from brave_search_mcp.state.redis_keys import count_key
 from testkit.brave.brave import WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
 from testkit.redis_server import RedisServer
@@ -232,7 +233,7 @@ def _counted(redis_url: str) -> int:
     import redis as redis_py
 
     with redis_py.Redis.from_url(redis_url) as r:
-        return sum(int(r.get(name) or 0) for name in r.scan_iter(match="brave-search-mcp:count:*:month:*"))
+        return sum(int(r.get(name) or 0) for name in r.scan_iter(match=count_key("*:month:*")))
 
 
 async def run_fleet(name: str) -> FleetRun:
