@@ -162,3 +162,23 @@ async def test_answers_without_headers_teach_nothing_and_free_the_probe() -> Non
             await call(client, params=[("q", query)])
         assert in_force(client) == (None, None)
     assert up.times == [1000.0, 1000.0]
+
+
+async def test_replicas_opened_on_a_key_never_seen_run_the_plan_one_of_them_learns_at_full_speed(tmp_path: Any) -> None:
+    """Issue 44: replicas that start on a key never seen look at the stored plan as they open (``open_client``);
+    when one of them learns the plan, another whose calls never waited on that probe (they were answered from a
+    shared fetch) sends its next burst at once, not one request alone first."""
+    from brave_search_mcp.compose import open_client
+
+    ft = FakeTime()
+    values = settings(state=f"sqlite:///{tmp_path / 'state.db'}")
+    first_up, second_up = Recorder(ft, PLAN_20), Recorder(ft, PLAN_20)
+    first_up.release.set()  # the probe's answer comes at once
+    async with (
+        open_client(values, transport=httpx2.MockTransport(Upstream(first_up).handle)) as first,
+        open_client(values, transport=httpx2.MockTransport(Upstream(second_up).handle)) as second,
+    ):
+        await call_query(first, "the probe")
+        assert in_force(first) == (20.0, 20)
+        await burst(second, 5, "second", second_up, while_first_out=5)
+    assert len(second_up.starts()) == 5 and peak(second_up.events) == 5  # all five out at once: no request alone

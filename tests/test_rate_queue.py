@@ -329,3 +329,20 @@ async def test_a_plan_stated_while_a_process_watched_is_its_own_and_one_stored_b
             assert newcomer.waiting == 1
             newcomer.heard()  # its answer came: the stored plan is this process's now
     assert (newcomer.stated, newcomer.out_cap(), newcomer.waiting) == (True, float("inf"), 0)
+
+
+async def test_a_process_that_looked_before_any_plan_was_stored_runs_one_learned_later_at_full_speed() -> None:
+    """Issue 44: a replica that started on a key never seen (``look`` found no plan) and whose first calls waited
+    on another replica's fetch, not on the probe, runs the plan that probe stated at full speed from its first
+    request; a process that first looks once a plan is stored still checks it with one request alone."""
+    ft = FakeTime()
+    prober = memory_limiter("brave", rate=None, family="search", clock=ft.clock, sleep=ft.sleep)
+    early = Limiter(prober.slots, prober.ask, clock=ft.clock, sleep=ft.sleep)
+    assert not (await early.look()).learned  # at its start: nothing stored yet
+    await prober.acquire(answers=True)  # the probe, sent by another process
+    await prober.change(lambda p: p.learned_as(20.0, 20))
+    late = Limiter(prober.slots, prober.ask, clock=ft.clock, sleep=ft.sleep)
+    assert (await late.look()).learned
+    await early.acquire(answers=True)  # its first request, out unanswered: the next need not wait for its answer
+    assert (early.stated, early.out_cap()) == (True, float("inf"))
+    assert (late.stated, late.out_cap()) == (False, 1)

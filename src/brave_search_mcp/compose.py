@@ -92,6 +92,7 @@ async def open_client(
     upstream = upstream_id(settings.base_url, key)
     limits = brave_limits(backend, settings, upstream=upstream, clock=time.monotonic)
     shared = SharedUpstream(backend, upstream) if backend.name != "memory" else None
+    await limits.search.look()  # before any call: a plan the fleet learns from now on is stated to this process
     async with BraveClient(settings, transport=transport, shared=shared, limits=limits) as client:
         yield client
 

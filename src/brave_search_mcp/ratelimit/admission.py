@@ -351,6 +351,12 @@ class Admission:
         else:
             await self.failed()
 
+    @degrades(None)
+    async def look(self) -> None:
+        """At the process's start: whether a plan is stored yet (``Limiter.look``), so one the other processes
+        learn from now on is in force here in full too."""
+        await self.limiter.look()
+
     # -- status ---------------------------------------------------------------------------------
 
     async def snapshot(self) -> dict[str, Any]:

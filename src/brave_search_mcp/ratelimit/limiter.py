@@ -7,7 +7,8 @@ the backend named (woken early when this process learns something that changes i
 start would fall after its deadline is refused at once with ``SlotUnavailable`` instead of sitting on it.
 
 A plan learned from answers is in force in full from the answer that states it. A process that finds one stored
-that no answer has stated to it (an earlier run's, or one another process learned before this one looked) sends
+that no answer has stated to it (an earlier run's, or one another process learned before this one first looked:
+at its start, ``look``, or at its first reservation) sends
 its first request alone and adopts what that answer states (``heard``): a plan that shrank since costs at most
 one refused request, and a plan still true costs one round trip, once per process.
 """
@@ -307,10 +308,21 @@ class Limiter:
         self.wake()
         return self.plan
 
-    async def snapshot(self) -> dict[str, Any]:
-        """The plan as stored now, how many wait here, and the backend's name."""
+    async def look(self) -> PlanState:
+        """Read the plan stored now. A process that looks before any plan is stored (at its start, on a key never
+        seen) counts one learned after that as stated to it: another process heard it meanwhile, so this one's first
+        requests need not go alone (a fleet of replicas on a new key runs at the full plan from the first answer)."""
         plan = await self.slots.modify(self.ask, self._checked(lambda p: p))
         self.plan = plan
+        if not plan.learned and not self.slots.degraded:  # memory standing in for a store knows nothing of it
+            self._saw_unknown = True
+        elif self._saw_unknown:
+            self._stated = True
+        return plan
+
+    async def snapshot(self) -> dict[str, Any]:
+        """The plan as stored now, how many wait here, and the backend's name."""
+        plan = await self.look()
         out = plan.pinned(self.ask.pinned).snapshot(self.clock())
         return {
             **out,
