@@ -43,3 +43,15 @@ def test_the_section_reports_every_run_against_the_floor_and_the_warm_run() -> N
     assert text.startswith(FLEET_HEADING)
     assert "| new key | 5.00 s | 1.09× | 1.02× | 0 / 520 | 0 | 189 / 189 (1.000×) | 189 | 189 | 0.3 s |" in text
     assert "195 / 189 (1.032×)" in text and "`python -m bench --only fleet`" in text
+
+
+def test_repeated_runs_report_the_median_wall_with_its_range_and_every_run_s_counts() -> None:
+    runs = [
+        FleetRun(PLAIN, 5.0, 520, 0, 0, 189, 189, 189, 189, 0.3),
+        FleetRun(PLAIN, 5.6, 520, 1, 2, 190, 189, 189, 189, 0.3),
+        FleetRun(PLAIN, 5.2, 520, 0, 0, 189, 189, 189, 189, 0.2),
+    ]
+    text = render_fleet(FleetResults(runs, 4.6), "python -m bench --only fleet")
+    row = next(line for line in text.splitlines() if line.startswith("| new key"))
+    assert row.startswith("| new key (×3) | 5.20 s (5.00–5.60) | 1.13× | - | 1 / 1560 | 0 · 2 · 0 |")
+    assert "189 / 189 (1.000×) · 190 / 189 (1.005×) · 189 / 189 (1.000×)" in row
