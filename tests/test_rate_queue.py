@@ -83,11 +83,13 @@ async def test_burst_lets_a_full_window_start_at_once_then_slides() -> None:
     ft = FakeTime()
     throttle = Throttle(20.0, 20, clock=ft.clock, sleep=ft.sleep)
     with anyio.fail_after(5):
-        for _ in range(20):
-            assert (await throttle.acquire()).waited == 0.0
+        grants = [await throttle.acquire() for _ in range(20)]
         assert ft.sleeps == []
-        waited = (await throttle.acquire()).waited
-    assert waited == pytest.approx(1.0 * MARGIN + SLACK)
+        after = await throttle.acquire()
+    assert [g.waited for g in grants] == [0.0] * 20
+    assert [g.full for g in grants] == [False] * 19 + [True]  # the twentieth fills the window (``Decision.full``)
+    assert after.waited == pytest.approx(1.0 * MARGIN + SLACK)
+    assert not after.full  # the twenty before it have aged out of the window: it has room again
 
 
 async def test_window_is_sliding_not_fixed() -> None:

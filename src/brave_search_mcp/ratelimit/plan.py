@@ -284,7 +284,7 @@ class Ask:
 class Decision:
     """The answer to one reservation: granted now, or when to ask again and why; the plan after it; whether the
     stored plan was dropped (not ``trusted``) and rebuilt from the family's initial one; whether a granted start
-    fills the key's window as the shared starts count it (``fills``): then a spent window the answer reports is
+    fills the key's window as the recorded starts count it (``fills``): then a spent window its answer reports is
     ours, and the window rule already holds the next start until the window's oldest start ages out."""
 
     granted: bool
