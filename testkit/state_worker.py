@@ -94,7 +94,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 if args.mode == "acquire":
                     deadline = None if args.deadline is None else time.time() + args.deadline
                     try:
-                        out["waited"].append(await limiter.acquire(deadline=deadline))
+                        out["waited"].append((await limiter.acquire(deadline=deadline)).waited)
                     except Exception as exc:  # reported, not raised: the test judges it
                         out["errors"].append(type(exc).__name__)
                         continue

@@ -14,7 +14,9 @@ from brave_search_mcp.brave.shared_state import upstream_id
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.plan import horizon
 from brave_search_mcp.state.memory import MemoryBackend
-from testkit.brave.brave import FakeBrave
+from testkit.brave.brave import VALID_KEY, FakeBrave
+from testkit.brave.mock import mock_transport
+from testkit.brave.reply import Reply
 from testkit.clock import FakeClock, ParallelClock
 from testkit.settings import make_settings
 from testkit.tools import tool_boundary
@@ -228,3 +230,50 @@ async def test_a_429_restating_the_plan_costs_a_short_pause_not_half_the_burst()
     assert snapshot["rate_in_force_per_second"] == 20.0
     windows = 200 / 20
     assert took <= windows * horizon(20, 20) + 0.5  # at the plan, with its margin: 10.85 s, not 19
+
+
+def timed_client(fake: FakeBrave, clock: FakeClock, sent: list[float], *, latency: float) -> BraveClient:
+    """``adaptive_client`` whose every request's arrival at the fake is noted in ``sent`` (on ``clock``)."""
+
+    def handle(method: str, path: str, params: list[tuple[str, str]], headers: dict[str, str], body: bytes) -> Reply:
+        sent.append(clock())
+        return fake.handle(method, path, params, headers, body)
+
+    settings = make_settings(rate_limit=None, burst=None)
+    transport = mock_transport(handle, latency=latency, sleep=clock.sleep)
+    return BraveClient(settings, transport=transport, clock=clock, sleep=clock.sleep)
+
+
+async def test_a_spent_window_our_own_starts_fill_frees_when_the_oldest_ages_out() -> None:
+    """Issue 44's fleet: the answer to the start that fills a 5/s window says 0 left this second. Every start was
+    ours and counted in the store, so the window rule holds the next one until the window's oldest start ages out;
+    it used to pause every start until the filling request's send time + 1.085 s as well (0.3 s later here)."""
+    clock = ParallelClock()
+    fake = FakeBrave(rate_per_second=5, clock=clock)
+    sent: list[float] = []
+    async with clock.running(), timed_client(fake, clock, sent, latency=0.1) as client:
+        await _learn(client, 1)  # the probe at 1000.0: the window's oldest start
+        await clock.sleep(0.2)
+        await _parallel(client, clock, 5, "fills")  # four more at 1000.3 fill the window; the fifth waits
+    assert fake.hits("/web/search", status=200) == 6 and fake.rate_limited_count == 0
+    assert sent[:5] == pytest.approx([1000.0] + [1000.3] * 4)
+    assert sent[5] == pytest.approx(1000.0 + horizon(5, 5))  # not 1000.3 + horizon(5, 5)
+
+
+async def test_a_spent_window_another_program_filled_still_pauses_every_start() -> None:
+    """The other side: another program used the key (three requests the store never saw), so the answer to our
+    second start says 0 left while our window has room for three more. Every start waits out the reset, counted
+    from that request's send time, as before: no 429."""
+    clock = ParallelClock()
+    fake = FakeBrave(rate_per_second=5, clock=clock)
+    sent: list[float] = []
+    async with clock.running(), timed_client(fake, clock, sent, latency=0.1) as client:
+        await _learn(client, 1)
+        await clock.sleep(2.0)
+        for n in range(3):  # the other program, on the same key
+            fake.handle("GET", "/res/v1/web/search", [("q", f"theirs {n}")], {"X-Subscription-Token": VALID_KEY})
+        await _parallel(client, clock, 2, "ours")  # the two fill Brave's window: the second's answer says so
+        await client.get(Endpoint.WEB, [("q", "after")])  # so this one waits for the reset of that request's
+    assert fake.hits("/web/search", status=200) == 1 + 3 + 3 and fake.rate_limited_count == 0
+    start = 1000.1 + 2.0
+    assert sent[1:] == pytest.approx([start, start, start + horizon(1, 1)])  # not at once (start + 0.1): a 429

@@ -72,7 +72,7 @@ def _made(starts: list[float], now: float) -> list[float]:
     return [t for t in starts if t <= now + CLOCK_SKEW_SECONDS]
 
 
-def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanState | None, list[float], float]:
+def _case(rng: random.Random) -> Case:
     shared = rng.random() < 0.4
     ask = Ask(
         f"u{rng.randrange(10**9)}",
@@ -95,6 +95,31 @@ def _case(rng: random.Random) -> tuple[Ask, PlanState | None, list[float], PlanS
     )
 
 
+Case = tuple[Ask, PlanState | None, list[float], PlanState | None, list[float], float]
+
+
+def _full_cases() -> list[tuple[Case, bool]]:
+    """Cases whose granted start does or does not fill the key's window (``Decision.full``), with that answer: the
+    window's edges with tens of milliseconds to spare (on the server's clock the script decides a little later)."""
+    plan, h = PlanState.known(20, 20), horizon(20, 20)
+    answers = Ask("f-shared", "answers", PlanState.known(2, 2), primary="search")
+    recent = [NOW - 0.1] * 18
+    cases: list[tuple[Case, bool]] = [
+        ((Ask("f-burst-1"), PlanState.known(1, 1), [NOW - 5], None, [], NOW), True),
+        ((Ask("f-one-short"), plan, recent, None, [], NOW), False),
+        ((Ask("f-full"), plan, [NOW - 0.2, *recent], None, [], NOW), True),
+        ((Ask("f-aged-out"), plan, [NOW - h - 0.1, *recent], None, [], NOW), False),
+        ((Ask("f-all-old"), plan, [NOW - h - 0.1] * 19, None, [], NOW), False),
+        ((Ask("f-pinned", pinned=(2.0, 2)), plan, [NOW - 0.5], None, [], NOW), True),  # the pinned window of 2
+        ((Ask("f-penalised"), plan.penalized(NOW - 1), [NOW - 1.5] * 19, None, [], NOW), True),  # 10/s: 2.165 s
+        ((Ask("f-probe"), None, [], None, [], NOW), False),  # no plan known: no window to fill
+        ((answers, None, [], plan, [NOW - 0.2, *recent], NOW), True),  # the search family's window: the key's
+        ((replace(answers, upstream="f-shared-room"), None, [NOW - 0.5], plan, recent, NOW), False),
+        ((replace(answers, upstream="f-shared-none"), None, [NOW - 0.5], None, recent, NOW), False),
+    ]
+    return cases
+
+
 def _same_decision(
     got: Decision,
     ask: Ask,
@@ -114,6 +139,7 @@ def _same_decision(
     mine, theirs = _made(own_starts, now), _made(shared_starts, now) if shared else []
     expected = decide(ask, own, mine, now, shared=shared, shared_starts=theirs)
     assert (got.granted, got.ready, got.reason) == (expected.granted, expected.ready - by, expected.reason), ask
+    assert got.full == expected.full, ask
     assert got.plan == shifted(expected.plan, -by)
     return expected
 
@@ -142,7 +168,8 @@ async def store(redis_url: str, request: pytest.FixtureRequest) -> AsyncIterator
 async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
     store: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Same plans, starts and time in, same grant, ready time, reason, plan and recorded start out (400 cases).
+    """Same plans, starts and time in, same grant, ready time, reason, plan, full window and recorded start out (400
+    random cases, after the full-window ones).
 
     On the server's clock (production's mode) the script decides at the server's ``TIME`` with the family's initial
     plan moved onto it and hands times back moved onto the caller's clock: each case's stored plans and starts are
@@ -165,8 +192,8 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
         monkeypatch.setattr(store, "_reserve", reserve)
     rng = random.Random(22)
     kinds: set[str] = set()
-    for _ in range(400):
-        ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+    cases = [*_full_cases(), *((_case(rng), None) for _ in range(400))]
+    for (ask, stored, own_starts, shared_plan, shared_starts, now), full in cases:
         there = 0.0  # the case's times moved onto the clock the script decides on
         if store._clock is not None:
             seconds, micros = await r.time()
@@ -188,6 +215,7 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
         own = stored if stored is not None else ask.init
         expected = _same_decision(got, ask, own, own_starts, shared_plan, shared_starts, at, by)
         assert got.dropped == expected.dropped
+        assert full is None or (got.granted and got.full is full), ask
         if got.dropped:
             kinds.add("dropped")
             stored_now = await r.hgetall(plan_key(ask.own))  # type: ignore[misc]
@@ -201,13 +229,14 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
         if expected.reason != QUOTA:  # a closed gate reads no start, so it drops none
             assert all(t <= at + CLOCK_SKEW_SECONDS for _, t in kept)
         kinds.add(f"{expected.granted}:{expected.reason}")
-    assert len(shifts) == (400 if store._clock is not None else 0)
+    assert len(shifts) == (len(cases) if store._clock is not None else 0)
     assert kinds >= {"True:ok", f"False:{WINDOW}", f"False:{PAUSED}", f"False:{PROBE}", f"False:{QUOTA}", "dropped"}
 
 
 @pytest.mark.anyio
 async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
-    """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 cases)."""
+    """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 random cases,
+    after the full-window ones)."""
     from brave_search_mcp.state.sqlite import SqliteStore
     from brave_search_mcp.state.sqlite_conn import FileConnection
     from brave_search_mcp.state.sqlite_file import STATE_TABLES, connect
@@ -217,8 +246,8 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
     store = SqliteStore(FileConnection(path, conn, tables=STATE_TABLES), max_entries=10, max_bytes=None)
     rng = random.Random(23)
     kinds: set[str] = set()
-    for _ in range(400):
-        ask, stored, own_starts, shared_plan, shared_starts, now = _case(rng)
+    cases = [*_full_cases(), *((_case(rng), None) for _ in range(400))]
+    for (ask, stored, own_starts, shared_plan, shared_starts, now), full in cases:
         for name, plan in ((ask.own, stored), (ask.shared, shared_plan)):
             if name is not None and plan is not None:
                 conn.execute("INSERT OR REPLACE INTO plans VALUES (?, ?)", (name, json.dumps(plan.to_json())))
@@ -226,7 +255,9 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
             if name is not None:
                 conn.executemany("INSERT INTO starts VALUES (?, ?)", [(name, t) for t in starts])
         own = stored if stored is not None else ask.init
-        expected = _same_decision(await store.reserve(ask, now), ask, own, own_starts, shared_plan, shared_starts, now)
+        got = await store.reserve(ask, now)
+        expected = _same_decision(got, ask, own, own_starts, shared_plan, shared_starts, now)
+        assert full is None or (got.granted and got.full is full), ask
         recorded = conn.execute("SELECT count(*) FROM starts WHERE upstream = ? AND t = ?", (ask.own, now)).fetchone()
         assert recorded[0] == (1 if expected.granted else 0)
         if expected.dropped:  # rebuilt in the file, not kept

@@ -62,7 +62,7 @@ async def test_ten_callers_at_one_per_second_start_in_order_one_window_apart() -
     starts: list[tuple[int, float, float]] = []
 
     async def caller(index: int) -> None:
-        waited = await throttle.acquire()
+        waited = (await throttle.acquire()).waited
         starts.append((index, ft.now, waited))
 
     with anyio.fail_after(5):
@@ -83,11 +83,13 @@ async def test_burst_lets_a_full_window_start_at_once_then_slides() -> None:
     ft = FakeTime()
     throttle = Throttle(20.0, 20, clock=ft.clock, sleep=ft.sleep)
     with anyio.fail_after(5):
-        for _ in range(20):
-            assert await throttle.acquire() == 0.0
+        grants = [await throttle.acquire() for _ in range(20)]
         assert ft.sleeps == []
-        waited = await throttle.acquire()
-    assert waited == pytest.approx(1.0 * MARGIN + SLACK)
+        after = await throttle.acquire()
+    assert [g.waited for g in grants] == [0.0] * 20
+    assert [g.full for g in grants] == [False] * 19 + [True]  # the twentieth fills the window (``Decision.full``)
+    assert after.waited == pytest.approx(1.0 * MARGIN + SLACK)
+    assert not after.full  # the twenty before it have aged out of the window: it has room again
 
 
 async def test_window_is_sliding_not_fixed() -> None:
@@ -97,9 +99,9 @@ async def test_window_is_sliding_not_fixed() -> None:
         await throttle.acquire()  # t=1000.0
         ft.now += 0.5
         await throttle.acquire()  # t=1000.5
-        third = await throttle.acquire()  # waits for the first start to age out
+        third = (await throttle.acquire()).waited  # waits for the first start to age out
         third_at = ft.now
-        fourth = await throttle.acquire()  # waits for the second start to age out
+        fourth = (await throttle.acquire()).waited  # waits for the second start to age out
     assert third == pytest.approx(ONE - 0.5)
     assert third_at == pytest.approx(1000.0 + ONE)
     assert fourth == pytest.approx(0.5)
@@ -170,7 +172,7 @@ async def test_update_wakes_a_sleeping_head_and_speeds_up_the_queue() -> None:
     waits: list[float] = []
 
     async def caller() -> None:
-        waits.append(await throttle.acquire())
+        waits.append((await throttle.acquire()).waited)
 
     with anyio.fail_after(5):
         await throttle.acquire()
@@ -191,7 +193,7 @@ async def test_update_to_a_slower_rate_makes_the_next_caller_wait_longer() -> No
     with anyio.fail_after(5):
         await throttle.acquire()
         await throttle.change(lambda p: PlanState.known(0.5, 1))  # one start per 2 s
-        waited = await throttle.acquire()
+        waited = (await throttle.acquire()).waited
     assert waited == pytest.approx(2.0 * MARGIN + SLACK)
 
 
@@ -201,8 +203,8 @@ async def test_block_until_holds_every_start_until_the_given_time() -> None:
     await throttle.change(lambda p: p.blocked(1003.0))
     await throttle.change(lambda p: p.blocked(1001.0))  # an earlier time never shortens the block
     with anyio.fail_after(5):
-        first = await throttle.acquire()
-        second = await throttle.acquire()
+        first = (await throttle.acquire()).waited
+        second = (await throttle.acquire()).waited
     assert first == pytest.approx(3.0)
     assert second == 0.0
     assert ft.now == pytest.approx(1003.0)
@@ -211,9 +213,9 @@ async def test_block_until_holds_every_start_until_the_given_time() -> None:
 async def test_acquire_without_contention_does_not_sleep() -> None:
     ft = FakeTime()
     throttle = Throttle(1.0, 1, clock=ft.clock, sleep=ft.sleep)
-    assert await throttle.acquire() == 0.0
+    assert (await throttle.acquire()).waited == 0.0
     ft.now += 5.0
-    assert await throttle.acquire() == 0.0
+    assert (await throttle.acquire()).waited == 0.0
     assert ft.sleeps == []
 
 

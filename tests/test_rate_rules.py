@@ -170,3 +170,36 @@ def test_a_first_429_at_the_full_plan_is_forgiven_and_a_second_soon_after_halves
     assert fresh.contradicted(NOW).in_force(NOW) == (20.0, 20)
     assert again.contradicted(NOW + 3.1).in_force(NOW + 3.1) == (5.0, 20)
     assert PlanState.unknown().contradicted(NOW) == PlanState.unknown()  # no plan: nothing to contradict
+
+
+def test_a_granted_start_says_whether_it_fills_the_keys_window() -> None:
+    """Issue 44's fleet: Brave reports the per-second window spent after the start that filled it. When the starts
+    recorded fill it too, the window rule holds the next start until the oldest ages out (``Decision.full``: no
+    pause is needed); when they leave room, Brave counted requests they do not hold (another program on the key)."""
+    ask, plan, h = Ask("k"), PlanState.known(20, 20), horizon(20, 20)
+    recent = [NOW - 0.1] * 18
+    assert decide(ask, plan, [NOW - 0.5, *recent], NOW).full  # the 20th start within the horizon
+    assert not decide(ask, plan, recent, NOW).full  # one short
+    assert not decide(ask, plan, [NOW - h, *recent], NOW).full  # the oldest is exactly a horizon old: aged out
+    assert decide(ask, plan, [NOW - h + 0.001, *recent], NOW).full
+    assert decide(ask, plan, [NOW - 9, NOW - 5, NOW - 0.5, *recent], NOW).full  # only the newest ones count
+    assert decide(ask, PlanState.known(1, 1), [], NOW).full  # a window of one: every start fills it
+    refused = decide(ask, plan, [NOW - 0.5, NOW - 0.2, *recent], NOW)
+    assert (refused.granted, refused.full) == (False, False)  # no start, nothing filled
+    probe = decide(ask, PlanState.unknown(), [], NOW)
+    assert probe.granted and not probe.full  # no plan known: a spent window is news
+    # The plan in force, as the window rule reads it: a pinned setting's, a penalised rate's longer horizon.
+    assert decide(replace(ask, pinned=(2.0, 2)), plan, [NOW - 0.5], NOW).full
+    assert not decide(ask, plan, [NOW - 0.5], NOW).full
+    assert decide(ask, plan.penalized(NOW - 1), [NOW - 1.5] * 19, NOW).full  # 10/s: 2.165 s
+    assert not decide(ask, plan, [NOW - 1.5] * 19, NOW).full
+
+
+def test_an_answers_start_fills_the_keys_window_not_its_own() -> None:
+    """Brave's headers describe the key's one window: an answers request fills it when the search family's starts
+    (every family's) do, whatever its own window of 2 holds."""
+    ask, search = Ask("k", "answers", PlanState.known(2, 2), primary="search"), PlanState.known(20, 20)
+    full = [NOW - 0.2] * 19
+    assert decide(ask, ask.init, [], NOW, shared=search, shared_starts=full).full
+    assert not decide(ask, ask.init, [NOW - 0.5], NOW, shared=search, shared_starts=full[1:]).full
+    assert not decide(ask, ask.init, [NOW - 0.5], NOW, shared=None, shared_starts=full).full  # no search plan known

@@ -157,10 +157,10 @@ async def test_a_broken_plan_is_rebuilt_on_the_next_call_with_one_warning(
         limiter = backend.limiter("brave:k", rate=None, family="search", primary="search")
         with caplog.at_level(logging.WARNING, logger="brave_search_mcp"):
             # no pause of 1e308 s, no exception: rebuilt from the plan this process knew (20/s)
-            assert await limiter.acquire() < 0.1
+            assert (await limiter.acquire()).waited < 0.1
             await limiter.change(lambda p: p.learned_as(20, 20))
             for _ in range(3):
-                assert await limiter.acquire() < 0.1  # at once at 20/s: the rebuilt plan
+                assert (await limiter.acquire()).waited < 0.1  # at once at 20/s: the rebuilt plan
         assert not backend.health()["degraded"]
         assert len(_warnings(caplog)) == 1, _warnings(caplog)
         assert PlanState.from_json(json.loads(raw.plan_text(NAME))).plan_rate == 20.0  # rebuilt, stored
@@ -173,9 +173,9 @@ async def test_a_start_no_clock_could_have_made_is_ignored_and_dropped(
     async with opened(kind, tmp_path, redis_server, clock) as (backend, raw):
         limiter = backend.limiter("brave:k", rate=1.0, burst=1, family="search", primary="search")
         raw.start(NAME, 1e308)
-        assert await limiter.acquire() == 0.0  # the 1/s window holds no real start yet
+        assert (await limiter.acquire()).waited == 0.0  # the 1/s window holds no real start yet
         await clock.sleep(2.0)
-        assert await limiter.acquire() == 0.0  # and the far start was dropped, not kept for later
+        assert (await limiter.acquire()).waited == 0.0  # and the far start was dropped, not kept for later
 
 
 @pytest.mark.parametrize("value", BROKEN_COUNTS, ids=["words", "negative", "beyond-a-month", "fraction"])

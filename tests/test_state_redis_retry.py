@@ -110,6 +110,7 @@ async def test_a_reservation_sent_again_records_one_start_and_is_granted(
     assert (await store.reserve(Ask("searxng", init=ask.init), time.time())).granted  # the script loaded
     decision = await while_busy(server, lambda: store.reserve(ask, time.time()))
     assert decision.granted and decision.reason == "ok", decision
+    assert decision.full  # the first copy's whole reply, kept by ``once``: its start fills the window of one
     r = connect(server.url)
     try:
         assert await r.zcard(starts_key(ask.own)) == 1

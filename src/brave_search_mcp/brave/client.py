@@ -33,7 +33,7 @@ from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.config import Settings
 from brave_search_mcp.models import errors
 from brave_search_mcp.observe import Observer
-from brave_search_mcp.ratelimit.admission import Admission
+from brave_search_mcp.ratelimit.admission import Admission, Ticket
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.render.text import clean_text
 from brave_search_mcp.state.memory import MemoryBackend
@@ -235,17 +235,17 @@ class BraveClient:
         async def one_attempt(url: httpx2.URL) -> Fetched:
             nonlocal sent
             with self.observer.span("state admit", endpoint=name):
-                booked = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
+                ticket = await admission.admit(deadline, queue=throttle)  # a refusal sends nothing
             answered = False
             try:
                 sent += 1
                 counters.requests += 1
-                fetched = await self._attempt(endpoint, url, sent, headers, admission)
+                fetched = await self._attempt(endpoint, url, sent, headers, admission, ticket)
                 answered = True
                 return fetched
             finally:
                 with self.observer.span("state settle", endpoint=name):
-                    await admission.settle(booked, answered=answered)
+                    await admission.settle(ticket, answered=answered)
 
         async def upstream() -> Fetched:
             url = self._url(endpoint, params)
@@ -305,7 +305,7 @@ class BraveClient:
             if self._closed:  # as for a GET: a closed client sends nothing (and opens no pool nobody would close)
                 raise errors.Cancelled("The Brave client is closed.")
             with self.observer.span("state admit", endpoint=name):
-                booked = await admission.admit(deadline)
+                ticket = await admission.admit(deadline)
             answered, request = False, self.observer.request("brave", name, self.clock)
             try:
                 http = self._open()  # the client may have closed while the call waited its turn
@@ -320,8 +320,8 @@ class BraveClient:
                     request.status = response.status_code
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
                         if not 200 <= response.status_code < 300:
-                            await self._handle(endpoint, response, admission, request.started)  # raises its error
-                        await self._observe(response, admission, request.started)
+                            await self._handle(endpoint, response, admission, request.started, ticket)  # raises
+                        await self._observe(response, admission, request.started, ticket)
                         await admission.succeeded()
                     except BaseException:
                         with anyio.CancelScope(shield=True):
@@ -334,7 +334,7 @@ class BraveClient:
                 raise
             finally:
                 with self.observer.span("state settle", endpoint=name):
-                    await admission.settle(booked, answered=answered)
+                    await admission.settle(ticket, answered=answered)
 
         try:
             response = await self._retrier.run(open_stream, deadline=deadline, rate_limited_only=True)
@@ -370,7 +370,13 @@ class BraveClient:
         }
 
     async def _attempt(
-        self, endpoint: Endpoint, url: httpx2.URL, attempt: int, extra_headers: Headers, admission: Admission
+        self,
+        endpoint: Endpoint,
+        url: httpx2.URL,
+        attempt: int,
+        extra_headers: Headers,
+        admission: Admission,
+        ticket: Ticket,
     ) -> Fetched:
         http = self._open()
         timeout = self._settings.timeout_seconds
@@ -381,7 +387,7 @@ class BraveClient:
                 response = await http.send(get, stream=True)
                 try:
                     request.status = response.status_code
-                    return await self._handle(endpoint, response, admission, request.started)
+                    return await self._handle(endpoint, response, admission, request.started, ticket)
                 finally:
                     await response.aclose()
         except errors.BraveSearchError:
@@ -398,19 +404,22 @@ class BraveClient:
                 request.seconds * 1000.0,
             )
 
-    async def _observe(self, response: httpx2.Response, admission: Admission, sent_at: float) -> RateLimitInfo | None:
-        """What an answer's rate-limit headers say (a success's, a refusal's or a stream's), told to its admission."""
+    async def _observe(
+        self, response: httpx2.Response, admission: Admission, sent_at: float, ticket: Ticket
+    ) -> RateLimitInfo | None:
+        """What an answer's rate-limit headers say (a success's, a refusal's or a stream's), told to its admission
+        with the ticket its request went out on (whether its start filled the window as the store counts it)."""
         info = parse_rate_limit(response.headers, sent_at)  # Brave counted the request as it arrived, not answered
         if info is not None:
             self._last_rate_limit = info
-            await admission.observe(info, limited=response.status_code == 429)
+            await admission.observe(info, limited=response.status_code == 429, ticket=ticket)
         return info
 
     async def _handle(
-        self, endpoint: Endpoint, response: httpx2.Response, admission: Admission, sent_at: float
+        self, endpoint: Endpoint, response: httpx2.Response, admission: Admission, sent_at: float, ticket: Ticket
     ) -> Fetched:
         status = response.status_code
-        info = await self._observe(response, admission, sent_at)
+        info = await self._observe(response, admission, sent_at, ticket)
         if 200 <= status < 300:
             body, wire = await read_capped_gzip(response, self._settings.max_response_bytes)
             key = self._key()

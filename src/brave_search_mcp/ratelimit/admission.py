@@ -116,10 +116,12 @@ class Budget:
 
 @dataclass(frozen=True)
 class Ticket:
-    """What ``Admission.admit`` let out, for ``settle``: whether the spending cap counted it, whether it was queued."""
+    """What ``Admission.admit`` let out, for ``settle``: whether the spending cap counted it, whether it was queued;
+    for ``observe``, whether its start filled the key's window as the store counts starts (``Decision.full``)."""
 
     booked: bool
     queued: bool
+    full: bool = False
 
 
 def degrades(
@@ -233,9 +235,11 @@ class Admission:
         if self.budget is not None:
             await self.budget.book()
             booked = True
+        full = False
         try:
             if queue:
-                await self.limiter.acquire(deadline=None if deadline is None else self._there(deadline), answers=True)
+                end = None if deadline is None else self._there(deadline)
+                full = (await self.limiter.acquire(deadline=end, answers=True)).full
         except GateClosed as closed:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
@@ -244,7 +248,7 @@ class Admission:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
             raise
-        return Ticket(booked, queue)
+        return Ticket(booked, queue, full)
 
     @degrades(None)
     async def settle(self, ticket: Ticket, *, answered: bool) -> None:
@@ -283,11 +287,11 @@ class Admission:
         await self.limiter.change(change)
 
     @degrades(None)
-    async def observe(self, info: RateLimitInfo, *, limited: bool = False) -> None:
+    async def observe(self, info: RateLimitInfo, *, limited: bool = False, ticket: Ticket | None = None) -> None:
         """Learn the plan from the headers, honour a spent per-second window, and open or close the quota gate.
         Values the headers held outside any plan's range were left out when they were read: one warning says so.
         ``limited``: the answer is a 429, whose spent window says nothing more than the refusal (``refused``
-        decides its pause)."""
+        decides its pause). ``ticket``: what ``admit`` let out for this request (None: not known)."""
         if info.ignored:
             self._warnings.warn(
                 "headers",
@@ -307,10 +311,14 @@ class Admission:
             await self._change(lambda p: p.quota_closed(until, now, self._trial_every) if until > p.quota_until else p)
         elif info.remaining_month is not None:
             await self._change(lambda p: p.quota_opened())
-        # The spent window frees its next slot within the reset of when the request was sent (Brave counts it on
-        # arrival; counted from its answer, each answer's latency would be added to every window: issue 36), with
-        # the window rule's margin (Brave rounds the reset up to whole seconds; requests leave later than booked).
-        if info.remaining_second == 0 and info.reset_seconds is not None and not limited:
+        # A spent window our recorded starts do not explain (the request did not fill the key's window as the store
+        # counts it: another program used the key) frees its next slot within the reset of when the request was
+        # sent (Brave counts it on arrival; counted from its answer, each answer's latency would be added to every
+        # window: issue 36), with the window rule's margin (Brave rounds the reset up to whole seconds; requests
+        # leave later than booked). One they explain (``ticket.full``) pauses nothing: the window rule already holds
+        # the next start until the window's oldest start ages out, up to a whole window before that reset.
+        explained = ticket is not None and ticket.full
+        if info.remaining_second == 0 and info.reset_seconds is not None and not limited and not explained:
             factor, extra = self.limiter.ask.margin
             wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)
             until = self._there(info.observed_at) + wait

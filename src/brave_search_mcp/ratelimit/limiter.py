@@ -21,6 +21,7 @@ import math
 import random
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
@@ -62,6 +63,15 @@ class GateClosed(Exception):
         super().__init__(f"quota gate closed for {wait:.0f} s")
         self.wait = wait
         self.plan = plan
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A start ``Limiter.acquire`` won: how long its caller waited, and whether it filled the key's window as the
+    store counts starts (``Decision.full``: a spent window its answer reports is then ours, see ``Admission``)."""
+
+    waited: float
+    full: bool = False
 
 
 class SlotNumbers(Protocol):
@@ -148,8 +158,8 @@ class Limiter:
         """(rate, how many may start together) by the plan last seen: the spread while it is penalised."""
         return self.plan.pinned(self.ask.pinned).at_once(self.clock())
 
-    async def acquire(self, *, deadline: float | None = None, answers: bool = False) -> float:
-        """Wait for a start in arrival order and return the seconds waited.
+    async def acquire(self, *, deadline: float | None = None, answers: bool = False) -> Grant:
+        """Wait for a start in arrival order; the grant says the seconds waited and whether the start filled the window.
 
         ``SlotUnavailable`` at once when the backend's next start falls after ``deadline``; ``GateClosed`` when
         the quota gate refuses. Cancellation leaves the queue at once and hands the turn on. ``answers``: the
@@ -185,7 +195,7 @@ class Limiter:
                 if decision.granted:
                     self._started(now)
                     self._out += answers
-                    return max(0.0, now - started)
+                    return Grant(max(0.0, now - started), decision.full)
                 self._head_ready = decision.ready
                 if decision.reason == QUOTA:
                     raise GateClosed(decision.ready - now, decision.plan)

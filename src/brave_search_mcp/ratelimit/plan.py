@@ -283,13 +283,16 @@ class Ask:
 @dataclass(frozen=True)
 class Decision:
     """The answer to one reservation: granted now, or when to ask again and why; the plan after it; whether the
-    stored plan was dropped (not ``trusted``) and rebuilt from the family's initial one."""
+    stored plan was dropped (not ``trusted``) and rebuilt from the family's initial one; whether a granted start
+    fills the key's window as the recorded starts count it (``fills``): then a spent window its answer reports is
+    ours, and the window rule already holds the next start until the window's oldest start ages out."""
 
     granted: bool
     ready: float
     reason: str
     plan: PlanState
     dropped: bool = False
+    full: bool = False
 
 
 def horizon(
@@ -305,6 +308,17 @@ def window_ready(starts: Sequence[float], limits: tuple[float, int], margin: tup
     if len(starts) < burst:
         return NEVER
     return starts[-burst] + horizon(rate, burst, margin)
+
+
+def fills(starts: Sequence[float], limits: tuple[float, int] | None, now: float, margin: tuple[float, float]) -> bool:
+    """Whether a start at ``now`` fills the window ``limits`` describes: with it, ``burst`` starts are younger than
+    the window's horizon. Reads one position from the end (the stores hand lazy sequences); False: no plan known."""
+    if limits is None:
+        return False
+    rate, burst = limits
+    if burst <= 1:
+        return True
+    return len(starts) >= burst - 1 and starts[-(burst - 1)] > now - horizon(rate, burst, margin)
 
 
 def plan_ready(plan: PlanState, starts: Sequence[float], now: float, margin: tuple[float, float]) -> float | None:
@@ -355,7 +369,12 @@ def decide(
         plan = replace(plan, probe_until=now + PROBE_HOLD_SECONDS)
     if own.quota_until > now:
         plan = replace(plan, quota_trial_at=now + own.quota_every)
-    return Decision(True, now, OK, plan, dropped)
+    # The key's one window, as the upstream's headers describe it: the primary family's when this is another one.
+    if ask.shared is not None:
+        full = fills(shared_starts, shared.in_force(now) if shared is not None else None, now, ask.margin)
+    else:
+        full = fills(own_starts, own.pinned(ask.pinned).in_force(now), now, ask.margin)
+    return Decision(True, now, OK, plan, dropped, full)
 
 
 def matters_after(now: float, limits: tuple[float, int], margin: tuple[float, float]) -> float:

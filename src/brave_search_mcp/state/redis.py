@@ -210,12 +210,13 @@ class RedisStore:
             "1" if self._clock is not None else "",
             ONCE_KEPT_MS,
         ]
-        granted, ready, reason, flat, shift, dropped = await self._call(lambda: self._reserve(keys=keys, args=args))
+        found = await self._call(lambda: self._reserve(keys=keys, args=args))
+        granted, ready, reason, flat, shift, dropped, full = found
         if dropped:
             self.dropped.note("rate-limit plan in Redis", "not a plan any rule makes", logged=True)
         by = float(shift)
         plan = shifted(plan_of(flat), -by)
-        return Decision(bool(granted), float(ready) - by, _text(reason), plan, bool(dropped))
+        return Decision(bool(granted), float(ready) - by, _text(reason), plan, bool(dropped), bool(full))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Read the stored plan (and the server's clock), change it, write it back only if it is still what was read

@@ -31,7 +31,8 @@ return out
 # burst, clock skew, month, longest pause, default trial period; then '1' to decide on the server's clock (the
 # initial plan's times moved to it; '' : on ``now``).
 # Returns {granted 1/0, ready, reason, plan as field/value pairs, the server's clock minus ``now`` (0: not used),
-# 1 when the stored plan was dropped and rebuilt}; ready and the plan's times are on the clock decided on. Run
+# 1 when the stored plan was dropped and rebuilt, 1 when a granted start fills the key's window (``Decision.full``:
+# the shared family's window when there is one)}; ready and the plan's times are on the clock decided on. Run
 # ``once`` (its marker the last key, after the starts; its ms the last argument): a retried reservation records one
 # start and is decided once.
 RESERVE = once("""
@@ -138,7 +139,7 @@ if SHARED then
 end
 if t(own, 'quota_until') > now and now < t(own, 'quota_trial_at') then
   local gate = string.format('%.17g', math.min(own.quota_until, own.quota_trial_at))
-  return {0, gate, 'quota', pairs_of(own), SHIFT, dropped}
+  return {0, gate, 'quota', pairs_of(own), SHIFT, dropped, 0}
 end
 local ready, reason = now, 'ok'
 local pause = t(own, 'blocked_until')
@@ -155,13 +156,22 @@ if rate == nil then
 elseif at > ready then
   ready, reason = at, 'window'
 end
+local srate, sburst = nil, nil
 if SHARED then
-  local srate, sburst, sspread = nil, nil, nil
+  local sspread = nil
   if shared ~= nil then srate, sburst = in_force(shared); sspread = spread(shared) end
   at = recent(KEYS[4], srate, sburst, sspread)
   if at > ready then ready, reason = at, 'window' end
 end
-if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own), SHIFT, dropped} end
+if ready > now then return {0, string.format('%.17g', ready), reason, pairs_of(own), SHIFT, dropped, 0} end
+-- Whether this start fills the key's one window: with it, ``burst`` starts younger than the horizon (``plan.fills``).
+local function fills(key, r, b)
+  if r == nil then return 0 end
+  if b <= 1 or nth(key, b - 1) > now - (b / r * MF + MS) then return 1 end
+  return 0
+end
+local full
+if SHARED then full = fills(KEYS[4], srate, sburst) else full = fills(KEYS[2], rate, burst) end
 local changed = false
 if rate == nil then own.probe_until = now + HOLD; changed = true end
 if t(own, 'quota_until') > now then own.quota_trial_at = now + (own.quota_every or EVERY); changed = true end
@@ -171,7 +181,7 @@ for i = 2, #KEYS - 1, 2 do
   redis.call('ZADD', KEYS[i], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[i], ms)
 end
-return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped}
+return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped, full}
 """)
 # A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
 # instead of closing the spending cap (or failing every booking, or the outage's counts on their way back) for the

@@ -279,7 +279,7 @@ class Instance:
             raise SlotUnavailable(ready - now, self.limiter.label)
         slowed = self.limiter.waiting > 0 or self._slowed()  # others ahead, or the instance's 429: worth saying
         with self.observer.span("state queue", provider=PROVIDER_NAME):
-            waited = await self.limiter.acquire(deadline=last_start)
+            waited = (await self.limiter.acquire(deadline=last_start)).waited
         budget.ends += waited  # waiting for the pace is not time on the instance
         budget.waited += waited if slowed else 0.0  # a call's own pages at its own pace are no news
         budget.attempts += 1
