@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import anyio
@@ -12,8 +13,10 @@ from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.brave.limits import brave_limits
 from brave_search_mcp.brave.shared_state import upstream_id
 from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.admission import Admission
+from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.plan import horizon
-from brave_search_mcp.state.memory import MemoryBackend
+from brave_search_mcp.state.memory import MemoryBackend, memory_limiter
 from testkit.brave.brave import VALID_KEY, FakeBrave
 from testkit.brave.mock import mock_transport
 from testkit.brave.reply import Reply
@@ -277,3 +280,23 @@ async def test_a_spent_window_another_program_filled_still_pauses_every_start() 
     assert fake.hits("/web/search", status=200) == 1 + 3 + 3 and fake.rate_limited_count == 0
     start = 1000.1 + 2.0
     assert sent[1:] == pytest.approx([start, start, start + horizon(1, 1)])  # not at once (start + 0.1): a 429
+
+
+@pytest.mark.parametrize(("sent_after", "paused"), [(0.01, False), (0.06, True)])
+async def test_a_spent_window_is_trusted_to_the_starts_only_while_requests_leave_when_booked(
+    sent_after: float, paused: bool
+) -> None:
+    """The starts the window rule counts are booking times; Brave counts arrivals. A request that filled the window
+    but left 60 ms after its booking (a starved CPU: every request leaves late, by different amounts) may meet an
+    older one within Brave's second that the rule thinks aged out, so its spent window pauses every start from its
+    send time, as before; one sent 10 ms after its booking does not."""
+    ft = FakeClock()
+    limiter = memory_limiter("brave", rate=1.0, burst=1, clock=ft.clock, sleep=ft.sleep)
+    admission = Admission(limiter, clock=ft.clock, adaptive=False)
+    ticket = await admission.admit(None)
+    assert ticket.full  # a burst of 1: every start fills the window
+    await ft.sleep(sent_after)
+    info = RateLimitInfo(per_second=1.0, remaining_second=0, reset_seconds=1.0, observed_at=ft.clock())
+    await admission.observe(info, ticket=ticket)
+    blocked = limiter.plan.blocked_until
+    assert (blocked == pytest.approx(ft.clock() + horizon(1, 1))) if paused else blocked == -math.inf

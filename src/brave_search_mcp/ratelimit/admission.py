@@ -40,6 +40,9 @@ DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
 CAP_SETTING = "BRAVE_SEARCH_MONTHLY_REQUESTS"
 TRIAL_SETTING = "BRAVE_SEARCH_QUOTA_RETRY_SECONDS"
 COUNTER_DAYS = 40  # a month's counter outlives its month
+# A request sent within this of its booking left when its start says: half the window rule's margin (80 ms at
+# Brave's 1-second window), so two starts' delays may differ by the other half before Brave counts them closer.
+PROMPT_SEND_SECONDS = 0.04
 
 
 def when(seconds: float) -> str:
@@ -122,6 +125,7 @@ class Ticket:
     booked: bool
     queued: bool
     full: bool = False
+    granted_at: float = math.nan  # on the limiter's clock: when the start was booked (``observe`` compares)
 
 
 def degrades(
@@ -248,7 +252,7 @@ class Admission:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
             raise
-        return Ticket(booked, queue, full)
+        return Ticket(booked, queue, full, self.limiter.clock())
 
     @degrades(None)
     async def settle(self, ticket: Ticket, *, answered: bool) -> None:
@@ -317,7 +321,13 @@ class Admission:
         # window: issue 36), with the window rule's margin (Brave rounds the reset up to whole seconds; requests
         # leave later than booked). One they explain (``ticket.full``) pauses nothing: the window rule already holds
         # the next start until the window's oldest start ages out, up to a whole window before that reset.
-        explained = ticket is not None and ticket.full
+        # Only while requests leave when booked: one sent more than ``PROMPT_SEND_SECONDS`` after its booking (a
+        # starved CPU) says the starts' times are late too, by more than the margin may absorb: pause as before.
+        explained = (
+            ticket is not None
+            and ticket.full
+            and self._there(info.observed_at) - ticket.granted_at <= PROMPT_SEND_SECONDS
+        )
         if info.remaining_second == 0 and info.reset_seconds is not None and not limited and not explained:
             factor, extra = self.limiter.ask.margin
             wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)
