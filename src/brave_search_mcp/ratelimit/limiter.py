@@ -185,11 +185,7 @@ class Limiter:
                         self._held = False
                     continue
                 decision = await self.slots.reserve(self.ask, now)
-                self.plan = decision.plan
-                if not decision.plan.learned:
-                    self._saw_unknown = True
-                elif self._saw_unknown:
-                    self._stated = True  # learned from an answer while this process watched: stated to it too
+                self._saw(decision.plan)
                 if decision.dropped:
                     self._dropped()
                 if decision.granted:
@@ -323,12 +319,17 @@ class Limiter:
         seen) counts one learned after that as stated to it: another process heard it meanwhile, so this one's first
         requests need not go alone (a fleet of replicas on a new key runs at the full plan from the first answer)."""
         plan = await self.slots.modify(self.ask, self._checked(lambda p: p))
+        self._saw(plan)
+        return plan
+
+    def _saw(self, plan: PlanState) -> None:
+        """The plan as the store holds it now: none yet (memory standing in for a store knows nothing of it), or
+        one learned since this process saw none, so stated to it too (another process heard it meanwhile)."""
         self.plan = plan
-        if not plan.learned and not self.slots.degraded:  # memory standing in for a store knows nothing of it
-            self._saw_unknown = True
+        if not plan.learned:
+            self._saw_unknown = self._saw_unknown or not self.slots.degraded
         elif self._saw_unknown:
             self._stated = True
-        return plan
 
     async def snapshot(self) -> dict[str, Any]:
         """The plan as stored now, how many wait here, and the backend's name."""
