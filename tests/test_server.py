@@ -337,3 +337,26 @@ async def test_disabled_tools_are_not_registered(fake: FakeBrave) -> None:
     settings = make_settings(enabled_tools=("brave_web_search", "brave_web_search_help"))
     async with _connect(settings, fake, "auto") as connected:
         assert [t.name for t in (await connected.list_tools()).tools] == ["brave_web_search", "brave_web_search_help"]
+
+
+@pytest.mark.parametrize(("transport", "pools"), [("http", 1), ("stdio", 0)])
+async def test_an_http_replica_opens_its_connection_pool_before_the_first_call(
+    fake: FakeBrave, monkeypatch: pytest.MonkeyPatch, transport: str, pools: int
+) -> None:
+    """Issue 44: a replica's first search came in a burst and paid the pool's TLS set-up (tens of milliseconds of
+    CPU) there; an HTTP server makes it as it starts, a stdio server still on its first request (start-up lean)."""
+    import httpx2
+
+    made: list[object] = []
+    real = httpx2.AsyncClient
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(kwargs.get("transport"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(httpx2, "AsyncClient", counted)
+    settings = make_settings(transport=transport)
+    async with mcp_client(settings, fake.mock_transport()) as (client, _):
+        assert len(made) == pools  # the session is open; no tool was called
+        await client.call_tool("brave_web_search", {"query": "first"})
+    assert len(made) == 1

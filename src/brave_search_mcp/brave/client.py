@@ -173,6 +173,11 @@ class BraveClient:
 
     # -- one call -------------------------------------------------------------------------------
 
+    def open_pool(self) -> None:
+        """Make the connection pool now: an HTTP replica does before it takes calls, so its first request does not
+        pay the TLS set-up (tens of milliseconds of CPU) in a burst; stdio start-up stays lean."""
+        self._open()
+
     def _open(self) -> httpx2.AsyncClient:
         """httpx2's pooled HTTP/1.1 client, made on the first request.
 

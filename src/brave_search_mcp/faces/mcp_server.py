@@ -243,6 +243,8 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: Server[AppState]) -> AsyncIterator[AppState]:
         async with open_tools(settings, client=client, transport=transport, observer=observer) as tools:
+            if settings.transport == "http":
+                tools.ports.client.open_pool()  # a replica takes bursts from its first call
             yield AppState(tools)
 
     widgets = _widgets([spec.name for spec in specs]) if settings.ui else _Widgets({}, {}, {})
