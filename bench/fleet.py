@@ -7,7 +7,8 @@ Brave enforces a 50/s plan and answers after 250 ms plus 50–400 ms of jitter. 
 (an empty Redis): plain; with Redis killed mid-run (once a third of the distinct queries reached Brave) and started
 again, empty, 2 s later; and plain again with the plan stated to every replica before the clock starts (warm).
 The clock starts once every agent's session is open and has listed the tools.
-Each kind of run is repeated three times, interleaved (the median wall is reported). Figures: failed calls, 429s,
+Each kind of run is repeated three times, interleaved, each time with the latencies drawn from another seed (the
+median wall is reported). Figures: failed calls, 429s,
 upstream requests against distinct queries, the month's count in Redis against the requests Brave billed, and the
 wall against the ideal floor (the expected slowest of twenty agents that each wait only for their own rounds'
 slowest fetch) and against the warm run.
@@ -239,10 +240,12 @@ def _counted(redis_url: str) -> int:
         return sum(int(r.get(name) or 0) for name in r.scan_iter(match=count_key("*:month:*")))
 
 
-async def run_fleet(name: str) -> FleetRun:
-    """One run of the fleet on a key never seen (an empty Redis), as ``name`` says."""
+async def run_fleet(name: str, seed: int = 0) -> FleetRun:
+    """One run of the fleet on a key never seen (an empty Redis), as ``name`` says; ``seed`` draws the answers'
+    latencies (the first answer, the probe's, always gets the first draw: one seed for every run would give every
+    run the same slow or quick first round, which the floor, an average over draws, does not)."""
     with (
-        FakeBraveServer(make_fake(PLAN), latency=LATENCY) as upstream,
+        FakeBraveServer(make_fake(PLAN), latency=LATENCY, seed=seed) as upstream,
         RedisServer() as redis,
         tempfile.TemporaryDirectory(prefix="brave-fleet-") as home,
         replicas(upstream.base_url, redis.url, Path(home)) as urls,
@@ -293,7 +296,8 @@ async def run_fleets(*, quick: bool = False, repeats: int = REPEATS) -> FleetRes
     floor = ideal_floor()
     logger.info("fleet: ideal floor %.2f s (the expected slowest of %d ideal agents)", floor, AGENTS)
     names = (PLAIN,) if quick else (PLAIN, KILLED, WARM)
-    return FleetResults([await run_fleet(name) for _ in range(1 if quick else repeats) for name in names], floor, load)
+    runs = [await run_fleet(name, seed) for seed in range(1 if quick else repeats) for name in names]
+    return FleetResults(runs, floor, load)
 
 
 def _median(values: Sequence[float]) -> float:
