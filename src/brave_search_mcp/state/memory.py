@@ -26,6 +26,7 @@ from brave_search_mcp.state.base import (
     RecordStore,
     SharedCache,
 )
+from brave_search_mcp.state.peers import full, share, share_limits
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -53,14 +54,23 @@ class MemorySlots:
         del starts[:cut]
         return starts
 
-    async def reserve(self, ask: Ask, now: float) -> Decision:
-        """``plan.decide`` over this process's plans and starts."""
+    async def reserve(self, ask: Ask, now: float, *, peers: int = 1) -> Decision:
+        """``plan.decide`` over this process's plans and starts. ``peers``: how many processes decide alone like
+        this one (their shared store is down): each is granted its share of the window (``peers.share``); the plans
+        kept, and the one returned, stay the full ones."""
         own = self._plans.get(ask.own, ask.init)
         shared = self._plans.get(ask.shared) if ask.shared is not None else None
-        own_starts = self._recent(ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
-        shared_limits = shared.in_force(now) if shared is not None else None
+        view = ask
+        if peers > 1:
+            pinned = None if ask.pinned is None else share_limits(ask.pinned, peers)
+            view = replace(ask, init=share(ask.init, peers), pinned=pinned)
+        own_view, shared_view = share(own, peers), None if shared is None else share(shared, peers)
+        own_starts = self._recent(ask.own, now, own_view.pinned(view.pinned).in_force(now), ask)
+        shared_limits = shared_view.in_force(now) if shared_view is not None else None
         shared_starts = self._recent(ask.shared, now, shared_limits, ask) if ask.shared is not None else []
-        decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
+        decision = decide(view, own_view, own_starts, now, shared=shared_view, shared_starts=shared_starts)
+        if peers > 1:
+            decision = replace(decision, plan=full(decision.plan, ask.init if decision.dropped else own))
         self._plans[ask.own] = decision.plan
         if decision.granted:
             bisect.insort(own_starts, now)

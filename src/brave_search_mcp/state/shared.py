@@ -37,6 +37,7 @@ from brave_search_mcp.state.journal import Journal, Owed
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.memory import MemoryBackend, MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
+from brave_search_mcp.state.peers import Heartbeat, Peers
 from brave_search_mcp.state.shared_cache import CacheStore, SharedStoreCache
 
 logger = logging.getLogger(__name__)
@@ -191,14 +192,16 @@ class SharedSlots:
         return ask
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
-        """The store's decision (its plan kept in memory for an outage); memory's while the store is down."""
+        """The store's decision (its plan kept in memory for an outage); memory's while the store is down, at this
+        process's share of the plan (``peers``)."""
         stored = self._seeded(ask)
         try:
             decision = await self._stored(lambda: self._b.store.reserve(stored, now))
         except StoreUnavailable:
             self._outage()
-            return await self._fallback.reserve(ask, now)
+            return await self._memory.reserve(ask, now, peers=self._b.peers.count)  # its share of the plan
         self._memory.remember(ask.own, decision.plan)
+        await self._b.peers.beat()  # now and then: how many processes share the plan (``peers``)
         return decision
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
@@ -300,10 +303,18 @@ class SharedBackend(LimiterFactory):
     """A StateBackend over a Store: shared limiter numbers, cache and records, degrading to memory on failure.
 
     ``down``: why the store could not be opened (calls start on memory and the store is tried after the interval).
+    ``heartbeat``: where the processes sharing the store count themselves (``peers``; None: this one is alone).
     """
 
     def __init__(
-        self, name: str, store: Store, options: StateOptions, *, down: str | None = None, journal: Journal | None = None
+        self,
+        name: str,
+        store: Store,
+        options: StateOptions,
+        *,
+        down: str | None = None,
+        journal: Journal | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
@@ -322,6 +333,7 @@ class SharedBackend(LimiterFactory):
         )
         self.later = Later()  # the cache's writes that run beside the reply
         self.journal = journal
+        self.peers = Peers(heartbeat, clock=options.clock)
         self.shared_slots = SharedSlots(self)
         self.slots: SlotStore = self.shared_slots
         self.local_slots: SlotStore = MemorySlots(clock=options.clock, dropped=self.fallback.memory_slots.dropped)
@@ -360,4 +372,6 @@ class SharedBackend(LimiterFactory):
         the store."""
         await self.later.settle()
         await self.shared_slots.finish()
+        if not self.guard.degraded:  # (down: its beat expires by itself, no timeout spent on it)
+            await self.peers.leave()
         await self.store.aclose()

@@ -1,0 +1,183 @@
+"""Issue 44, the fleet with Redis killed and back: while the store is down each replica decides alone on its memory,
+and at the full plan three replicas sent up to three times what Brave allows (12-22 x 429 in the fleet bench). A
+replica counts the processes sharing the store while it answers (a heartbeat in Redis) and, degraded, grants its
+share of the plan's window; the plan it keeps stays the full one, in force again as soon as the store is back."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+import redis
+
+from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, Ask, PlanState, horizon
+from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.memory import MemorySlots
+from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, Peers, share
+from brave_search_mcp.state.redis_keys import peers_key
+from brave_search_mcp.state.shared import SharedBackend
+from testkit.clock import FakeClock
+from testkit.programs import require
+from testkit.redis_server import RedisServer
+
+require("redis-server", ".ci/run installs it: apt-get install -y redis-server")
+pytestmark = pytest.mark.anyio
+
+PLAN = PlanState.known(50.0, 50)  # Brave's 50/s plan: 50 starts in one 1-second window
+ASK = Ask("brave:key", "search", init=PLAN, primary="search")
+RETRY = 1.0  # fake seconds
+
+
+@contextlib.asynccontextmanager
+async def replicas(server: RedisServer, clock: FakeClock, n: int) -> AsyncIterator[list[SharedBackend]]:
+    """``n`` processes' backends on one Redis, on one fake clock."""
+    async with contextlib.AsyncExitStack() as stack:
+        opened = []
+        for _ in range(n):
+            backend = await open_state(
+                server.url, cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=RETRY
+            )
+            assert isinstance(backend, SharedBackend)
+            stack.push_async_callback(backend.aclose)
+            opened.append(backend)
+        yield opened
+
+
+async def burst(backend: SharedBackend, clock: FakeClock, most: int = 200) -> tuple[int, float]:
+    """Reservations at one instant until one is refused (bounded): how many were granted, and when the refused one
+    may ask again (seconds from now)."""
+    for granted in range(most):
+        decision = await backend.slots.reserve(ASK, clock())
+        if not decision.granted:
+            return granted, decision.ready - clock()
+    raise AssertionError(f"{most} granted at one instant")
+
+
+async def beat_all(backends: list[SharedBackend], clock: FakeClock) -> None:
+    """Each reserves once on the store, twice a beat apart: every one has read the others' beats."""
+    for _ in range(2):
+        for backend in backends:
+            assert (await backend.slots.reserve(ASK, clock())).granted
+        await clock.sleep(BEAT_SECONDS)
+
+
+async def test_three_replicas_on_a_killed_redis_each_grant_a_third_of_the_window(clock: FakeClock) -> None:
+    """Without the share each replica granted all 50 at once on its memory: 150 in Brave's 1-second window."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 3) as fleet:
+            await beat_all(fleet, clock)
+            assert [b.peers.count for b in fleet] == [3, 3, 3]
+            server.kill()
+            await clock.sleep(1.2)  # the window of the starts made on the store is over
+            for backend in fleet:
+                granted, wait = await burst(backend, clock)
+                assert backend.health()["degraded"] is True
+                assert granted == 16  # 50 / 3, rounded down: 48 of 50 in the window for the three
+                assert wait == pytest.approx(horizon(50.0 / 3, 16), abs=1e-6)  # the 17th waits for the window
+                kept = backend.fallback.memory_slots.plan_of(ASK.own)
+                assert kept == PLAN  # in full: it seeds a Redis that comes back empty
+            server.start()  # back, empty
+            await clock.sleep(RETRY + 1.2)
+            first, wait = await burst(fleet[0], clock)
+            assert fleet[0].health()["degraded"] is False
+            assert first == 50 and wait == pytest.approx(horizon(50.0, 50), abs=1e-6)  # the full plan, for all
+            assert (await burst(fleet[1], clock))[0] == 0  # ...in one window: the store's ledger paces everyone
+
+
+async def test_a_replica_left_alone_gets_the_whole_plan_on_an_outage(clock: FakeClock) -> None:
+    """The others stopped beating (stopped, or idle) longer than the span: they no longer take a share; one that
+    closed cleanly leaves the set at once."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 2) as fleet:
+            leaving = await open_state(server.url, cache_max_entries=10, clock=clock, sleep=clock.sleep)
+            assert isinstance(leaving, SharedBackend)
+            await beat_all([*fleet, leaving], clock)
+            assert fleet[0].peers.count == 3
+            await leaving.aclose()
+            await clock.sleep(BEAT_SECONDS)
+            await fleet[0].slots.reserve(ASK, clock())
+            assert fleet[0].peers.count == 2  # the closed one left; the idle one still counts
+            await clock.sleep(ALIVE_SECONDS + 1.0)
+            await fleet[0].slots.reserve(ASK, clock())
+            assert fleet[0].peers.count == 1
+            server.kill()
+            await clock.sleep(1.2)
+            assert (await burst(fleet[0], clock))[0] == 50
+
+
+async def test_a_broken_heartbeat_set_never_fails_a_reservation_nor_counts_what_no_process_wrote(
+    clock: FakeClock,
+) -> None:
+    with RedisServer() as server, redis.Redis.from_url(server.url) as r:
+        async with replicas(server, clock, 1) as (backend,):
+            r.set(peers_key(), "not a set")  # another type of key under the name
+            assert (await backend.slots.reserve(ASK, clock())).granted
+            assert backend.peers.count == 1 and backend.health()["degraded"] is False
+            now = clock()
+            r.zadd(
+                peers_key(),
+                {
+                    "not a process id": now,
+                    "f" * 31: now,
+                    "b" * 32: now + 1e300,  # a time no clock reaches
+                    "c" * 32: float("inf"),
+                    "d" * 32: now - 1e6,  # long gone
+                    "e" * 32: now - 1.0,  # a sound beat: another process
+                },
+            )
+            await clock.sleep(BEAT_SECONDS)
+            assert (await backend.slots.reserve(ASK, clock())).granted
+            assert backend.peers.count == 2
+            assert sorted(m.decode() for m in r.zrange(peers_key(), 0, -1)) == sorted(["e" * 32, backend.peers.member])
+
+
+class Answers:
+    """A heartbeat that answers what it is given (a store this version cannot read), or fails."""
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+
+    async def beat(self, member: str, now: float, alive: float) -> int:
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[return-value]
+
+    async def leave(self, member: str) -> None:
+        raise ConnectionError("down")
+
+
+async def test_a_count_no_fleet_has_is_not_used(clock: FakeClock) -> None:
+    peers = Peers(Answers(4, RuntimeError("down"), "4", 0, -3, 10**9, True), clock=clock)
+    counts = []
+    for _ in range(7):
+        await peers.beat()
+        counts.append(peers.count)
+        await peers.beat()  # within the period: no beat
+        await clock.sleep(BEAT_SECONDS)
+    assert counts == [4, 4, 1, 1, 1, 1, 1]  # a failed beat keeps the last count; a count no fleet has is 1
+    await peers.leave()  # a failure to leave is no failure of the process
+
+
+def test_a_share_divides_rate_and_burst_within_the_plans_bounds() -> None:
+    assert share(PLAN, 1) is PLAN
+    third = share(PLAN, 3)
+    assert third.plan_rate == pytest.approx(50.0 / 3) and third.plan_burst == 16
+    small = share(PlanState.known(1.0, 1), 3)
+    assert (small.plan_rate, small.plan_burst) == (PENALTY_FLOOR_RATE, 1)  # the floor, a whole start
+    tiny = share(PlanState.known(0.2, 1), 4)
+    assert tiny.plan_rate == 0.2  # never above the plan
+    penalised = share(PlanState.known(50.0, 50).penalized(0.0), 5)
+    assert penalised.penalty_rate == pytest.approx(5.0)  # a halved 25/s shared too
+    assert share(PlanState.unknown(), 3) == PlanState.unknown()  # the probe stays one request
+
+
+async def test_memory_decides_on_the_share_and_keeps_the_full_plan(clock: FakeClock) -> None:
+    slots = MemorySlots(clock=clock)
+    pinned = Ask("brave:key", "search", init=PLAN, primary="search", pinned=(20.0, 20))
+    granted = 0
+    while (await slots.reserve(pinned, clock(), peers=4)).granted and granted < 100:
+        granted += 1
+    assert granted == 5  # an explicit setting is the key's rate too: shared
+    assert slots.plan_of(pinned.own) == PLAN
