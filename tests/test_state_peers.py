@@ -6,12 +6,15 @@ share of the plan's window; the plan it keeps stays the full one, in force again
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import redis
 
 from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, Ask, PlanState, horizon
+from brave_search_mcp.state import sqlite_conn
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemorySlots
 from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, Peers, share
@@ -20,6 +23,7 @@ from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from testkit.programs import require
 from testkit.redis_server import RedisServer
+from tests.test_state_sqlite_faults import stuck_writer
 
 require("redis-server", ".ci/run installs it: apt-get install -y redis-server")
 pytestmark = pytest.mark.anyio
@@ -30,14 +34,13 @@ RETRY = 1.0  # fake seconds
 
 
 @contextlib.asynccontextmanager
-async def replicas(server: RedisServer, clock: FakeClock, n: int) -> AsyncIterator[list[SharedBackend]]:
-    """``n`` processes' backends on one Redis, on one fake clock."""
+async def replicas(server: RedisServer | str, clock: FakeClock, n: int) -> AsyncIterator[list[SharedBackend]]:
+    """``n`` processes' backends on one Redis (or the state named by a URL), on one fake clock."""
+    url = server if isinstance(server, str) else server.url
     async with contextlib.AsyncExitStack() as stack:
         opened = []
         for _ in range(n):
-            backend = await open_state(
-                server.url, cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=RETRY
-            )
+            backend = await open_state(url, cache_max_entries=10, clock=clock, sleep=clock.sleep, retry_interval=RETRY)
             assert isinstance(backend, SharedBackend)
             stack.push_async_callback(backend.aclose)
             opened.append(backend)
@@ -130,6 +133,42 @@ async def test_a_broken_heartbeat_set_never_fails_a_reservation_nor_counts_what_
             assert (await backend.slots.reserve(ASK, clock())).granted
             assert backend.peers.count == 2
             assert sorted(m.decode() for m in r.zrange(peers_key(), 0, -1)) == sorted(["e" * 32, backend.peers.member])
+
+
+async def test_processes_on_one_sqlite_file_locked_by_another_each_grant_their_share(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server per MCP client on one key: a file that refuses writes takes them all to memory at once."""
+    monkeypatch.setattr(sqlite_conn, "LOCK_WAIT_SECONDS", 0.1)
+    path = tmp_path / "s.db"
+    async with replicas(f"sqlite://{path}", clock, 2) as pair:
+        await beat_all(pair, clock)
+        assert [b.peers.count for b in pair] == [2, 2]
+        await clock.sleep(1.2)
+        with stuck_writer(path):
+            for backend in pair:
+                assert (await burst(backend, clock))[0] == 25
+                assert backend.health()["degraded"] is True
+        await clock.sleep(RETRY + 1.2)
+        assert (await burst(pair[0], clock))[0] == 50  # the file again: the full plan
+        assert (await burst(pair[1], clock))[0] == 0  # ...for both together
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM peers").fetchone() == (0,)  # both left as they closed
+
+
+async def test_rows_no_process_wrote_in_the_sqlite_heartbeat_are_not_counted(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "s.db"
+    async with replicas(f"sqlite://{path}", clock, 1) as (backend,):
+        assert (await backend.slots.reserve(ASK, clock())).granted
+        now = clock()
+        with sqlite3.connect(path) as conn:
+            rows = [("x" * 32, now), ("A" * 32, now), (b"\x01" * 32, now), ("b" * 32, "soon"), ("c" * 32, 1e300)]
+            rows += [("d" * 32, now - 1e6), ("e" * 32, now - 1.0)]
+            conn.executemany("INSERT INTO peers VALUES (?, ?)", rows)
+        await clock.sleep(BEAT_SECONDS)
+        assert (await backend.slots.reserve(ASK, clock())).granted
+        assert backend.peers.count == 2  # itself and the sound "e..." beat
+        assert backend.health()["degraded"] is False
 
 
 class Answers:

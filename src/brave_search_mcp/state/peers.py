@@ -41,8 +41,8 @@ class Heartbeat(Protocol):
 
 
 class Peers:
-    """This process's beat in its store and how many processes it last found there (1 until it has read a count,
-    and always without a heartbeat: a SQLite file's processes keep none)."""
+    """This process's beat in its store and how many processes it last found there (1 until it has read a count, and
+    without a heartbeat)."""
 
     def __init__(self, heartbeat: Heartbeat | None, *, clock: Clock) -> None:
         self._heartbeat = heartbeat
