@@ -88,6 +88,41 @@ async def test_three_replicas_on_a_killed_redis_each_grant_a_third_of_the_window
             assert (await burst(fleet[1], clock))[0] == 0  # ...in one window: the store's ledger paces everyone
 
 
+async def test_the_starts_a_replica_made_on_redis_just_before_it_died_count_in_its_share(clock: FakeClock) -> None:
+    """In the fleet bench every 429 came in the first 0.3 s of the outage: the window was full of starts made on
+    Redis, which memory had not seen, and each replica started its share on top."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 3) as fleet:
+            await beat_all(fleet, clock)
+            await clock.sleep(1.2)
+            busy, idle, _ = fleet
+            for _ in range(20):
+                assert (await busy.slots.reserve(ASK, clock())).granted  # on Redis
+            server.kill()
+            granted, wait = await burst(busy, clock)
+            assert busy.health()["degraded"] is True
+            assert granted == 0 and wait == pytest.approx(horizon(50.0 / 3, 16), abs=1e-6)  # its 20 are in the window
+            assert (await burst(idle, clock))[0] == 16
+
+
+async def test_a_redis_back_empty_is_not_sent_the_starts_made_alone_on_top_of_them(clock: FakeClock) -> None:
+    """A restarted Redis holds no start: while the starts a replica made on memory are in the window, its share
+    still rules (else it started the whole plan again at once); after them, the store alone."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 3) as fleet:
+            await beat_all(fleet, clock)
+            await clock.sleep(1.2)
+            server.kill()
+            assert (await burst(fleet[0], clock))[0] == 16
+            server.start()
+            await clock.sleep(0.3)  # the store's next try is due
+            granted, wait = await burst(fleet[0], clock)
+            assert granted == 0 and wait == pytest.approx(horizon(50.0 / 3, 16) - 0.3, abs=1e-6)
+            await clock.sleep(wait)
+            assert (await burst(fleet[0], clock))[0] == 50
+            assert fleet[0].health()["degraded"] is False
+
+
 async def test_a_replica_left_alone_gets_the_whole_plan_on_an_outage(clock: FakeClock) -> None:
     """The others stopped beating (stopped, or idle) longer than the span: they no longer take a share; one that
     closed cleanly leaves the set at once."""

@@ -15,7 +15,7 @@ from cachetools import LRUCache
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
-from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, keep_after
+from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, horizon, keep_after
 from brave_search_mcp.state.base import (
     MAX_UPSTREAMS,
     CacheCounts,
@@ -77,6 +77,20 @@ class MemorySlots:
             if ask.shared is not None:
                 bisect.insort(shared_starts, now)
         return decision
+
+    def started(self, ask: Ask, now: float) -> None:
+        """A start the shared store granted this process: in this process's window too, so an outage's first
+        decisions count it (the store's ledger is out of reach then)."""
+        for name in (ask.own, ask.shared):
+            if name is not None:
+                plan = self._plans.get(name)
+                bisect.insort(self._recent(name, now, None if plan is None else plan.in_force(now), ask), now)
+
+    def window(self, ask: Ask, now: float, peers: int) -> float:
+        """How long a start made now stays in the window of ``ask``'s family, at the share of ``peers``."""
+        plan = share(self._plans.get(ask.own, ask.init), peers)
+        limits = plan.pinned(None if ask.pinned is None else share_limits(ask.pinned, peers)).in_force(now)
+        return 0.0 if limits is None else horizon(*limits, ask.margin)
 
     def note_dropped(self, what: str, why: str) -> None:
         """A plan the limiter refused: status names it (logged already)."""

@@ -100,6 +100,7 @@ class SharedSlots:
         self._journal_due = backend.journal is not None  # read at the first call, and at each try
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
         self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
+        self._alone: dict[str, float] = {}  # family -> until when starts granted on memory are in its window
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -192,15 +193,30 @@ class SharedSlots:
         return ask
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
-        """The store's decision (its plan kept in memory for an outage); memory's while the store is down, at this
-        process's share of the plan (``peers``)."""
+        """The store's decision (its plan kept in memory for an outage, its start in memory's window); memory's
+        while the store is down, at this process's share of the plan (``peers``), and memory's too until the starts
+        made so are out of the window (a store back, perhaps empty, has not seen them)."""
+        peers = self._b.peers.count
+        local: Decision | None = None
+        if self._alone.get(ask.own, -math.inf) > now:
+            local = await self._memory.reserve(ask, now, peers=peers)
+            if not local.granted:
+                return local
+        else:
+            self._alone.pop(ask.own, None)
         stored = self._seeded(ask)
         try:
             decision = await self._stored(lambda: self._b.store.reserve(stored, now))
         except StoreUnavailable:
             self._outage()
-            return await self._memory.reserve(ask, now, peers=self._b.peers.count)  # its share of the plan
+            if local is None:
+                local = await self._memory.reserve(ask, now, peers=peers)
+            if local.granted:
+                self._alone[ask.own] = now + self._memory.window(ask, now, peers)
+            return local
         self._memory.remember(ask.own, decision.plan)
+        if decision.granted and local is None:
+            self._memory.started(ask, now)
         await self._b.peers.beat()  # now and then: how many processes share the plan (``peers``)
         return decision
 
