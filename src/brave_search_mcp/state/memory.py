@@ -78,13 +78,16 @@ class MemorySlots:
                 bisect.insort(shared_starts, now)
         return decision
 
-    def started(self, ask: Ask, now: float) -> None:
-        """A start the shared store granted this process: in this process's window too, so an outage's first
-        decisions count it (the store's ledger is out of reach then)."""
-        for name in (ask.own, ask.shared):
-            if name is not None:
-                plan = self._plans.get(name)
-                bisect.insort(self._recent(name, now, None if plan is None else plan.in_force(now), ask), now)
+    def fill(self, ask: Ask, at: float) -> None:
+        """Take the windows ``ask`` starts in as full at ``at``: a shared store was lost then, with the starts every
+        process made in it (starting a share at once on top of a full window sent Brave more than its plan)."""
+        for name, pinned in ((ask.own, ask.pinned), (ask.shared, None)):
+            plan = self._plans.get(name) if name is not None else None
+            limits = plan.pinned(pinned).in_force(at) if plan is not None else None
+            if name is not None and limits is not None:
+                starts = self._recent(name, at, limits, ask)
+                starts.extend([at] * limits[1])
+                starts.sort()
 
     def window(self, ask: Ask, now: float, peers: int) -> float:
         """How long a start made now stays in the window of ``ask``'s family, at the share of ``peers``."""

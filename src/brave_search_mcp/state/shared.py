@@ -101,6 +101,8 @@ class SharedSlots:
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
         self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
         self._alone: dict[str, float] = {}  # family -> until when starts granted on memory are in its window
+        self._outage_at = -math.inf  # when the last outage began
+        self._filled: set[str] = set()  # families whose window this outage took as full when it began
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -108,6 +110,8 @@ class SharedSlots:
         outages = self._b.guard.outages
         if outages != self._outages:
             self._outages = outages
+            self._outage_at = self._b.clock()
+            self._filled.clear()
             for counter, n, expires in self._memory.counts(self._b.clock()):
                 self.owed.start(counter, n, self._epoch, expires)
 
@@ -193,9 +197,10 @@ class SharedSlots:
         return ask
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
-        """The store's decision (its plan kept in memory for an outage, its start in memory's window); memory's
-        while the store is down, at this process's share of the plan (``peers``), and memory's too until the starts
-        made so are out of the window (a store back, perhaps empty, has not seen them)."""
+        """The store's decision (its plan kept in memory for an outage); memory's while the store is down, at this
+        process's share of the plan (``peers``) once the window the store kept has passed (its starts are out of
+        reach: taken as full), and memory's too until the starts made so are out of the window (a store back,
+        perhaps empty, has not seen them)."""
         peers = self._b.peers.count
         local: Decision | None = None
         if self._alone.get(ask.own, -math.inf) > now:
@@ -210,13 +215,14 @@ class SharedSlots:
         except StoreUnavailable:
             self._outage()
             if local is None:
+                if ask.own not in self._filled:
+                    self._filled.add(ask.own)
+                    self._memory.fill(ask, self._outage_at)
                 local = await self._memory.reserve(ask, now, peers=peers)
             if local.granted:
                 self._alone[ask.own] = now + self._memory.window(ask, now, peers)
             return local
         self._memory.remember(ask.own, decision.plan)
-        if decision.granted and local is None:
-            self._memory.started(ask, now)
         await self._b.peers.beat()  # now and then: how many processes share the plan (``peers``)
         return decision
 
