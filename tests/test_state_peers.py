@@ -17,7 +17,7 @@ from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, Ask, PlanState, 
 from brave_search_mcp.state import sqlite_conn
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemorySlots
-from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, Peers, share
+from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, Peers, share, share_limits
 from brave_search_mcp.state.redis_keys import peers_key
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
@@ -70,7 +70,7 @@ async def store_lost(backend: SharedBackend, clock: FakeClock, peers: int) -> No
     starts every process made, out of reach now: taken as full when the loss was found)."""
     granted, wait = await burst(backend, clock)
     assert backend.health()["degraded"] is True
-    assert granted == 0 and wait == pytest.approx(horizon(50.0 / peers, 50 // peers), abs=1e-6)
+    assert granted == 0 and wait == pytest.approx(horizon(*share_limits((50.0, 50), peers)), abs=1e-6)
     await clock.sleep(wait)
 
 
@@ -85,7 +85,7 @@ async def test_three_replicas_on_a_killed_redis_each_grant_a_third_of_the_window
                 await store_lost(backend, clock, 3)
                 granted, wait = await burst(backend, clock)
                 assert granted == 16  # 50 / 3, rounded down: 48 of 50 in the window for the three
-                assert wait == pytest.approx(horizon(50.0 / 3, 16), abs=1e-6)  # the 17th waits for the window
+                assert wait == pytest.approx(horizon(16.0, 16), abs=1e-6)  # the 17th waits for the window
                 kept = backend.fallback.memory_slots.plan_of(ASK.own)
                 assert kept == PLAN  # in full: it seeds a Redis that comes back empty
             server.start()  # back, empty
@@ -126,7 +126,7 @@ async def test_a_redis_back_empty_is_not_sent_the_starts_made_alone_on_top_of_th
             server.start()
             await clock.sleep(0.5)  # the store's next try is due
             granted, wait = await burst(fleet[0], clock)
-            assert granted == 0 and wait == pytest.approx(horizon(50.0 / 3, 16) - 0.5, abs=1e-6)
+            assert granted == 0 and wait == pytest.approx(horizon(16.0, 16) - 0.5, abs=1e-6)
             await clock.sleep(wait)
             assert (await burst(fleet[0], clock))[0] == 50
             assert fleet[0].health()["degraded"] is False
@@ -245,13 +245,15 @@ async def test_a_count_no_fleet_has_is_not_used(clock: FakeClock) -> None:
 def test_a_share_divides_rate_and_burst_within_the_plans_bounds() -> None:
     assert share(PLAN, 1) is PLAN
     third = share(PLAN, 3)
-    assert third.plan_rate == pytest.approx(50.0 / 3) and third.plan_burst == 16
+    assert (third.plan_rate, third.plan_burst) == (16.0, 16)  # the window keeps its 1 s: 48/s for the three
+    rate, burst = share_limits((10.0, 2), 3)
+    assert rate == pytest.approx(10.0 / 3) and burst == 1  # a burst below the peers: 1, and a third of the rate
     small = share(PlanState.known(1.0, 1), 3)
     assert (small.plan_rate, small.plan_burst) == (PENALTY_FLOOR_RATE, 1)  # the floor, a whole start
     tiny = share(PlanState.known(0.2, 1), 4)
     assert tiny.plan_rate == 0.2  # never above the plan
     penalised = share(PlanState.known(50.0, 50).penalized(0.0), 5)
-    assert penalised.penalty_rate == pytest.approx(5.0)  # a halved 25/s shared too
+    assert penalised.penalty_rate == pytest.approx(5.0)  # a halved 25/s shared as the plan: 10 of 50
     assert share(PlanState.unknown(), 3) == PlanState.unknown()  # the probe stays one request
 
 
