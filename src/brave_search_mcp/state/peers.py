@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 BEAT_SECONDS = 2.0  # a process notes itself in the store at most this often
 ALIVE_SECONDS = 30.0  # a process not heard of for this long no longer counts (it stopped, or it sits idle)
+HOLD_SECONDS = 3 * BEAT_SECONDS  # a lower count is believed once every count read for this long was lower: a
+# store restarted empty counts one process, then each other as it beats again
 MAX_PEERS = 1000  # a count beyond this is not a fleet: the store's answer is not used
 
 
@@ -50,6 +52,7 @@ class Peers:
         self.member = uuid.uuid4().hex  # this process (this backend) in the set: made afresh by each run
         self.count = 1
         self._due = -math.inf  # the next beat, on the first reservation the store answers at or after it
+        self._low_since: float | None = None  # since when every count read was below ``count``
 
     async def beat(self) -> None:
         """Note this process in the store and read the count, if the last beat is ``BEAT_SECONDS`` old. Any failure
@@ -64,7 +67,11 @@ class Peers:
             logger.debug("state: heartbeat failed (%s: %s); the last count of peers stays", type(exc).__name__, exc)
             return
         sound = isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_PEERS
-        self.count = n if sound else 1
+        n = n if sound else 1
+        if n < self.count and self._low_since is None:
+            self._low_since = now
+        if n >= self.count or (self._low_since is not None and now - self._low_since >= HOLD_SECONDS):
+            self.count, self._low_since = n, None
 
     async def leave(self) -> None:
         """The process ends: its peers need not wait ``ALIVE_SECONDS`` to count without it."""

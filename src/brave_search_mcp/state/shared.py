@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
-from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
+from brave_search_mcp.ratelimit.plan import KEEP_STARTS_SECONDS, Ask, Decision, PlanState
 from brave_search_mcp.state.base import (
     LEASE_SECONDS,
     DropLog,
@@ -101,7 +101,8 @@ class SharedSlots:
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
         self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
         self._alone: dict[str, float] = {}  # family -> until when starts granted on memory are in its window
-        self._outage_at = -math.inf  # when the last outage began
+        self._outage_at = -math.inf  # when the last outage began...
+        self._back_at = -math.inf  # ...and when the store came back
         self._filled: set[str] = set()  # families whose window this outage took as full when it began
 
     def _outage(self) -> None:
@@ -135,7 +136,10 @@ class SharedSlots:
         if self._adopted and not self.owed and self._journal is not None:  # added (or none it could read): gone
             self._journal.remove(self._adopted)
             self._adopted = []
-        result = await self._b.guard.call(op)
+        was_down = guard.degraded
+        result = await guard.call(op)
+        if was_down:
+            self._back_at = self._b.clock()
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
                 self._epoch = await self._b.guard.call(self._b.store.epoch)
@@ -196,14 +200,22 @@ class SharedSlots:
             return replace(ask, init=known)
         return ask
 
+    def _alone_until(self, ask: Ask, now: float, peers: int) -> float:
+        """Until when this process's share rules ``ask``'s starts beside the store: while the starts it made on
+        memory are in the window, and for one window after the store came back (the others' are not in it either)."""
+        until = self._alone.get(ask.own, -math.inf)
+        if now - self._back_at < KEEP_STARTS_SECONDS:
+            until = max(until, self._back_at + self._memory.window(ask, self._back_at, peers))
+        return until
+
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """The store's decision (its plan kept in memory for an outage); memory's while the store is down, at this
         process's share of the plan (``peers``) once the window the store kept has passed (its starts are out of
-        reach: taken as full), and memory's too until the starts made so are out of the window (a store back,
-        perhaps empty, has not seen them)."""
+        reach: taken as full); and memory's too, beside the store's, until the starts made so are out of the window
+        (a store back, perhaps empty, has none of them)."""
         peers = self._b.peers.count
         local: Decision | None = None
-        if self._alone.get(ask.own, -math.inf) > now:
+        if self._alone_until(ask, now, peers) > now:
             local = await self._memory.reserve(ask, now, peers=peers)
             if not local.granted:
                 return local
