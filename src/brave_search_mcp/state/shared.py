@@ -3,9 +3,9 @@
 SQLite and Redis differ only in how they store a plan, reserve a start, count a month, keep a value and
 take a lease (the ``Store`` protocol). The switch to memory when the store fails (and back when it heals, ``guard``)
 lives here, and what an outage must not lose: memory keeps the plan and the month's count the store last gave, so
-calls meanwhile run at this process's share of the learned plan (``peers``) and count on from the store's count, and the requests counted meanwhile are
-added to the store once it is back (``owed``), by this process or, when it ends first, by the next one to reach
-the store (``journal``, beside a SQLite state file). The cache and its single flight are ``shared_cache``; queueing and
+calls meanwhile run at this process's share of the learned plan (``peers``) and count on from the store's count,
+and the requests counted meanwhile are added to the store once it is back (``owed``), by this process or, when it
+ends first, by the next one to reach the store (``journal``, beside a SQLite state file). The cache and its single flight are ``shared_cache``; queueing and
 the rules live in ``ratelimit``, so both backends behave the same.
 """
 
