@@ -5,8 +5,8 @@ take a lease (the ``Store`` protocol). The switch to memory when the store fails
 lives here, and what an outage must not lose: memory keeps the plan and the month's count the store last gave, so
 calls meanwhile run at this process's share of the learned plan (``peers``) and count on from the store's count,
 and the requests counted meanwhile are added to the store once it is back (``owed``), by this process or, when it
-ends first, by the next one to reach the store (``journal``, beside a SQLite state file). The cache and its single flight are ``shared_cache``; queueing and
-the rules live in ``ratelimit``, so both backends behave the same.
+ends first, by the next one to reach the store (``journal``, beside a SQLite state file). The cache and its single
+flight are ``shared_cache``; queueing and the rules live in ``ratelimit``, so both backends behave the same.
 """
 
 from __future__ import annotations
