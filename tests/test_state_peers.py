@@ -83,11 +83,12 @@ async def counted(backend: SharedBackend, clock: FakeClock) -> int:
 
 
 async def back(backend: SharedBackend, clock: FakeClock, peers: int) -> None:
-    """The first reservations once the store is back: the try that finds it, then for one window this process's
-    share (the starts the others made on memory meanwhile are not in the store: a Redis back empty has none)."""
+    """The first reservations once the store is back: for one window this process's share still (the starts the
+    others made on memory meanwhile are not in the store: a Redis back empty has none), the first one the try that
+    finds the store back."""
     granted, wait = await burst(backend, clock)
     assert backend.health()["degraded"] is False
-    assert granted == 1 + share_limits((50.0, 50), peers)[1]
+    assert granted == share_limits((50.0, 50), peers)[1]
     await clock.sleep(wait)
 
 

@@ -200,6 +200,13 @@ class SharedSlots:
             return replace(ask, init=known)
         return ask
 
+    async def _local(self, ask: Ask, now: float, peers: int) -> Decision:
+        """Memory's decision at this process's share; the first of an outage takes the store's last window as full."""
+        if self.degraded and ask.own not in self._filled and self._outage_at > -math.inf:
+            self._filled.add(ask.own)
+            self._memory.fill(ask, self._outage_at)
+        return await self._memory.reserve(ask, now, peers=peers)
+
     def _alone_until(self, ask: Ask, now: float, peers: int) -> float:
         """Until when this process's share rules ``ask``'s starts beside the store: while the starts it made on
         memory are in the window, and for one window after the store came back (the others' are not in it either)."""
@@ -215,8 +222,8 @@ class SharedSlots:
         (a store back, perhaps empty, has none of them)."""
         peers = self._b.peers.count
         local: Decision | None = None
-        if self._alone_until(ask, now, peers) > now:
-            local = await self._memory.reserve(ask, now, peers=peers)
+        if self.degraded or self._alone_until(ask, now, peers) > now:  # the store is tried only with a start in hand
+            local = await self._local(ask, now, peers)
             if not local.granted:
                 return local
         else:
@@ -227,10 +234,7 @@ class SharedSlots:
         except StoreUnavailable:
             self._outage()
             if local is None:
-                if ask.own not in self._filled:
-                    self._filled.add(ask.own)
-                    self._memory.fill(ask, self._outage_at)
-                local = await self._memory.reserve(ask, now, peers=peers)
+                local = await self._local(ask, now, peers)
             if local.granted:
                 self._alone[ask.own] = now + self._memory.window(ask, now, peers)
             return local
