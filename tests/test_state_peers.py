@@ -114,6 +114,20 @@ async def test_three_replicas_on_a_killed_redis_each_grant_a_third_of_the_window
             assert (await burst(fleet[1], clock))[0] == 0  # ...in one window: the store's ledger paces everyone
 
 
+async def test_replicas_started_together_know_how_many_they_are_within_a_second(clock: FakeClock) -> None:
+    """In the fleet bench Redis was killed 2 s after the replicas started: the first to beat had counted itself
+    alone, and beating every 2 s it had not counted again, so it ran the whole plan on memory."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 3) as fleet:
+            counts = []
+            for _ in range(3):
+                for backend in fleet:
+                    assert (await backend.slots.reserve(ASK, clock())).granted
+                counts.append([b.peers.count for b in fleet])
+                await clock.sleep(0.25)
+            assert counts[0] == [1, 2, 3] and counts[1] == [3, 3, 3]
+
+
 async def test_a_lost_store_is_taken_as_full_until_its_window_has_passed(clock: FakeClock) -> None:
     """In the fleet bench every 429 came in the first 0.3 s of the outage: the window was full of starts made on
     Redis, out of reach, and each replica started its share on top (counting its own starts was not enough: the

@@ -22,7 +22,9 @@ from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, PlanState
 
 logger = logging.getLogger(__name__)
 
-BEAT_SECONDS = 2.0  # a process notes itself in the store at most this often
+BEAT_SECONDS = 2.0  # a process notes itself in the store at most this often...
+FIRST_BEAT_SECONDS = 0.25  # ...once it has run a while: a new one beats again after this, then twice as long each
+# time (a fleet started together learns its size within a second, before a store lost early leaves each alone)
 ALIVE_SECONDS = 30.0  # a process not heard of for this long no longer counts (it stopped, or it sits idle)
 HOLD_SECONDS = 3 * BEAT_SECONDS  # a lower count is believed once every count read for this long was lower: a
 # store restarted empty counts one process, then each other as it beats again
@@ -52,15 +54,17 @@ class Peers:
         self.member = uuid.uuid4().hex  # this process (this backend) in the set: made afresh by each run
         self.count = 1
         self._due = -math.inf  # the next beat, on the first reservation the store answers at or after it
+        self._period = FIRST_BEAT_SECONDS  # until the beat after the next
         self._low_since: float | None = None  # since when every count read was below ``count``
 
     async def beat(self) -> None:
-        """Note this process in the store and read the count, if the last beat is ``BEAT_SECONDS`` old. Any failure
+        """Note this process in the store and read the count, if the last beat is old enough. Any failure
         keeps the last count: the beat never fails a reservation (the next store call finds an outage itself)."""
         now = self._clock()
         if self._heartbeat is None or now < self._due:
             return
-        self._due = now + BEAT_SECONDS
+        self._due = now + self._period
+        self._period = min(self._period * 2, BEAT_SECONDS)
         try:
             n = await self._heartbeat.beat(self.member, now, ALIVE_SECONDS)
         except Exception as exc:  # a store failing just now, or an answer this version cannot read
