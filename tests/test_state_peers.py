@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from brave_search_mcp.state import sqlite_conn
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemorySlots
 from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, HOLD_SECONDS, Peers, share, share_limits
-from brave_search_mcp.state.redis_keys import peers_key
+from brave_search_mcp.state.redis_keys import cache_key, peers_key
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from testkit.programs import require
@@ -243,6 +243,34 @@ async def test_rows_no_process_wrote_in_the_sqlite_heartbeat_are_not_counted(tmp
         assert (await backend.slots.reserve(ASK, clock())).granted
         assert backend.peers.count == 2  # itself and the sound "e..." beat
         assert backend.health()["degraded"] is False
+
+
+async def test_answers_fetched_during_an_outage_are_stored_once_redis_is_back(clock: FakeClock) -> None:
+    """In the fleet bench a third of the duplicate upstream requests came after Redis was back: a replica had fetched
+    the answer on its memory, and the one asked next fetched it again from Brave."""
+    fetched: list[str] = []
+
+    def fetch(answer: str) -> Callable[[], Awaitable[bytes]]:
+        async def run() -> bytes:
+            fetched.append(answer)
+            return answer.encode()
+
+        return run
+
+    with RedisServer() as server:
+        async with replicas(server, clock, 2) as (first, second):
+            server.kill()
+            assert await first.cache.get_or_fetch("web?q=x", fetch("x"), 60.0) == (b"x", False)
+            assert first.health()["degraded"] is True
+            server.start()  # back, empty
+            await clock.sleep(RETRY)
+            assert await first.cache.get_or_fetch("web?q=y", fetch("y"), 60.0) == (b"y", False)
+            await first.settle()
+            assert first.health()["degraded"] is False
+            assert await second.cache.get_or_fetch("web?q=x", fetch("again"), 60.0) == (b"x", True)
+            with redis.Redis.from_url(server.url) as r:
+                assert 58_000 < r.pttl(cache_key("web?q=x")) <= 59_000  # its 60 s from when it was fetched
+    assert fetched == ["x", "y"]
 
 
 class Answers:
