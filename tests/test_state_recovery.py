@@ -1,7 +1,8 @@
 """Issue 44, "Redis faults as Redis clients expect": after a failure the store is tried again 0.25 s later, then every
 half second for the first 5 s of the outage, then each next try twice as long after the last, up to the retry
-interval, so a store back within a couple of seconds is used again within half a second; a failure first gets one more try (redis-py's own Retry) before the store counts as down;
-connecting has a timeout of its own, generous enough for a busy event loop."""
+interval, so a store back within a couple of seconds is used again within half a second; a failure first gets one
+more try (redis-py's own Retry) before the store counts as down; connecting has a timeout of its own, generous
+enough for a busy event loop."""
 
 from __future__ import annotations
 
