@@ -165,6 +165,27 @@ async def test_a_redis_back_empty_is_not_sent_the_starts_made_alone_on_top_of_th
             assert (await burst(fleet[0], clock))[0] == 50
 
 
+async def test_a_store_found_back_by_another_call_keeps_the_share_for_a_window(clock: FakeClock) -> None:
+    """A search looks in the cache before it reserves its start: whichever call finds Redis back, the reservations
+    after it keep to the share for one window."""
+    with RedisServer() as server:
+        async with replicas(server, clock, 3) as fleet:
+            await beat_all(fleet, clock)
+            server.kill()
+            await store_lost(fleet[0], clock, 3)
+            assert (await burst(fleet[0], clock))[0] == 16
+            server.start()
+            await clock.sleep(1.2)  # its own starts are out of the window; the others' may not be
+            assert await fleet[0].cache.get_or_fetch("web?q=x", answer, 60.0) == (b"x", False)
+            assert fleet[0].health()["degraded"] is False
+            granted, wait = await burst(fleet[0], clock)
+            assert granted == 16 and wait == pytest.approx(horizon(16.0, 16), abs=1e-6)
+
+
+async def answer() -> bytes:
+    return b"x"
+
+
 async def test_a_replica_left_alone_gets_the_whole_plan_on_an_outage(clock: FakeClock) -> None:
     """The others stopped beating (stopped, or idle) longer than the span: they no longer take a share; one that
     closed cleanly leaves the set at once."""

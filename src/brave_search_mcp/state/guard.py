@@ -59,6 +59,11 @@ class Guard:
         return self.warning is not None
 
     @property
+    def back_at(self) -> float:
+        """When the store last came back after an outage (minus infinity: never)."""
+        return self._back_at
+
+    @property
     def ready(self) -> bool:
         """Whether the next call would be sent to the store (it is up, or due for a try that nobody is making)."""
         return self.warning is None or (not self._trying and self._clock() >= self._retry_at)

@@ -101,8 +101,7 @@ class SharedSlots:
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
         self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
         self._alone: dict[str, float] = {}  # family -> until when starts granted on memory are in its window
-        self._outage_at = -math.inf  # when the last outage began...
-        self._back_at = -math.inf  # ...and when the store came back
+        self._outage_at = -math.inf  # when the last outage began
         self._filled: set[str] = set()  # families whose window this outage took as full when it began
 
     def _outage(self) -> None:
@@ -136,10 +135,7 @@ class SharedSlots:
         if self._adopted and not self.owed and self._journal is not None:  # added (or none it could read): gone
             self._journal.remove(self._adopted)
             self._adopted = []
-        was_down = guard.degraded
         result = await guard.call(op)
-        if was_down:
-            self._back_at = self._b.clock()
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
                 self._epoch = await self._b.guard.call(self._b.store.epoch)
@@ -211,8 +207,9 @@ class SharedSlots:
         """Until when this process's share rules ``ask``'s starts beside the store: while the starts it made on
         memory are in the window, and for one window after the store came back (the others' are not in it either)."""
         until = self._alone.get(ask.own, -math.inf)
-        if now - self._back_at < KEEP_STARTS_SECONDS:
-            until = max(until, self._back_at + self._memory.window(ask, self._back_at, peers))
+        back = self._b.guard.back_at
+        if now - back < KEEP_STARTS_SECONDS:
+            until = max(until, back + self._memory.window(ask, back, peers))
         return until
 
     async def reserve(self, ask: Ask, now: float) -> Decision:
