@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import anyio
 import pytest
 import redis
 
@@ -17,8 +18,9 @@ from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, Ask, PlanState, 
 from brave_search_mcp.state import sqlite_conn
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemorySlots
+from brave_search_mcp.state.owed import Batch, OwedCounts
 from brave_search_mcp.state.peers import ALIVE_SECONDS, BEAT_SECONDS, HOLD_SECONDS, Peers, share, share_limits
-from brave_search_mcp.state.redis_keys import cache_key, peers_key
+from brave_search_mcp.state.redis_keys import cache_key, count_key, peers_key
 from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from testkit.programs import require
@@ -292,6 +294,55 @@ async def test_answers_fetched_during_an_outage_are_stored_once_redis_is_back(cl
             with redis.Redis.from_url(server.url) as r:
                 assert 58_000 < r.pttl(cache_key("web?q=x")) <= 59_000  # its 60 s from when it was fetched
     assert fetched == ["x", "y"]
+
+
+async def test_bookings_that_meet_a_redis_back_empty_while_the_outage_is_added_count_once(clock: FakeClock) -> None:
+    """Bookings at once as a Redis restarted empty is found back: one adds the outage's batch, another meets the new
+    server's epoch first and begins another outage; every request is counted once."""
+    month = "brave:key|:month:2026-11"
+
+    async def book() -> None:
+        await backend.slots.book(month, None, clock() + 86400, clock())
+
+    with RedisServer() as server, redis.Redis.from_url(server.url) as r:
+        async with replicas(server, clock, 1) as (backend,):
+            for _ in range(10):
+                await book()
+            server.kill()
+            for _ in range(5):
+                await book()  # on memory
+            server.start()  # back, empty
+            await clock.sleep(RETRY)
+            await backend.cache.get_or_fetch("web?q=x", answer, 60.0)  # a search looks in the cache first
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(book)
+            await clock.sleep(RETRY)
+            await book()  # what is still owed goes in first
+            assert backend.health()["degraded"] is False
+            assert int(r.get(count_key(month)) or 0) == 19
+
+
+async def test_an_outage_that_begins_while_a_batch_is_being_added_puts_back_no_base_twice() -> None:
+    """In the fleet bench the month's count now and then ended 39-57 above the requests billed: a booking sent while
+    the outage's batch was on its way met the new server's epoch and began another outage, whose batch took memory's
+    count (which held the first batch's bookings) as its base; the server put that base back, counting them twice."""
+    owed = OwedCounts()
+    stored = {"n": 0, "put_back": 0}
+
+    async def merge(counter: str, batch: Batch) -> int:  # the server's merge script, on a server that lost its count
+        if batch is first:
+            owed.start(counter, 15, "old", 0.0)  # another call fails meanwhile: an outage begins, memory counts 15
+            owed.add(counter, 1, 0.0)
+        stored["n"] += batch.delta + max(0, batch.base - stored["put_back"])
+        stored["put_back"] = max(stored["put_back"], batch.base)
+        return stored["n"]
+
+    owed.start("month", 10, "old", 0.0)  # the outage began at 10
+    owed.add("month", 5, 0.0)
+    first = owed.pending()[0][1]
+    await owed.repay(merge, lambda counter, n, expires: None)
+    assert stored["n"] == 16 and not owed
 
 
 class Answers:

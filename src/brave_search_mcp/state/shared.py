@@ -144,20 +144,18 @@ class SharedSlots:
     async def _repay(self) -> None:
         """Add what was counted on memory during an outage to the store, now that it answers (``owed``)."""
         b = self._b
-        merged = False
 
         def merge(counter: str, batch: Batch) -> Awaitable[int]:
             return b.guard.call(lambda: b.store.merge_count(counter, batch, b.clock()))
 
         def seen(counter: str, n: int, expires: float) -> None:
-            nonlocal merged
-            merged = True
+            # The store may be a new one: the next outage's batches carry its epoch, read again; at once, so an
+            # outage that begins before the rest is sent puts back no base of its own (``owed.start``).
+            self._epoch = None
             self._memory.remember_count(counter, n, expires)
             logger.info("state: the requests counted during the outage were added to the store (now %d)", n)
 
         await self.owed.repay(merge, seen)
-        if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
-            self._epoch = None
 
     async def finish(self) -> None:
         """The process ends: what it still owes the store goes in once more, else into a journal file of its own
