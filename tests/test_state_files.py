@@ -94,7 +94,7 @@ async def test_counters_go_to_the_state_file_and_answers_to_the_cache_file(dirs:
         await backend.settle()
         health = backend.health()
     assert (health["location"], health["cache_location"]) == (str(dirs.state), str(dirs.cache))
-    assert tables(dirs.state) == {"plans", "starts", "records", "counters"}
+    assert tables(dirs.state) == {"plans", "starts", "records", "counters", "peers"}
     assert tables(dirs.cache) == {"cache", "leases"}
     with contextlib.closing(sqlite3.connect(dirs.cache)) as conn:
         assert conn.execute("SELECT count(*) FROM cache").fetchone() == (1,)
@@ -167,7 +167,7 @@ async def test_a_file_the_user_names_holds_both(tmp_path: Path, clock: FakeClock
         assert backend.health()["cache_location"] == backend.health()["location"] == str(path)
     finally:
         await backend.aclose()
-    assert tables(path) == {"plans", "starts", "records", "counters", "cache", "leases"}
+    assert tables(path) == {"plans", "starts", "records", "counters", "peers", "cache", "leases"}
     assert listing(tmp_path) == ["mine.sqlite3"]  # no cache file beside it
 
 

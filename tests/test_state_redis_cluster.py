@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 
+from brave_search_mcp.ratelimit.plan import Ask, PlanState
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.location import open_state
+from brave_search_mcp.state.peers import BEAT_SECONDS
 from brave_search_mcp.state.redis_keys import (
     CACHE_KEYS,
     EPOCH_KEY,
@@ -18,6 +20,7 @@ from brave_search_mcp.state.redis_keys import (
     count_key,
     lease_key,
     merged_key,
+    peers_key,
     plan_key,
     restored_key,
     starts_key,
@@ -61,7 +64,7 @@ def test_every_scripts_keys_share_one_hash_slot() -> None:
     from redis.crc import key_slot
 
     state = [plan_key("a|search"), starts_key("a|search"), plan_key("a|"), starts_key("a|"), count_key(COUNTER)]
-    state += [merged_key("t"), restored_key(COUNTER), EPOCH_KEY]
+    state += [merged_key("t"), restored_key(COUNTER), EPOCH_KEY, peers_key()]
     cache = [cache_key("web?q=x"), lease_key("web?q=x"), *CACHE_KEYS]
     assert len({key_slot(k.encode()) for k in state}) == 1
     assert len({key_slot(k.encode()) for k in cache}) == 1
@@ -75,6 +78,22 @@ async def test_limiter_contract(
     assert backend.name == "redis" and backend.health()["degraded"] is False
     await case(backend, clock)
     assert backend.health()["degraded"] is False  # every script ran: none was refused as CROSSSLOT
+
+
+@pytest.mark.anyio
+async def test_replicas_count_each_other_on_a_cluster(cluster_url: str, clock: FakeClock) -> None:
+    """The heartbeat that sets each replica's share of the plan during an outage (``state.peers``) runs there too."""
+    ask = Ask("brave:key", "search", init=PlanState.known(50.0, 50), primary="search")
+    pair = [await open_state(cluster_url, cache_max_entries=10, clock=clock, sleep=clock.sleep) for _ in range(2)]
+    try:
+        for _ in range(2):
+            for backend in pair:
+                assert (await backend.slots.reserve(ask, clock())).granted
+            await clock.sleep(BEAT_SECONDS)
+        assert [b.peers.count for b in pair if isinstance(b, SharedBackend)] == [2, 2]
+    finally:
+        for backend in pair:
+            await backend.aclose()
 
 
 @pytest.mark.anyio

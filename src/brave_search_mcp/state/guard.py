@@ -3,9 +3,10 @@
 Any exception inside a store operation counts as a failure, not only the ones a backend names: a store that answers
 something this version cannot read, or a bug on the way, degrades the call to memory instead of failing it. While the
 store is down, one call at a time tries it again (the others go on on memory, so a store that hangs costs one call
-its timeout, not every call): the first try 0.25 s after the failure, each next one twice as long after the last,
-up to ``retry_interval`` (a store back within a second or two is used again at once, one down for long is asked
-rarely); the first that succeeds brings every call back to the store.
+its timeout, not every call): the first try 0.25 s after the failure, then every 0.5 s for the first 5 s of the
+outage (a Redis restarted in 2 s is used again within half a second of its return: meanwhile every replica runs
+on its own memory and its own cache), then each next try twice as long after the last, up to ``retry_interval``
+(one down for long is asked rarely); the first that succeeds brings every call back to the store.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from brave_search_mcp.state.base import StoreUnavailable
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-FIRST_PROBE_SECONDS = 0.25  # after a failure, the first try of the store; each failed try doubles the wait
+FIRST_PROBE_SECONDS = 0.25  # after a failure, the first try of the store; each failed try doubles the wait...
+EARLY_PROBE_SECONDS = 0.5  # ...but early in an outage tries are never further apart than this (one call each)...
+EARLY_SECONDS = 5.0  # ...for this long after it began
 
 
 class Guard:
@@ -39,9 +42,11 @@ class Guard:
         self._clock = clock
         self._retry_interval = retry_interval
         self._first_probe = min(first_probe, retry_interval)
+        self._early_probe = max(self._first_probe, min(EARLY_PROBE_SECONDS, retry_interval))
         self._wait = self._first_probe  # before the next try; doubled by each failed one, up to the interval
         self._retry_at = float("-inf")
         self._back_at = float("-inf")  # when the store last came back
+        self._down_at = float("-inf")  # when the outage began
         self._trying = False  # one call is trying the store again
         self.warning: str | None = None
         self.outages = 0  # how many times the store went down (each logged once)
@@ -54,13 +59,22 @@ class Guard:
         return self.warning is not None
 
     @property
+    def back_at(self) -> float:
+        """When the store last came back after an outage (minus infinity: never)."""
+        return self._back_at
+
+    @property
     def ready(self) -> bool:
         """Whether the next call would be sent to the store (it is up, or due for a try that nobody is making)."""
         return self.warning is None or (not self._trying and self._clock() >= self._retry_at)
 
     def _down(self, reason: str) -> None:
-        self._retry_at = self._clock() + self._wait
-        self._wait = min(self._wait * 2, self._retry_interval)
+        now = self._clock()
+        if self.warning is None:
+            self._down_at = now
+        self._retry_at = now + self._wait
+        early = now - self._down_at < EARLY_SECONDS
+        self._wait = min(self._wait * 2, self._early_probe if early else self._retry_interval)
         if self.warning is None:
             self.outages += 1
             self.warning = f"{self._name} unavailable ({reason}); using per-process memory until it returns"

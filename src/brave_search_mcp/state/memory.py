@@ -15,7 +15,7 @@ from cachetools import LRUCache
 
 from brave_search_mcp.clock import Clock, Sleep
 from brave_search_mcp.ratelimit.limiter import Limiter, SlotStore
-from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, keep_after
+from brave_search_mcp.ratelimit.plan import NEVER, Ask, Decision, PlanState, decide, horizon, keep_after
 from brave_search_mcp.state.base import (
     MAX_UPSTREAMS,
     CacheCounts,
@@ -26,6 +26,7 @@ from brave_search_mcp.state.base import (
     RecordStore,
     SharedCache,
 )
+from brave_search_mcp.state.peers import full, share, share_limits
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -53,20 +54,46 @@ class MemorySlots:
         del starts[:cut]
         return starts
 
-    async def reserve(self, ask: Ask, now: float) -> Decision:
-        """``plan.decide`` over this process's plans and starts."""
+    async def reserve(self, ask: Ask, now: float, *, peers: int = 1) -> Decision:
+        """``plan.decide`` over this process's plans and starts. ``peers``: how many processes decide alone like
+        this one (their shared store is down): each is granted its share of the window (``peers.share``); the plans
+        kept, and the one returned, stay the full ones."""
         own = self._plans.get(ask.own, ask.init)
         shared = self._plans.get(ask.shared) if ask.shared is not None else None
-        own_starts = self._recent(ask.own, now, own.pinned(ask.pinned).in_force(now), ask)
-        shared_limits = shared.in_force(now) if shared is not None else None
+        view = ask
+        if peers > 1:
+            pinned = None if ask.pinned is None else share_limits(ask.pinned, peers)
+            view = replace(ask, init=share(ask.init, peers), pinned=pinned)
+        own_view, shared_view = share(own, peers), None if shared is None else share(shared, peers)
+        own_starts = self._recent(ask.own, now, own_view.pinned(view.pinned).in_force(now), ask)
+        shared_limits = shared_view.in_force(now) if shared_view is not None else None
         shared_starts = self._recent(ask.shared, now, shared_limits, ask) if ask.shared is not None else []
-        decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
+        decision = decide(view, own_view, own_starts, now, shared=shared_view, shared_starts=shared_starts)
+        if peers > 1:
+            decision = replace(decision, plan=full(decision.plan, ask.init if decision.dropped else own))
         self._plans[ask.own] = decision.plan
         if decision.granted:
             bisect.insort(own_starts, now)
             if ask.shared is not None:
                 bisect.insort(shared_starts, now)
         return decision
+
+    def fill(self, ask: Ask, at: float) -> None:
+        """Take the windows ``ask`` starts in as full at ``at``: a shared store was lost then, with the starts every
+        process made in it (starting a share at once on top of a full window sent Brave more than its plan)."""
+        for name, pinned in ((ask.own, ask.pinned), (ask.shared, None)):
+            plan = self._plans.get(name) if name is not None else None
+            limits = plan.pinned(pinned).in_force(at) if plan is not None else None
+            if name is not None and limits is not None:
+                starts = self._recent(name, at, limits, ask)
+                starts.extend([at] * limits[1])
+                starts.sort()
+
+    def window(self, ask: Ask, now: float, peers: int) -> float:
+        """How long a start made now stays in the window of ``ask``'s family, at the share of ``peers``."""
+        plan = share(self._plans.get(ask.own, ask.init), peers)
+        limits = plan.pinned(None if ask.pinned is None else share_limits(ask.pinned, peers)).in_force(now)
+        return 0.0 if limits is None else horizon(*limits, ask.margin)
 
     def note_dropped(self, what: str, why: str) -> None:
         """A plan the limiter refused: status names it (logged already)."""

@@ -45,10 +45,16 @@ class OwedCounts:
         return bool(self._batches)
 
     def start(self, counter: str, base: int, epoch: str | None, expires: float) -> None:
-        """An outage begins: what ``counter`` was in the store (epoch ``epoch``) when last seen."""
+        """An outage begins: what ``counter`` was in the store (epoch ``epoch``) when last seen. One that begins
+        while a batch is still on its way (the store failed again as it was being sent) carries that batch's base
+        and epoch: the count given is memory's, which holds that batch's bookings (put back as a base on a store
+        that lost its count, they were counted twice)."""
         batches = self._batches.setdefault(counter, [])
-        if not batches or batches[-1].sealed:
+        if not batches:
             batches.append(Batch(base=base, epoch=epoch, expires=expires))
+        elif batches[-1].sealed:
+            last = batches[-1]
+            batches.append(Batch(base=last.base, epoch=last.epoch, expires=expires))
 
     def add(self, counter: str, delta: int, expires: float) -> None:
         """``delta`` more (or fewer) requests counted on memory."""

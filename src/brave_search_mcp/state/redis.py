@@ -61,6 +61,7 @@ from brave_search_mcp.state.redis_keys import (
     starts_key,
 )
 from brave_search_mcp.state.redis_once import ONCE_KEPT_MS, UnsureCalls
+from brave_search_mcp.state.redis_peers import RedisHeartbeat
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -444,4 +445,5 @@ async def open_redis(url: str, options: StateOptions) -> StateBackend:
     store = RedisStore(
         url, client, clock=clock, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes, waits=waits
     )
-    return SharedBackend("redis", store, options)
+    heartbeat = RedisHeartbeat(client, server_clock=clock is not None)
+    return SharedBackend("redis", store, options, heartbeat=heartbeat)

@@ -43,6 +43,11 @@ def restored_key(counter: str) -> str:
     return f"{STATE}restored:{counter}"
 
 
+def peers_key() -> str:
+    """The processes that reserve starts here, each scored by its last beat (a sorted set; ``redis_peers``)."""
+    return f"{STATE}peers"
+
+
 def once_key(token: str) -> str:
     """The reply of a script call already run (``redis_scripts.once``): a retried call returns it, never runs twice."""
     return f"{STATE}once:{token}"

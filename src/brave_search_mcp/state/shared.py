@@ -3,10 +3,10 @@
 SQLite and Redis differ only in how they store a plan, reserve a start, count a month, keep a value and
 take a lease (the ``Store`` protocol). The switch to memory when the store fails (and back when it heals, ``guard``)
 lives here, and what an outage must not lose: memory keeps the plan and the month's count the store last gave, so
-calls meanwhile run at the learned plan and count on from the store's count, and the requests counted meanwhile are
-added to the store once it is back (``owed``), by this process or, when it ends first, by the next one to reach
-the store (``journal``, beside a SQLite state file). The cache and its single flight are ``shared_cache``; queueing and
-the rules live in ``ratelimit``, so both backends behave the same.
+calls meanwhile run at this process's share of the learned plan (``peers``) and count on from the store's count,
+and the requests counted meanwhile are added to the store once it is back (``owed``), by this process or, when it
+ends first, by the next one to reach the store (``journal``, beside a SQLite state file). The cache and its single
+flight are ``shared_cache``; queueing and the rules live in ``ratelimit``, so both backends behave the same.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from brave_search_mcp.ratelimit.limiter import SlotNumbers, SlotStore
-from brave_search_mcp.ratelimit.plan import Ask, Decision, PlanState
+from brave_search_mcp.ratelimit.plan import KEEP_STARTS_SECONDS, Ask, Decision, PlanState
 from brave_search_mcp.state.base import (
     LEASE_SECONDS,
     DropLog,
@@ -37,6 +37,7 @@ from brave_search_mcp.state.journal import Journal, Owed
 from brave_search_mcp.state.later import Later
 from brave_search_mcp.state.memory import MemoryBackend, MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
+from brave_search_mcp.state.peers import Heartbeat, Peers
 from brave_search_mcp.state.shared_cache import CacheStore, SharedStoreCache
 
 logger = logging.getLogger(__name__)
@@ -99,6 +100,9 @@ class SharedSlots:
         self._journal_due = backend.journal is not None  # read at the first call, and at each try
         self._adopted: list[Path] = []  # journal files whose batches are in ``owed`` now
         self._journal_counted: set[str] = set()  # tokens of journal batches added to memory's counts
+        self._alone: dict[str, float] = {}  # family -> until when starts granted on memory are in its window
+        self._outage_at = -math.inf  # when the last outage began
+        self._filled: set[str] = set()  # families whose window this outage took as full when it began
 
     def _outage(self) -> None:
         """The store failed: at the start of each outage, every count this process knows opens a batch holding it
@@ -106,6 +110,8 @@ class SharedSlots:
         outages = self._b.guard.outages
         if outages != self._outages:
             self._outages = outages
+            self._outage_at = self._b.clock()
+            self._filled.clear()
             for counter, n, expires in self._memory.counts(self._b.clock()):
                 self.owed.start(counter, n, self._epoch, expires)
 
@@ -129,7 +135,7 @@ class SharedSlots:
         if self._adopted and not self.owed and self._journal is not None:  # added (or none it could read): gone
             self._journal.remove(self._adopted)
             self._adopted = []
-        result = await self._b.guard.call(op)
+        result = await guard.call(op)
         if self._epoch is None:  # read once the store answers (and again after each outage): which store it is
             with contextlib.suppress(StoreUnavailable):
                 self._epoch = await self._b.guard.call(self._b.store.epoch)
@@ -138,20 +144,18 @@ class SharedSlots:
     async def _repay(self) -> None:
         """Add what was counted on memory during an outage to the store, now that it answers (``owed``)."""
         b = self._b
-        merged = False
 
         def merge(counter: str, batch: Batch) -> Awaitable[int]:
             return b.guard.call(lambda: b.store.merge_count(counter, batch, b.clock()))
 
         def seen(counter: str, n: int, expires: float) -> None:
-            nonlocal merged
-            merged = True
+            # The store may be a new one: the next outage's batches carry its epoch, read again; at once, so an
+            # outage that begins before the rest is sent puts back no base of its own (``owed.start``).
+            self._epoch = None
             self._memory.remember_count(counter, n, expires)
             logger.info("state: the requests counted during the outage were added to the store (now %d)", n)
 
         await self.owed.repay(merge, seen)
-        if merged:  # the store may be a new one: the next outage's batches carry its epoch, read again
-            self._epoch = None
 
     async def finish(self) -> None:
         """The process ends: what it still owes the store goes in once more, else into a journal file of its own
@@ -190,15 +194,47 @@ class SharedSlots:
             return replace(ask, init=known)
         return ask
 
+    async def _local(self, ask: Ask, now: float, peers: int) -> Decision:
+        """Memory's decision at this process's share; the first of an outage takes the store's last window as full."""
+        if self.degraded and ask.own not in self._filled and self._outage_at > -math.inf:
+            self._filled.add(ask.own)
+            self._memory.fill(ask, self._outage_at)
+        return await self._memory.reserve(ask, now, peers=peers)
+
+    def _alone_until(self, ask: Ask, now: float, peers: int) -> float:
+        """Until when this process's share rules ``ask``'s starts beside the store: while the starts it made on
+        memory are in the window, and for one window after the store came back (the others' are not in it either)."""
+        until = self._alone.get(ask.own, -math.inf)
+        back = self._b.guard.back_at
+        if now - back < KEEP_STARTS_SECONDS:
+            until = max(until, back + self._memory.window(ask, back, peers))
+        return until
+
     async def reserve(self, ask: Ask, now: float) -> Decision:
-        """The store's decision (its plan kept in memory for an outage); memory's while the store is down."""
+        """The store's decision (its plan kept in memory for an outage); memory's while the store is down, at this
+        process's share of the plan (``peers``) once the window the store kept has passed (its starts are out of
+        reach: taken as full); and memory's too, beside the store's, until the starts made so are out of the window
+        (a store back, perhaps empty, has none of them)."""
+        peers = self._b.peers.count
+        local: Decision | None = None
+        if self.degraded or self._alone_until(ask, now, peers) > now:  # the store is tried only with a start in hand
+            local = await self._local(ask, now, peers)
+            if not local.granted:
+                return local
+        else:
+            self._alone.pop(ask.own, None)
         stored = self._seeded(ask)
         try:
             decision = await self._stored(lambda: self._b.store.reserve(stored, now))
         except StoreUnavailable:
             self._outage()
-            return await self._fallback.reserve(ask, now)
+            if local is None:
+                local = await self._local(ask, now, peers)
+            if local.granted:
+                self._alone[ask.own] = now + self._memory.window(ask, now, peers)
+            return local
         self._memory.remember(ask.own, decision.plan)
+        await self._b.peers.beat()  # now and then: how many processes share the plan (``peers``)
         return decision
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
@@ -300,10 +336,18 @@ class SharedBackend(LimiterFactory):
     """A StateBackend over a Store: shared limiter numbers, cache and records, degrading to memory on failure.
 
     ``down``: why the store could not be opened (calls start on memory and the store is tried after the interval).
+    ``heartbeat``: where the processes sharing the store count themselves (``peers``; None: this one is alone).
     """
 
     def __init__(
-        self, name: str, store: Store, options: StateOptions, *, down: str | None = None, journal: Journal | None = None
+        self,
+        name: str,
+        store: Store,
+        options: StateOptions,
+        *,
+        down: str | None = None,
+        journal: Journal | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         if not 0 < options.lease_seconds <= LEASE_SECONDS:
             raise ValueError(f"lease_seconds must be in (0, {LEASE_SECONDS}], got {options.lease_seconds!r}")
@@ -322,6 +366,7 @@ class SharedBackend(LimiterFactory):
         )
         self.later = Later()  # the cache's writes that run beside the reply
         self.journal = journal
+        self.peers = Peers(heartbeat, clock=options.clock)
         self.shared_slots = SharedSlots(self)
         self.slots: SlotStore = self.shared_slots
         self.local_slots: SlotStore = MemorySlots(clock=options.clock, dropped=self.fallback.memory_slots.dropped)
@@ -360,4 +405,6 @@ class SharedBackend(LimiterFactory):
         the store."""
         await self.later.settle()
         await self.shared_slots.finish()
+        if not self.guard.degraded:  # (down: its beat expires by itself, no timeout spent on it)
+            await self.peers.leave()
         await self.store.aclose()

@@ -5,7 +5,8 @@ the answer: ``FlightWaits.cache_wait``), polling it with a short back-off where 
 A value read back that its reader refuses (``check``: a damaged entry, one an older version wrote) is dropped and
 fetched again, never handed on. A fetch that outlives a lease keeps it: the holder renews it every third of its
 length while the fetch runs, so a slow upstream is asked once. While the store is down the per-process memory
-cache answers (``guard``).
+cache answers (``guard``); what it fetched meanwhile is stored once the store is back (a Redis restarted empty, or
+the other replicas, would else fetch it again).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MAX_POLLS = 100_000  # bound on any wait loop
 MAX_LEASE_POLL_SECONDS = 0.1
 WAIT_SECONDS = 0.25  # one wait for another process's flight, when the store can tell when it ends; then look again
 MAX_RENEWALS = 10_000  # bound on a lease's renewals (a fetch is bounded by its call's deadline long before)
+MAX_UNSTORED = 256  # answers fetched on memory during an outage, kept to be stored when it ends (the newest)
 
 
 class CacheStore(Protocol):
@@ -115,12 +117,17 @@ class SharedStoreCache:
         self._flights = itertools.count()
         self.wait_seconds = WAIT_SECONDS
         self.polls = 0  # sleeps while another process's flight ran (the store could not tell when it ends)
+        self._unstored: dict[str, tuple[bytes, float]] = {}  # fetched on memory during an outage: value, expiry
+        self._storing = False  # they are being stored
 
     async def get_or_fetch(self, key: str, fetch: Fetch, ttl: float, check: Check | None = None) -> tuple[bytes, bool]:
         """Return ``(value, hit)``; a hit includes a value another process fetched while this one waited."""
         (value, hit), _, shared = await self._local.get_or_fetch(
             key, lambda: self._shared_fetch(key, fetch, ttl, check)
         )
+        if self._unstored and not self._storing and not self._guard.degraded:  # the store is back
+            self._storing = True
+            await self._later.run(self._store_unstored)
         if shared:
             self.shared += 1
             return value, True
@@ -153,7 +160,13 @@ class SharedStoreCache:
                 await self._sleep(delay)
                 delay = min(delay * 1.5, MAX_LEASE_POLL_SECONDS)
         except StoreUnavailable:
-            return await self._fallback.get_or_fetch(key, fetch, ttl)
+            value, hit = await self._fallback.get_or_fetch(key, fetch, ttl)
+            if not hit and ttl > 0:
+                self._unstored.pop(key, None)
+                self._unstored[key] = (value, self._clock() + ttl)
+                if len(self._unstored) > MAX_UNSTORED:
+                    del self._unstored[next(iter(self._unstored))]
+            return value, hit
         self.misses += 1
         kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
         try:
@@ -174,6 +187,25 @@ class SharedStoreCache:
                 lambda: self._quietly(lambda: self._store.cache_put_release(key, owner, kept, now + ttl, now))
             )
         return value, False
+
+    async def _store_unstored(self) -> None:
+        """Store what was fetched on memory during an outage (the live ones), now that the store answers; a failure
+        keeps the rest for the next time."""
+        owner = f"{self._owner}-{next(self._flights)}"  # holds no lease: a flight under way keeps its own
+        try:
+            for _ in range(MAX_UNSTORED + 1):  # bounded: what an outage adds meanwhile waits for the next call
+                if not self._unstored:
+                    return
+                key, (value, expires) = next(iter(self._unstored.items()))
+                now = self._clock()
+                if expires > now:
+                    await self._guard.call(lambda: self._store.cache_put_release(key, owner, value, expires, now))  # noqa: B023
+                if self._unstored.get(key, (b"", 0.0))[0] is value:
+                    del self._unstored[key]
+        except StoreUnavailable:
+            return
+        finally:
+            self._storing = False
 
     async def _renew(self, key: str, owner: str) -> None:
         """While the fetch runs, hold its lease: every third of the lease, until the fetch ends (cancelled then)."""
@@ -211,5 +243,6 @@ class SharedStoreCache:
 
     async def clear(self) -> None:
         """Forget every stored answer (for every process)."""
+        self._unstored.clear()
         await self._fallback.clear()
         await self._quietly(self._store.cache_clear)

@@ -44,6 +44,7 @@ from brave_search_mcp.state.sqlite_conn import FileConnection
 from brave_search_mcp.state.sqlite_epoch import MERGED_PREFIX, RESTORED_PREFIX, read_epoch, read_put_back
 from brave_search_mcp.state.sqlite_file import ALL_TABLES, CACHE_TABLES, STATE_TABLES, connect
 from brave_search_mcp.state.sqlite_legacy import adopt_legacy
+from brave_search_mcp.state.sqlite_peers import SqliteHeartbeat
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -442,4 +443,5 @@ async def open_sqlite(
     state = FileConnection(path, conn, tables=ALL_TABLES if cache_path is None else STATE_TABLES, counts=True)
     cache = None if cache_path is None else FileConnection(cache_path, cache_conn, tables=CACHE_TABLES)
     store = SqliteStore(state, cache, max_entries=options.cache_max_entries, max_bytes=options.cache_max_bytes)
-    return SharedBackend("sqlite", store, options, down=down, journal=Journal(path))
+    heartbeat = SqliteHeartbeat(state)
+    return SharedBackend("sqlite", store, options, down=down, journal=Journal(path), heartbeat=heartbeat)

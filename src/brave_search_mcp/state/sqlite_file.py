@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS starts (upstream TEXT NOT NULL, t REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS starts_by_time ON starts (upstream, t);
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS peers (member TEXT PRIMARY KEY, t REAL NOT NULL);
 """
 # The cache: stored answers and pages, and the single-flight leases of the ones being fetched.
 CACHE_TABLES = """
