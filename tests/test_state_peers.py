@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from brave_search_mcp.ratelimit.plan import PENALTY_FLOOR_RATE, Ask, PlanState, horizon
-from brave_search_mcp.state import sqlite_conn
+from brave_search_mcp.state import shared_cache, sqlite_conn
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.memory import MemorySlots
 from brave_search_mcp.state.owed import Batch, OwedCounts
@@ -407,3 +407,32 @@ async def test_memory_decides_on_the_share_and_keeps_the_full_plan(clock: FakeCl
         granted += 1
     assert granted == 5  # an explicit setting is the key's rate too: shared
     assert slots.plan_of(pinned.own) == PLAN
+
+
+async def test_answers_kept_for_the_store_s_return_are_the_newest_within_the_byte_bound(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An outage of an hour fetches many answers on memory: the ones kept to be stored once the store is back are
+    bounded in bytes (the newest kept), so a long outage never grows the process without bound."""
+    monkeypatch.setattr(shared_cache, "MAX_UNSTORED_BYTES", 5)
+    fetched: list[str] = []
+
+    def fetch(answer: str) -> Callable[[], Awaitable[bytes]]:
+        async def run() -> bytes:
+            fetched.append(answer)
+            return answer.encode()
+
+        return run
+
+    with RedisServer() as server:
+        async with replicas(server, clock, 2) as (first, second):
+            server.kill()
+            for name in ("aa", "bb", "cc"):
+                await first.cache.get_or_fetch(f"web?q={name}", fetch(name), 60.0)
+            server.start()
+            await clock.sleep(RETRY)
+            await first.cache.get_or_fetch("web?q=new", fetch("new"), 60.0)
+            await first.settle()
+            for name in ("aa", "bb", "cc"):
+                await second.cache.get_or_fetch(f"web?q={name}", fetch(f"{name} again"), 60.0)
+    assert fetched == ["aa", "bb", "cc", "new", "aa again"]  # 6 bytes over the bound of 5: the oldest went

@@ -38,7 +38,8 @@ MAX_POLLS = 100_000  # bound on any wait loop
 MAX_LEASE_POLL_SECONDS = 0.1
 WAIT_SECONDS = 0.25  # one wait for another process's flight, when the store can tell when it ends; then look again
 MAX_RENEWALS = 10_000  # bound on a lease's renewals (a fetch is bounded by its call's deadline long before)
-MAX_UNSTORED = 256  # answers fetched on memory during an outage, kept to be stored when it ends (the newest)
+MAX_UNSTORED = 256  # answers fetched on memory during an outage, kept to be stored when it ends (the newest)...
+MAX_UNSTORED_BYTES = 8 * 1024 * 1024  # ...and at most this many bytes of them (answers are kept as stored: gzip)
 
 
 class CacheStore(Protocol):
@@ -162,10 +163,7 @@ class SharedStoreCache:
         except StoreUnavailable:
             value, hit = await self._fallback.get_or_fetch(key, fetch, ttl)
             if not hit and ttl > 0:
-                self._unstored.pop(key, None)
-                self._unstored[key] = (value, self._clock() + ttl)
-                if len(self._unstored) > MAX_UNSTORED:
-                    del self._unstored[next(iter(self._unstored))]
+                self._keep_unstored(key, value, self._clock() + ttl)
             return value, hit
         self.misses += 1
         kept: bytes | None = None  # a failed fetch stores nothing; the lease goes either way
@@ -187,6 +185,15 @@ class SharedStoreCache:
                 lambda: self._quietly(lambda: self._store.cache_put_release(key, owner, kept, now + ttl, now))
             )
         return value, False
+
+    def _keep_unstored(self, key: str, value: bytes, expires: float) -> None:
+        """Keep an answer fetched on memory for the store's return: the newest, within both bounds."""
+        self._unstored.pop(key, None)
+        self._unstored[key] = (value, expires)
+        size = sum(len(kept) for kept, _ in self._unstored.values())
+        while len(self._unstored) > MAX_UNSTORED or size > MAX_UNSTORED_BYTES:
+            oldest = next(iter(self._unstored))
+            size -= len(self._unstored.pop(oldest)[0])
 
     async def _store_unstored(self) -> None:
         """Store what was fetched on memory during an outage (the live ones), now that the store answers; a failure
