@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -268,17 +269,21 @@ async def test_rows_no_process_wrote_in_the_sqlite_heartbeat_are_not_counted(tmp
         assert backend.health()["degraded"] is False
 
 
+def fetcher(fetched: list[str], answer: str) -> Callable[[], Awaitable[bytes]]:
+    """A fetch of ``answer`` that notes it was made (an upstream request)."""
+
+    async def run() -> bytes:
+        fetched.append(answer)
+        return answer.encode()
+
+    return run
+
+
 async def test_answers_fetched_during_an_outage_are_stored_once_redis_is_back(clock: FakeClock) -> None:
     """In the fleet bench a third of the duplicate upstream requests came after Redis was back: a replica had fetched
     the answer on its memory, and the one asked next fetched it again from Brave."""
     fetched: list[str] = []
-
-    def fetch(answer: str) -> Callable[[], Awaitable[bytes]]:
-        async def run() -> bytes:
-            fetched.append(answer)
-            return answer.encode()
-
-        return run
+    fetch = partial(fetcher, fetched)
 
     with RedisServer() as server:
         async with replicas(server, clock, 2) as (first, second):
@@ -416,13 +421,7 @@ async def test_answers_kept_for_the_store_s_return_are_the_newest_within_the_byt
     bounded in bytes (the newest kept), so a long outage never grows the process without bound."""
     monkeypatch.setattr(shared_cache, "MAX_UNSTORED_BYTES", 5)
     fetched: list[str] = []
-
-    def fetch(answer: str) -> Callable[[], Awaitable[bytes]]:
-        async def run() -> bytes:
-            fetched.append(answer)
-            return answer.encode()
-
-        return run
+    fetch = partial(fetcher, fetched)
 
     with RedisServer() as server:
         async with replicas(server, clock, 2) as (first, second):
