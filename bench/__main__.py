@@ -19,7 +19,15 @@ import anyio
 from .docs_report import DOCS_HEADING
 from .fleet import FLEET_HEADING
 from .machine import describe_machine
-from .report import EXTRACTION_HEADING, RENDER_HEADING, SESSION_HEADING, render_document, section_of, with_section
+from .report import (
+    EXTRACTION_HEADING,
+    RENDER_HEADING,
+    SESSION_HEADING,
+    kept_sections,
+    render_document,
+    section_of,
+    with_section,
+)
 from .run import DOCS, EXTRACTION, FULL, PARTS, QUICK, run_all
 from .tables import BENCHMARKS_DOC
 
@@ -116,6 +124,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         rendered, document = document, earlier
         for part in dict.fromkeys(ns.only or ()):
             document = with_section(document, sections[part], section_of(rendered, sections[part]))
+    elif earlier and ns.output is None:
+        document = kept_sections(earlier, document)
     out.write(document)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -270,6 +270,15 @@ def section_of(document: str, heading: str) -> str | None:
     return document[start + 1 : end + 1 if end >= 0 else len(document)]
 
 
+def kept_sections(earlier: str, document: str) -> str:
+    """``document`` with every section of ``earlier`` it lacks put back before the command: a section the bench
+    does not write (measured by hand, as the converters were) outlives the next full run."""
+    for line in earlier.splitlines():
+        if line.startswith("## ") and section_of(document, line) is None:
+            document = with_section(document, line, section_of(earlier, line))
+    return document
+
+
 def with_section(document: str, heading: str, section: str | None) -> str:
     """``document`` with its ``heading`` section replaced by ``section`` (put before the command when absent)."""
     if section is None:

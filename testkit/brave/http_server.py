@@ -50,6 +50,11 @@ class _Server(TrackedServer):
                 return self._rng.uniform(*self.latency)
         return self.latency
 
+    def reseed(self, seed: int) -> None:
+        """Draw the next answers' latencies from ``seed`` afresh."""
+        with self._rng_lock:
+            self._rng.seed(seed)
+
     def note_handled(self) -> None:
         """Wake anyone waiting for a request count."""
         with self.handled:
@@ -236,6 +241,13 @@ class FakeBraveServer(BackgroundServer):
     def make_server(self, host: str, port: int, tls: ssl.SSLContext | None) -> _Server:
         """The fake behind a tracked server."""
         return _Server(self.fake, host, port, tls, self.latency, self.seed)
+
+    def reseed(self) -> None:
+        """Draw the next answers' latencies from the start of ``seed``'s sequence again: a bench's timed run after a
+        warm-up draws what a run without one does, so the two compare pair by pair."""
+        server = self.server
+        assert isinstance(server, _Server)
+        server.reseed(self.seed)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
         """Block until ``count`` Brave requests have been answered (or are in a fault); False on timeout."""

@@ -75,6 +75,24 @@ def test_the_fleet_alone_replaces_only_its_own_section(
     assert text.index(FLEET_HEADING) < text.index("## Command") and text.endswith("python -m bench\n```\n")
 
 
+def test_a_full_run_keeps_a_section_the_bench_does_not_write(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None
+) -> None:
+    """A section measured by hand (the converters beside the docs reader) was dropped by every full run."""
+    report = tmp_path / "benchmarks.md"
+    hand = "## Measured by hand\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    report.write_text(f"# Benchmarks\n\nold\n\n{hand}\n## Command\n\n```\npython -m bench\n```\n", encoding="utf-8")
+    monkeypatch.setattr(bench_main, "BENCHMARKS_DOC", report)
+
+    async def nothing_measured(plan: Any, **kwargs: Any) -> Results:
+        return Results(plan=plan, quick=True)
+
+    monkeypatch.setattr(bench_main, "run_all", nothing_measured)
+    assert bench_main.main(["--quick"], out=io.StringIO()) == 0
+    text = report.read_text(encoding="utf-8")
+    assert "\nold\n" not in text and hand in text and text.index(hand) < text.index("## Command")
+
+
 def test_the_command_exits_one_when_the_bench_itself_breaks(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_logging: None, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -107,6 +107,13 @@ def test_a_latency_range_draws_each_answers_wait_from_a_seeded_generator() -> No
         response = httpx2.get(srv.base_url + WEB_PATH, params={"q": "x"}, headers={"X-Subscription-Token": VALID_KEY})
         assert response.status_code == 200 and time.monotonic() - started >= first[0]
 
+    with FakeBraveServer(rate_per_second=1000, latency=(0.05, 0.15), seed=7) as srv:
+        server = srv.server
+        assert isinstance(server, _Server)
+        warm_up = [server.delay() for _ in range(3)]
+        srv.reseed()  # a bench's timed run after its warm-up draws what a run without one draws
+        assert warm_up == first[:3] and [server.delay() for _ in range(50)] == first
+
 
 # ---------------------------------------------------------------------------------------------- control endpoints
 
