@@ -16,6 +16,7 @@ slowest fetch) and against the warm run.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import random
@@ -32,6 +33,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
+from brave_search_mcp.ratelimit.plan import horizon
 from brave_search_mcp.state.redis_keys import count_key
 from testkit.brave.brave import WEB_PATH
 from testkit.brave.http_server import FakeBraveServer
@@ -92,6 +94,36 @@ def ideal_floor(agents: int = AGENTS, trials: int = FLOOR_TRIALS, seed: int = 44
     return total / trials
 
 
+def window_floor(agents: int = AGENTS, trials: int = FLOOR_TRIALS, seed: int = 44) -> float:
+    """``ideal_floor``'s agents, but every fetch starts within the plan's window as the limiter keeps it (at most
+    ``PLAN`` starts in ``horizon(PLAN, PLAN)``, its margin included; first come, first served): what keeping a 50/s
+    plan costs any client, before any work of its own."""
+    rng = random.Random(seed)
+    scripts = [agent_script(agent) for agent in range(agents)]
+    window = horizon(PLAN, PLAN)
+    total = 0.0
+    for _ in range(trials):
+        done: dict[str, float] = {}  # query -> when its answer came
+        starts: list[float] = []  # ascending: requests are served in time order
+        turns = [(0.0, agent, 0) for agent in range(agents)]  # (when, agent, round): each agent's next round
+        slowest = 0.0
+        while turns:
+            now, agent, round_ = heapq.heappop(turns)
+            if round_ == len(scripts[agent]):
+                slowest = max(slowest, now)
+                continue
+            end = now
+            for query in scripts[agent][round_]:
+                if query not in done:
+                    start = now if len(starts) < PLAN else max(now, starts[-PLAN] + window)
+                    starts.append(start)
+                    done[query] = start + rng.uniform(*LATENCY)
+                end = max(end, done[query])
+            heapq.heappush(turns, (end, agent, round_ + 1))
+        total += slowest
+    return total / trials
+
+
 @dataclass(frozen=True)
 class FleetRun:
     """One fleet run's figures."""
@@ -115,6 +147,7 @@ class FleetResults:
     runs: list[FleetRun]
     floor: float
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average before the runs
+    window_floor: float | None = None  # the ideal agents within the plan's window (``window_floor``)
 
 
 @contextmanager
@@ -298,7 +331,7 @@ async def run_fleets(*, quick: bool = False, repeats: int = REPEATS) -> FleetRes
     logger.info("fleet: ideal floor %.2f s (the expected slowest of %d ideal agents)", floor, AGENTS)
     names = (PLAIN,) if quick else (PLAIN, KILLED, WARM)
     runs = [await run_fleet(name, seed) for seed in range(1 if quick else repeats) for name in names]
-    return FleetResults(runs, floor, load)
+    return FleetResults(runs, floor, load, window_floor())
 
 
 def _median(values: Sequence[float]) -> float:
@@ -350,6 +383,16 @@ def render_fleet(found: FleetResults, command: str) -> str:
             "wall shown with the range; the counts are every run's, in order. Billed and counted are read once "
             "every replica uses Redis again (each asked a search it answered before, and its status, every 0.1 s: "
             "the last column, from the last answer).\n",
+            *(
+                [
+                    f"Within the plan's window as the limiter keeps it ({PLAN} starts in "
+                    f"{horizon(PLAN, PLAN) * 1000:.0f} ms, first come first served) the same ideal agents take "
+                    f"{found.window_floor:.2f} s ({found.window_floor / found.floor:.2f}× the floor): what keeping "
+                    "the plan costs before any work of the client's own.\n"
+                ]
+                if found.window_floor
+                else []
+            ),
             table(header, rows),
             f"Measured by `{command}`, with a load average of {found.load[0]:.2f} / {found.load[1]:.2f} / "
             f"{found.load[2]:.2f} (1 / 5 / 15 min) before the runs: walls on a loaded machine are provisional.\n",

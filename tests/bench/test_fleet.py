@@ -14,8 +14,10 @@ from bench.fleet import (
     distinct_queries,
     ideal_floor,
     render_fleet,
+    window_floor,
 )
 from bench.session import SCRIPT
+from brave_search_mcp.ratelimit.plan import horizon
 
 
 def test_each_agent_shares_half_its_distinct_queries_with_every_other() -> None:
@@ -55,3 +57,15 @@ def test_repeated_runs_report_the_median_wall_with_its_range_and_every_run_s_cou
     row = next(line for line in text.splitlines() if line.startswith("| new key"))
     assert row.startswith("| new key (×3) | 5.20 s (5.00–5.60) | 1.13× | - | 1 / 1560 | 0 · 2 · 0 |")
     assert "189 / 189 (1.000×) · 190 / 189 (1.005×) · 189 / 189 (1.000×)" in row
+
+
+def test_the_plan_s_window_costs_the_ideal_agents_time_in_the_rounds_of_forty_new_queries() -> None:
+    """Rounds 2 and 3 ask 41 and 42 new queries: within 50 starts per window, the second waits for the first's
+    starts to age out. The floor within the window is above the ideal one, and below it plus one window."""
+    floor, within = ideal_floor(trials=200), window_floor(trials=200)
+    assert within == window_floor(trials=200)  # seeded
+    assert floor + 0.2 < within < floor + horizon(50, 50)
+    text = render_fleet(
+        FleetResults([FleetRun(PLAIN, 5.0, 520, 0, 0, 189, 189, 189, 189, 0.3)], 4.6, window_floor=5.3), "x"
+    )
+    assert "take 5.30 s (1.15× the floor)" in text
