@@ -20,11 +20,6 @@ pytestmark = pytest.mark.anyio
 WEB = "/res/v1/web/search"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Upstream:
     """A fetch function that counts calls and can be held open or made to fail."""
 

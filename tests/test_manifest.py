@@ -32,11 +32,6 @@ def manifest() -> dict[str, Any]:
     return data
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_manifest_tools_are_exactly_the_tools_the_server_registers(manifest: dict[str, Any]) -> None:
     async with Client(build_server(Settings())) as client:

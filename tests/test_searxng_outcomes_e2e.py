@@ -21,11 +21,6 @@ CLI = [sys.executable, "-m", "brave_search_mcp"]
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def server() -> Iterator[FakeSearxngServer]:
     with FakeSearxngServer(FakeSearxng()) as running:
         yield running

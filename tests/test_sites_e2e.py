@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 CLI = [sys.executable, "-m", "brave_search_mcp"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(params=["brave", "searxng"])
 def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
     """The server's environment over one provider's fake, on loopback."""

@@ -21,11 +21,6 @@ HOSTS_PATCH = Path(__file__).resolve().parents[2] / "testkit" / "sites" / "hosts
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def site() -> Iterator[FakeSite]:
     with FakeSite(host="127.0.0.2") as running:  # the opted-in site
         yield running

@@ -12,7 +12,7 @@ import os
 import signal
 import socketserver
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,11 @@ from testkit.clock import FakeClock
 from testkit.programs import require
 from testkit.settings import make_settings
 from testkit.sites import FakeSite, Reply
+from tests.reader import chromium
+from tests.reader.chromium import CHROMIUM
 
-CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
 pytestmark = pytest.mark.anyio
+anyio_backend, renderer = chromium.anyio_backend, chromium.renderer  # the module's loop and browser (fixtures)
 LOOPBACK_ONLY = AddressPolicy.from_entries(["127.0.0.1"])
 MB = 1024 * 1024
 
@@ -72,19 +74,6 @@ class _Secret(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         self.request.recv(4096)
         self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecret")
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def renderer() -> AsyncIterator[Renderer]:
-    """The module's one browser (launched by the first test that renders, closed after the last)."""
-    shared = Renderer(CHROMIUM)
-    yield shared
-    await shared.aclose()
 
 
 @pytest.fixture

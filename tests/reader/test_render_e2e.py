@@ -9,19 +9,13 @@ from typing import Any
 import pytest
 
 from testkit.browsers import alive, browser_processes
-from testkit.programs import require
 from testkit.sites import FakeSite
 from testkit.stdio import stdio_server
+from tests.reader.chromium import CHROMIUM
 from tests.reader.e2e import read_tool, reader_env
 from tests.reader.test_render_browser import DOC, DRAWN
 
-CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,12 +20,12 @@ from brave_search_mcp.reader.browser import MAX_REQUESTS, Renderer
 from brave_search_mcp.reader.reading import UrlReader
 from brave_search_mcp.state.base import StateBackend
 from testkit.clock import FakeClock
-from testkit.programs import require
 from testkit.settings import make_settings
 from testkit.sites import FakeSite
+from tests.reader import chromium
 
-CHROMIUM = require("chromium", ".ci/run installs it: apt-get install -y chromium")
 pytestmark = pytest.mark.anyio
+anyio_backend, renderer = chromium.anyio_backend, chromium.renderer  # the module's loop and browser (fixtures)
 LOOPBACK_ONLY = AddressPolicy.from_entries(["127.0.0.1"])
 
 
@@ -60,18 +60,6 @@ class Counter:
 SHELL = """<!doctype html><html><body><div id="root"></div>
 <noscript>You need to enable JavaScript to run this app.</noscript>
 <script>setTimeout(() => {{ location.href = '{to}'; }}, 50);</script></body></html>"""
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def renderer() -> AsyncIterator[Renderer]:
-    shared = Renderer(CHROMIUM)
-    yield shared
-    await shared.aclose()
 
 
 @pytest.fixture

@@ -26,11 +26,6 @@ def _article(words: str, count: int) -> str:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def internal() -> Iterator[FakeSite]:
     with FakeSite(host="127.0.0.2") as running:  # loopback that is NOT opted in
         yield running

@@ -22,11 +22,6 @@ CLI = [sys.executable, "-m", "brave_search_mcp", "read"]
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def site() -> Iterator[FakeSite]:
     with FakeSite(host="127.0.0.2") as running:  # the opted-in site
         site_pages(running)
