@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -21,7 +21,8 @@ from brave_search_mcp.state.owed import Batch
 from brave_search_mcp.state.redis_keys import count_key, plan_key, starts_key
 from brave_search_mcp.state.shared import SharedBackend, Store
 from testkit.clock import FakeClock
-from testkit.redis_server import RedisServer, redis_server_binary
+from testkit.redis_server import RedisServer
+from tests import state_kinds
 from tests.test_state_outage import RETRY, Flaky
 
 pytestmark = pytest.mark.anyio
@@ -102,20 +103,7 @@ class RedisRaw:
         return json.dumps({k: float(v) for k, v in stored.items()})
 
 
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer | None]:
-    if redis_server_binary() is None:
-        yield None
-        return
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def kind(request: pytest.FixtureRequest, redis_server: RedisServer | None) -> str:
-    if request.param == "redis" and redis_server is None:
-        pytest.skip("redis-server is not installed here")
-    return str(request.param)
+redis_server, kind = state_kinds.redis_server, state_kinds.kind  # fixtures: each test on both stores
 
 
 @asynccontextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -21,7 +21,8 @@ from brave_search_mcp.state.shared import SharedBackend, Store
 from brave_search_mcp.state.sqlite_epoch import EPOCH_KEY as FILE_EPOCH_KEY
 from brave_search_mcp.state.sqlite_epoch import RESTORED_PREFIX
 from testkit.clock import FakeClock
-from testkit.redis_server import RedisServer, redis_server_binary
+from testkit.redis_server import RedisServer
+from tests import state_kinds
 from tests.test_state_outage import RETRY, Flaky
 
 pytestmark = pytest.mark.anyio
@@ -31,20 +32,7 @@ DAMAGED = ["not json", "42", '"short"', b"\x00\x01", "list"]  # "list": a Redis 
 DAMAGED_BASES = ["not json", "-1", "2.5", b"\x00\x01", "list"]
 
 
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer | None]:
-    if redis_server_binary() is None:
-        yield None
-        return
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def kind(request: pytest.FixtureRequest, redis_server: RedisServer | None) -> str:
-    if request.param == "redis" and redis_server is None:
-        pytest.skip("redis-server is not installed here")
-    return str(request.param)
+redis_server, kind = state_kinds.redis_server, state_kinds.kind  # fixtures: each test on both stores
 
 
 class Raw:
