@@ -5,35 +5,24 @@ from __future__ import annotations
 
 import logging
 import stat
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import cast
 
 import pytest
 
-from brave_search_mcp.state.base import StateOptions, StoreUnavailable
+from brave_search_mcp.state.base import StoreUnavailable
 from brave_search_mcp.state.journal import Journal
-from brave_search_mcp.state.location import open_state
-from brave_search_mcp.state.shared import SharedBackend, Store
+from brave_search_mcp.state.shared import SharedBackend
 from testkit.clock import FakeClock
 from tests.test_state_outage import MONTH, RETRY, Flaky, book, plain
+from tests.test_state_outage import flaky as outage_flaky
 
 pytestmark = pytest.mark.anyio
 
 
-@asynccontextmanager
-async def flaky(path: Path, clock: FakeClock) -> AsyncIterator[tuple[SharedBackend, Flaky]]:
+def flaky(path: Path, clock: FakeClock) -> AbstractAsyncContextManager[tuple[SharedBackend, Flaky]]:
     """A process on the file ``path`` whose store fails on command, keeping its journal there."""
-    opened = await open_state(f"sqlite://{path}", cache_max_entries=10, clock=clock, sleep=clock.sleep)
-    assert isinstance(opened, SharedBackend)
-    store = Flaky(opened.store)
-    options = StateOptions(10, clock, clock.sleep, retry_interval=RETRY)
-    backend = SharedBackend("sqlite", cast(Store, store), options, journal=Journal(path))
-    try:
-        yield backend, store
-    finally:
-        await backend.aclose()
+    return outage_flaky(path, clock, Journal(path))
 
 
 def _journals(path: Path) -> list[Path]:

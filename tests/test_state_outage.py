@@ -21,6 +21,7 @@ import anyio
 import pytest
 
 from brave_search_mcp.state.base import StateBackend, StateOptions, StoreUnavailable
+from brave_search_mcp.state.journal import Journal
 from brave_search_mcp.state.location import open_state
 from brave_search_mcp.state.shared import SharedBackend, Store
 from testkit.clock import FakeClock
@@ -76,13 +77,15 @@ class Flaky:
 
 
 @asynccontextmanager
-async def flaky(path: Path, clock: FakeClock) -> AsyncIterator[tuple[SharedBackend, Flaky]]:
-    """A backend on the SQLite file ``path`` whose store fails on command."""
+async def flaky(
+    path: Path, clock: FakeClock, journal: Journal | None = None
+) -> AsyncIterator[tuple[SharedBackend, Flaky]]:
+    """A backend on the SQLite file ``path`` whose store fails on command (keeping ``journal``, if given)."""
     opened = await open_state(f"sqlite://{path}", cache_max_entries=10, clock=clock, sleep=clock.sleep)
     assert isinstance(opened, SharedBackend)
     store = Flaky(opened.store)
     options = StateOptions(10, clock, clock.sleep, retry_interval=RETRY)
-    backend = SharedBackend("sqlite", cast(Store, store), options)
+    backend = SharedBackend("sqlite", cast(Store, store), options, journal=journal)
     try:
         yield backend, store
     finally:
