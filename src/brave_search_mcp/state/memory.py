@@ -26,7 +26,7 @@ from brave_search_mcp.state.base import (
     RecordStore,
     SharedCache,
 )
-from brave_search_mcp.state.peers import full, share, share_limits
+from brave_search_mcp.state.peers import share, share_limits, unshared
 from brave_search_mcp.state.response_cache import ResponseCache
 
 
@@ -70,7 +70,7 @@ class MemorySlots:
         shared_starts = self._recent(ask.shared, now, shared_limits, ask) if ask.shared is not None else []
         decision = decide(view, own_view, own_starts, now, shared=shared_view, shared_starts=shared_starts)
         if peers > 1:
-            decision = replace(decision, plan=full(decision.plan, ask.init if decision.dropped else own))
+            decision = replace(decision, plan=unshared(decision.plan, ask.init if decision.dropped else own))
         self._plans[ask.own] = decision.plan
         if decision.granted:
             bisect.insort(own_starts, now)

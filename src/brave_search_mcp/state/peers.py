@@ -113,7 +113,7 @@ def share_limits(limits: tuple[float, int], peers: int) -> tuple[float, int]:
     return _share_rate(rate, min(part / burst, 1 / peers)), part
 
 
-def full(decided: PlanState, plan: PlanState) -> PlanState:
+def unshared(decided: PlanState, plan: PlanState) -> PlanState:
     """A plan decided on the share, with ``plan``'s own numbers back: what is kept is always the full plan."""
     return replace(decided, plan_rate=plan.plan_rate, plan_burst=plan.plan_burst, penalty_rate=plan.penalty_rate)
 
