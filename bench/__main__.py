@@ -69,11 +69,16 @@ def command_line(argv: Sequence[str]) -> str:
     )
 
 
+QUIET_LOGGERS = ("testkit", "httpx2", "httpcore2", "mcp")  # the fakes and the MCP clients' HTTP stack
+
+
 def configure_logging(verbose: bool) -> None:
-    """Progress on stderr; the fake's per-request access lines stay quiet."""
+    """Progress on stderr; the per-request lines of the fakes and of the clients' HTTP stack (one "HTTP Request"
+    line per call, hundreds inside a timed wall) stay quiet."""
     level = logging.DEBUG if verbose else logging.INFO
     logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s bench: %(message)s")
-    logging.getLogger("testkit").setLevel(logging.WARNING)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:

@@ -3,15 +3,15 @@
 Three ``python -m brave_search_mcp --transport http`` replicas share one Redis (``BRAVE_SEARCH_STATE``); twenty
 agents (MCP client sessions, spread over the replicas) each replay the agent session's script (``session.SCRIPT``:
 26 searches in 12 rounds), half of each agent's distinct queries shared by every agent and half its own. The fake
-Brave enforces a 50/s plan and answers after 250 ms plus 50–400 ms of jitter. Three runs, each on a key never seen
-(an empty Redis): plain; with Redis killed mid-run (once a third of the distinct queries reached Brave) and started
-again, empty, 2 s later; and plain again with the plan stated to every replica before the clock starts (warm).
-The clock starts once every agent's session is open and has listed the tools.
-Each kind of run is repeated three times, interleaved, each time with the latencies drawn from another seed (the
-median wall is reported). Figures: failed calls, 429s,
-upstream requests against distinct queries, the month's count in Redis against the requests Brave billed, and the
-wall against the ideal floor (the expected slowest of twenty agents that each wait only for their own rounds'
-slowest fetch) and against the warm run.
+Brave runs in its own process (``brave_process``), as Brave is another machine: its work and its stamping of
+arrivals never wait for the agents' interpreter, nor theirs for its. It enforces a 50/s plan and answers after
+250 ms plus 50–400 ms of jitter. Three runs, each on a key never seen (an empty Redis): plain; with Redis killed mid-run
+(once a third of the distinct queries reached Brave) and started again, empty, 2 s later; and plain again with the
+plan stated to every replica before the clock starts (warm). The clock starts once every agent's session is open and
+has listed the tools. Each kind of run is repeated three times, interleaved, each time with the latencies drawn from
+another seed (the median wall is reported). Figures: failed calls, 429s, upstream requests against distinct queries,
+the month's count in Redis against the requests Brave billed, and the wall against the ideal floor (the expected
+slowest of twenty agents that each wait only for their own rounds' slowest fetch) and against the warm run.
 """
 
 from __future__ import annotations
@@ -36,14 +36,13 @@ from mcp import Client
 from brave_search_mcp.ratelimit.plan import horizon
 from brave_search_mcp.state.redis_keys import count_key
 from testkit.brave.brave import WEB_PATH
-from testkit.brave.http_server import FakeBraveServer
 from testkit.redis_server import RedisServer
 from testkit.tracked_server import free_port
 
+from .brave_process import BraveProcess, brave_process
 from .servers import our_arguments, our_env
 from .session import SCRIPT
 from .tables import table
-from .upstream import make_fake
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +54,7 @@ CALL_SECONDS = 60.0
 RECOVERY_SECONDS = 20.0  # after the run, how long every replica may take to use Redis again
 FLOOR_TRIALS = 2000
 REPEATS = 3  # each kind of run, interleaved: the wall's median is what the section reports
+SETUP = "The fake Brave runs in its own process, as Brave is another machine."
 FLEET_HEADING = "## The fleet: three replicas, one Redis, twenty agents (issue 44)"
 PLAIN, KILLED, WARM = "new key", "new key, Redis killed and back", "plan stated before the clock"
 
@@ -233,14 +233,14 @@ async def _warm(urls: Sequence[str]) -> None:
             await client.call_tool("brave_web_search", our_arguments(f"warm-up {n}"))
 
 
-async def _kill_and_restore(redis: RedisServer, upstream: FakeBraveServer, after: int) -> None:
+async def _kill_and_restore(redis: RedisServer, upstream: BraveProcess, after: int) -> None:
     """Kill Redis once ``after`` searches reached Brave; start it again, empty, ``DOWN_SECONDS`` later."""
     for _ in range(100_000):  # bounded
-        if upstream.fake.hits(WEB_PATH) >= after:
+        if await anyio.to_thread.run_sync(upstream.hits, WEB_PATH) >= after:  # a pipe round trip, off the loop
             break
         await anyio.sleep(0.01)
     redis.kill()
-    logger.info("fleet: Redis killed after %d requests", upstream.fake.hits(WEB_PATH))
+    logger.info("fleet: Redis killed after %d requests", await anyio.to_thread.run_sync(upstream.hits, WEB_PATH))
     await anyio.sleep(DOWN_SECONDS)
     await anyio.to_thread.run_sync(redis.start)
 
@@ -278,7 +278,7 @@ async def run_fleet(name: str, seed: int = 0) -> FleetRun:
     latencies (the first answer, the probe's, always gets the first draw: one seed for every run would give every
     run the same slow or quick first round, which the floor, an average over draws, does not)."""
     with (
-        FakeBraveServer(make_fake(PLAN), latency=LATENCY, seed=seed) as upstream,
+        brave_process(PLAN, latency=LATENCY, seed=seed) as upstream,
         RedisServer() as redis,
         tempfile.TemporaryDirectory(prefix="brave-fleet-") as home,
         replicas(upstream.base_url, redis.url, Path(home)) as urls,
@@ -286,7 +286,7 @@ async def run_fleet(name: str, seed: int = 0) -> FleetRun:
         if name == WARM:
             await _warm(urls)
             upstream.reseed()  # the timed run draws the latencies a run on a new key with this seed draws
-        upstream.fake.reset()
+        upstream.reset()
         warm_count = _counted(redis.url)
         failures: list[str] = []
         distinct = distinct_queries()
@@ -301,8 +301,7 @@ async def run_fleet(name: str, seed: int = 0) -> FleetRun:
             begin = time.perf_counter()
             gate.go.set()
         wall = time.perf_counter() - begin
-        fake = upstream.fake
-        requests, limited = fake.hits(WEB_PATH), fake.rate_limited_count
+        requests, limited = upstream.hits(WEB_PATH), upstream.rate_limited()
         back = await _shared_again(urls)  # the month's count is read once every replica uses Redis again
         await anyio.sleep(0.2)  # the writes beside the last replies land
         run = FleetRun(
@@ -313,7 +312,7 @@ async def run_fleet(name: str, seed: int = 0) -> FleetRun:
             limited=limited,
             requests=requests,
             distinct=distinct,
-            billed=fake.hits(WEB_PATH, status=200),
+            billed=upstream.hits(WEB_PATH, status=200),
             counted=_counted(redis.url) - warm_count,
             back=back,
         )
@@ -375,7 +374,7 @@ def render_fleet(found: FleetResults, command: str) -> str:
     return "\n".join(
         [
             f"{FLEET_HEADING}\n",
-            " ".join(line.strip() for line in str(__doc__).split("\n\n", 1)[0].splitlines()) + "\n",
+            " ".join(line.strip() for line in str(__doc__).split("\n\n", 1)[0].splitlines()) + f" {SETUP}\n",
             f"Ideal floor: {found.floor:.2f} s (the expected slowest of {AGENTS} agents that wait only for their own "
             f"rounds' slowest fetch, over {FLOOR_TRIALS} draws of the latency). Targets on a key never seen: 0 "
             "failed, ≤ 3 × 429, upstream = distinct, wall ≤ 1.2× the floor; Redis killed and back: 0 failed, "

@@ -118,3 +118,22 @@ async def test_a_burst_in_one_pipe_write_counts_outcomes_429s_and_requests(tmp_p
     with FakeBraveServer(make_fake(1000)) as upstream:
         found = await burst(ours(upstream.base_url, tmp_path), upstream, Scenario("t", "", 5, 1000, True), "t")
     assert (found.calls, found.ok, found.codes, found.limited, found.requests) == (5, 5, {}, 0, 5)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_the_bench_logs_its_progress_but_not_each_http_request_of_its_clients(verbose: bool) -> None:
+    """The MCP clients' HTTP stack logs one "HTTP Request" line per call at INFO: hundreds inside a timed wall."""
+    root, names = logging.getLogger(), ("bench", *bench_main.QUIET_LOGGERS)
+    before = (root.level, list(root.handlers), {name: logging.getLogger(name).level for name in names})
+    root.handlers[:] = []  # as in a fresh process (pytest's own handlers would make basicConfig a no-op)
+    try:
+        bench_main.configure_logging(verbose)
+        assert logging.getLogger("bench.fleet").isEnabledFor(logging.DEBUG if verbose else logging.INFO)
+        for name in ("httpx2", "httpcore2.http11", "mcp.client.streamable_http", "testkit.brave.http_server"):
+            logger = logging.getLogger(name)
+            assert not logger.isEnabledFor(logging.INFO) and logger.isEnabledFor(logging.WARNING), name
+    finally:
+        root.setLevel(before[0])
+        root.handlers[:] = before[1]
+        for name, level in before[2].items():
+            logging.getLogger(name).setLevel(level)

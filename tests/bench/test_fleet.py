@@ -43,6 +43,7 @@ def test_the_section_reports_every_run_against_the_floor_and_the_warm_run() -> N
     ]
     text = render_fleet(FleetResults(runs, 4.6), "python -m bench --only fleet")
     assert text.startswith(FLEET_HEADING)
+    assert "The fake Brave runs in its own process, as Brave is another machine." in text  # not the agents'
     assert "| new key | 5.00 s | 1.09× | 1.02× | 0 / 520 | 0 | 189 / 189 (1.000×) | 189 | 189 | 0.3 s |" in text
     assert "195 / 189 (1.032×)" in text and "`python -m bench --only fleet`" in text
 
