@@ -107,20 +107,15 @@ def test_the_child_does_not_outlive_a_bench_killed_outright() -> None:
         "        print(brave.process.pid, flush=True)\n"
         "        sys.stdin.read()\n"
     )
-    bench = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", program], cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert bench.stdout is not None
-        child = int(bench.stdout.readline())
-        assert not _gone(child)
-        bench.send_signal(signal.SIGKILL)
-        bench.wait(timeout=5)
-        assert _wait_gone(child)
-    finally:
-        if bench.poll() is None:
-            bench.kill()
+    ) as bench:  # its streams closed and the bench reaped on the way out
+        try:
+            assert bench.stdout is not None
+            child = int(bench.stdout.readline())
+            assert not _gone(child)
+            bench.send_signal(signal.SIGKILL)
             bench.wait(timeout=5)
-        for stream in (bench.stdin, bench.stdout):
-            if stream is not None:
-                stream.close()
+            assert _wait_gone(child)
+        finally:
+            bench.kill()  # nothing once it is gone
