@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from brave_search_mcp.models.errors import RateLimited
-from brave_search_mcp.ratelimit.limiter import GateClosed, SlotUnavailable
+from brave_search_mcp.ratelimit.limiter import LATE_SECONDS, GateClosed, SlotUnavailable
 from brave_search_mcp.ratelimit.plan import WINDOW_MARGIN_FACTOR, horizon
 from brave_search_mcp.state.base import StateBackend
 from brave_search_mcp.state.shared import Store
@@ -143,6 +143,35 @@ async def other_family_fits_the_keys_window(backend: StateBackend, clock: FakeCl
     assert clock() - t0 == pytest.approx(one, abs=0.01)  # the key's 1/s window, not only the answers' own 2/s
     await search.acquire()
     assert clock() - t0 == pytest.approx(2 * one, abs=0.02)  # and the answer's start counted in the key's window
+
+
+async def late_start_counts_from_when_it_left(backend: StateBackend, clock: FakeClock) -> None:
+    """A start whose request left late is counted from when it left, in the key's one window, once (told twice,
+    as a lost reply's retry would); one that left within ``LATE_SECONDS`` of its booking stays where it was."""
+    search = backend.limiter("key", rate=1.0, burst=1, family="search", primary="search")
+    answers = backend.limiter("key", rate=2.0, burst=2, family="answers", primary="search")
+    one = horizon(1, 1)
+    t0 = clock()
+    grant = await search.acquire()
+    await clock.sleep(0.3)
+    for _ in range(2):
+        await search.retime(grant, clock())
+    await search.acquire()
+    assert clock() - t0 == pytest.approx(0.3 + one, abs=0.01)  # a window from when it left, not from its booking
+    t1 = clock()
+    grant = await answers.acquire()  # the other family's start is the key's too: moved in both windows
+    assert clock() - t1 == pytest.approx(one, abs=0.01)
+    t1 = clock()
+    await clock.sleep(0.2)
+    await answers.retime(grant, clock())
+    await search.acquire()
+    assert clock() - t1 == pytest.approx(0.2 + one, abs=0.01)
+    grant = await search.acquire()
+    t2 = clock()
+    await clock.sleep(LATE_SECONDS / 2)
+    await search.retime(grant, clock())  # prompt enough: not moved (no store call)
+    await search.acquire()
+    assert clock() - t2 == pytest.approx(one, abs=0.01)
 
 
 async def quota_gate_half_opens(backend: StateBackend, clock: FakeClock) -> None:

@@ -282,21 +282,33 @@ async def test_a_spent_window_another_program_filled_still_pauses_every_start() 
     assert sent[1:] == pytest.approx([start, start, start + horizon(1, 1)])  # not at once (start + 0.1): a 429
 
 
-@pytest.mark.parametrize(("sent_after", "paused"), [(0.01, False), (0.06, True)])
-async def test_a_spent_window_is_trusted_to_the_starts_only_while_requests_leave_when_booked(
-    sent_after: float, paused: bool
-) -> None:
-    """The starts the window rule counts are booking times; Brave counts arrivals. A request that filled the window
-    but left 60 ms after its booking (a starved CPU: every request leaves late, by different amounts) may meet an
-    older one within Brave's second that the rule thinks aged out, so its spent window pauses every start from its
-    send time, as before; one sent 10 ms after its booking does not."""
+async def test_a_request_that_left_late_is_counted_from_when_it_left_and_its_spent_window_is_ours() -> None:
+    """Brave counts a request when it arrives. One that left 60 ms after its booking (a starved event loop) is
+    counted from then (``left``): the next start waits a window from when it left, not from its booking (which
+    would meet it within Brave's second: a 429), and its spent window pauses nothing more (the window is ours)."""
     ft = FakeClock()
     limiter = memory_limiter("brave", rate=1.0, burst=1, clock=ft.clock, sleep=ft.sleep)
     admission = Admission(limiter, clock=ft.clock, adaptive=False)
     ticket = await admission.admit(None)
-    assert ticket.full  # a burst of 1: every start fills the window
-    await ft.sleep(sent_after)
-    info = RateLimitInfo(per_second=1.0, remaining_second=0, reset_seconds=1.0, observed_at=ft.clock())
+    assert ticket.grant is not None and ticket.grant.full  # a burst of 1: every start fills the window
+    await ft.sleep(0.06)
+    sent = ft.clock()
+    await admission.left(ticket, sent)
+    info = RateLimitInfo(per_second=1.0, remaining_second=0, reset_seconds=1.0, observed_at=sent)
     await admission.observe(info, ticket=ticket)
-    blocked = limiter.plan.blocked_until
-    assert (blocked == pytest.approx(ft.clock() + horizon(1, 1))) if paused else blocked == -math.inf
+    assert limiter.plan.blocked_until == -math.inf
+    await admission.admit(None)
+    assert ft.clock() == pytest.approx(sent + horizon(1, 1))
+
+
+async def test_a_spent_window_the_starts_do_not_explain_pauses_every_start_from_its_send_time() -> None:
+    """Another program on the key: the window was not full by our starts, yet Brave says it is spent; every start
+    waits for its reset (with the margin) from when that request was sent."""
+    ft = FakeClock()
+    limiter = memory_limiter("brave", rate=2.0, burst=2, clock=ft.clock, sleep=ft.sleep)
+    admission = Admission(limiter, clock=ft.clock, adaptive=False)
+    ticket = await admission.admit(None)
+    assert ticket.grant is not None and not ticket.grant.full
+    info = RateLimitInfo(per_second=2.0, remaining_second=0, reset_seconds=1.0, observed_at=ft.clock())
+    await admission.observe(info, ticket=ticket)
+    assert limiter.plan.blocked_until == pytest.approx(ft.clock() + horizon(1, 1))

@@ -133,7 +133,7 @@ def _same_decision(
     """Assert a store's reservation is the Python rule's on the full lists of starts; returns the rule's. ``by``:
     the store decided on a clock that far ahead of the caller's (``now`` and the inputs are on it) and handed the
     times back on the caller's (``redis.shifted``)."""
-    from brave_search_mcp.state.redis import shifted
+    from brave_search_mcp.state.redis_plans import shifted
 
     shared = shared_plan if ask.shared is not None else None
     mine, theirs = _made(own_starts, now), _made(shared_starts, now) if shared else []
@@ -175,7 +175,8 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
     plan moved onto it and hands times back moved onto the caller's clock: each case's stored plans and starts are
     written on the server's clock, and the rule is run at the moment the script read (the caller's time plus the
     shift the script reports, which adds up exactly: both clocks are within a factor of two)."""
-    from brave_search_mcp.state.redis import RedisStore, fields_of, plan_of, shifted
+    from brave_search_mcp.state.redis import RedisStore
+    from brave_search_mcp.state.redis_plans import fields_of, plan_of, shifted
     from brave_search_mcp.state.redis_keys import plan_key, starts_key
 
     assert isinstance(store, RedisStore)
@@ -271,20 +272,20 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
 
 def test_sqlite_reads_the_newest_starts_as_the_list_of_them(tmp_path: Path) -> None:
     """The rule may index or slice what SQLite hands it; each answer is the plain list's, capped at the burst."""
-    from brave_search_mcp.state.sqlite import _NewestStarts
+    from brave_search_mcp.state.sqlite_starts import NewestStarts
     from brave_search_mcp.state.sqlite_file import connect
 
     conn = connect(tmp_path / "state.db")
     starts = _random_starts(random.Random(5), 12)
     conn.executemany("INSERT INTO starts VALUES (?, ?)", [("u", t) for t in starts] + [("other", NOW)])
     newest = starts[-8:]
-    view = _NewestStarts(conn, "u", 8, NEVER)
+    view = NewestStarts(conn, "u", 8, NEVER)
     assert (len(view), list(view), view[-8], view[0], view[-1]) == (8, newest, newest[0], newest[0], newest[-1])
     assert (view[2:5], view[::-3]) == (newest[2:5], newest[::-3])
     with pytest.raises(IndexError):
         view[-9]
-    assert len(_NewestStarts(conn, "nobody", 8, NEVER)) == 0
-    recent = _NewestStarts(conn, "u", 8, starts[-3])  # only the starts after ``since``
+    assert len(NewestStarts(conn, "nobody", 8, NEVER)) == 0
+    recent = NewestStarts(conn, "u", 8, starts[-3])  # only the starts after ``since``
     assert (len(recent), list(recent), recent[-2]) == (2, starts[-2:], starts[-2])
     conn.close()
 

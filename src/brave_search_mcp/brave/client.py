@@ -47,6 +47,7 @@ from brave_search_mcp.state.response_cache import (
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy
 from brave_search_mcp.upstream.retrying import Retrier
+from brave_search_mcp.upstream.sent import on_sent
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 logger = logging.getLogger(__name__)
@@ -320,7 +321,8 @@ class BraveClient:
                     on_send()
                 with request, typed_transport_errors("Brave", timeout, self._safe):  # an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
-                        post = http.build_request("POST", url, headers=headers, json=body)
+                        left = on_sent(lambda: admission.left(ticket, self.clock()))
+                        post = http.build_request("POST", url, headers=headers, json=body, extensions=left)
                         response = await http.send(post, stream=True)
                     request.status = response.status_code
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
@@ -388,7 +390,8 @@ class BraveClient:
         request = self.observer.request("brave", ENDPOINT_NAMES[endpoint], self.clock)
         try:
             with request, typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                get = http.build_request("GET", url, headers=self._headers() | dict(extra_headers))
+                left = on_sent(lambda: admission.left(ticket, self.clock()))  # the window counts it from then
+                get = http.build_request("GET", url, headers=self._headers() | dict(extra_headers), extensions=left)
                 response = await http.send(get, stream=True)
                 try:
                     request.status = response.status_code
@@ -400,14 +403,9 @@ class BraveClient:
                 await admission.failed()
             raise
         finally:
-            logger.debug(
-                "brave request endpoint=%s attempt=%d status=%s outcome=%s duration_ms=%.1f",
-                ENDPOINT_NAMES[endpoint],
-                attempt,
-                request.status if request.status is not None else "-",
-                request.outcome,
-                request.seconds * 1000.0,
-            )
+            status = "-" if request.status is None else request.status
+            message = "brave request endpoint=%s attempt=%d status=%s outcome=%s duration_ms=%.1f"
+            logger.debug(message, ENDPOINT_NAMES[endpoint], attempt, status, request.outcome, request.seconds * 1e3)
 
     async def _observe(
         self, response: httpx2.Response, admission: Admission, sent_at: float, ticket: Ticket

@@ -26,7 +26,7 @@ from brave_search_mcp.clock import Clock, moved
 from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
-from brave_search_mcp.ratelimit.limiter import GateClosed, Limiter
+from brave_search_mcp.ratelimit.limiter import GateClosed, Grant, Limiter
 from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_SECONDS, PlanState
 from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
@@ -40,9 +40,6 @@ DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
 CAP_SETTING = "BRAVE_SEARCH_MONTHLY_REQUESTS"
 TRIAL_SETTING = "BRAVE_SEARCH_QUOTA_RETRY_SECONDS"
 COUNTER_DAYS = 40  # a month's counter outlives its month
-# A request sent within this of its booking left when its start says: half the window rule's margin (80 ms at
-# Brave's 1-second window), so two starts' delays may differ by the other half before Brave counts them closer.
-PROMPT_SEND_SECONDS = 0.04
 
 
 def when(seconds: float) -> str:
@@ -120,12 +117,12 @@ class Budget:
 @dataclass(frozen=True)
 class Ticket:
     """What ``Admission.admit`` let out, for ``settle``: whether the spending cap counted it, whether it was queued;
-    for ``observe``, whether its start filled the key's window as the store counts starts (``Decision.full``)."""
+    the start its queue granted (None: not queued), which ``left`` moves to when the request left and whose
+    ``full`` tells ``observe`` whether a spent window is ours (``Decision.full``)."""
 
     booked: bool
     queued: bool
-    full: bool = False
-    granted_at: float = math.nan  # on the limiter's clock: when the start was booked (``observe`` compares)
+    grant: Grant | None = None
 
 
 def degrades(
@@ -239,11 +236,11 @@ class Admission:
         if self.budget is not None:
             await self.budget.book()
             booked = True
-        full = False
+        grant = None
         try:
             if queue:
                 end = None if deadline is None else self._there(deadline)
-                full = (await self.limiter.acquire(deadline=end, answers=True)).full
+                grant = await self.limiter.acquire(deadline=end, answers=True)
         except GateClosed as closed:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
@@ -252,7 +249,14 @@ class Admission:
             if booked:
                 await self.budget.unbook()  # type: ignore[union-attr]
             raise
-        return Ticket(booked, queue, full, self.limiter.clock())
+        return Ticket(booked, queue, grant)
+
+    @degrades(None)
+    async def left(self, ticket: Ticket, at: float) -> None:
+        """The request ``ticket`` let out has left (``at``, on the caller's clock: its bytes are written): a start it
+        left late for is counted from then (``Limiter.retime``), as the upstream counts it."""
+        if ticket.grant is not None:
+            await self.limiter.retime(ticket.grant, self._there(at))
 
     @degrades(None)
     async def settle(self, ticket: Ticket, *, answered: bool) -> None:
@@ -319,15 +323,11 @@ class Admission:
         # counts it: another program used the key) frees its next slot within the reset of when the request was
         # sent (Brave counts it on arrival; counted from its answer, each answer's latency would be added to every
         # window: issue 36), with the window rule's margin (Brave rounds the reset up to whole seconds; requests
-        # leave later than booked). One they explain (``ticket.full``) pauses nothing: the window rule already holds
-        # the next start until the window's oldest start ages out, up to a whole window before that reset.
-        # Only while requests leave when booked: one sent more than ``PROMPT_SEND_SECONDS`` after its booking (a
-        # starved CPU) says the starts' times are late too, by more than the margin may absorb: pause as before.
-        explained = (
-            ticket is not None
-            and ticket.full
-            and self._there(info.observed_at) - ticket.granted_at <= PROMPT_SEND_SECONDS
-        )
+        # leave later than booked). One they explain (the ticket's start filled the window) pauses nothing: the
+        # window rule already holds the next start until the window's oldest start ages out, up to a whole window
+        # before that reset; the starts are when requests left, not when they were booked (``left``), so the rule
+        # and Brave count the same window.
+        explained = ticket is not None and ticket.grant is not None and ticket.grant.full
         if info.remaining_second == 0 and info.reset_seconds is not None and not limited and not explained:
             factor, extra = self.limiter.ask.margin
             wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 PROBE_POLL_SECONDS = 0.05  # while another process's probe is out, look again this often
 MIN_SLEEP_SECONDS = 0.0005
 SHARED_JITTER_SECONDS = 0.002  # processes woken for the same slot do not all hit the store at once
+# A request that leaves within this of its booking is counted from its booking (no store call): well inside the
+# window rule's margin (85 ms on Brave's second), which is for lags that differ between two starts.
+LATE_SECONDS = 0.01
 OWN_STARTS_KEPT, OWN_STARTS_SECONDS = 4096, 60.0  # this process's own starts kept for estimates: at most, and how long
 
 
@@ -68,10 +71,13 @@ class GateClosed(Exception):
 @dataclass(frozen=True)
 class Grant:
     """A start ``Limiter.acquire`` won: how long its caller waited, and whether it filled the key's window as the
-    store counts starts (``Decision.full``: a spent window its answer reports is then ours, see ``Admission``)."""
+    store counts starts (``Decision.full``: a spent window its answer reports is then ours, see ``Admission``);
+    when it was booked (on the limiter's clock) and its store's name for it, so ``Limiter.retime`` can move it."""
 
     waited: float
     full: bool = False
+    at: float = math.nan
+    token: str = ""
 
 
 class SlotNumbers(Protocol):
@@ -83,6 +89,11 @@ class SlotNumbers(Protocol):
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Apply ``change`` to the stored plan of ``ask``'s family atomically and return the result."""
+        ...
+
+    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
+        """The start ``reserve`` granted at ``at`` (named ``token`` where the store names starts) left ``late``
+        seconds after it: the window counts it from then (once; a start no longer kept is left alone)."""
         ...
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
@@ -191,7 +202,7 @@ class Limiter:
                 if decision.granted:
                     self._started(now)
                     self._out += answers
-                    return Grant(max(0.0, now - started), decision.full)
+                    return Grant(max(0.0, now - started), decision.full, now, decision.token)
                 self._head_ready = decision.ready
                 if decision.reason == QUOTA:
                     raise GateClosed(decision.ready - now, decision.plan)
@@ -232,6 +243,14 @@ class Limiter:
             self._stated = True
             if self._held:
                 self.wake()
+
+    async def retime(self, grant: Grant, sent: float) -> None:
+        """The request ``grant`` let out left at ``sent`` (this limiter's clock). One that left more than
+        ``LATE_SECONDS`` after its booking is counted from then in the store every process reads: the upstream
+        counts it on arrival, and a window that took it at its booking would free its slot that much too soon."""
+        late = sent - grant.at
+        if late > LATE_SECONDS:  # not for a grant without a booking (NaN)
+            await self.slots.retime(self.ask, grant.at, grant.token, late)
 
     def answered(self) -> None:
         """One request ``acquire(answers=True)`` let out has ended (answered, refused or failed)."""

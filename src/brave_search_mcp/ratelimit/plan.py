@@ -285,7 +285,8 @@ class Decision:
     """The answer to one reservation: granted now, or when to ask again and why; the plan after it; whether the
     stored plan was dropped (not ``trusted``) and rebuilt from the family's initial one; whether a granted start
     fills the key's window as the recorded starts count it (``fills``): then a spent window its answer reports is
-    ours, and the window rule already holds the next start until the window's oldest start ages out."""
+    ours, and the window rule already holds the next start until the window's oldest start ages out; ``token``:
+    the granted start's name in a store that names its starts (Redis), for ``retime``."""
 
     granted: bool
     ready: float
@@ -293,6 +294,7 @@ class Decision:
     plan: PlanState
     dropped: bool = False
     full: bool = False
+    token: str = ""
 
 
 def horizon(

@@ -20,24 +20,12 @@ import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from brave_search_mcp.clock import Clock
 from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.ratelimit.plan import (
-    CLOCK_SKEW_SECONDS,
-    KEEP_STARTS_SECONDS,
-    MAX_BURST,
     MAX_MONTH_REQUESTS,
-    MAX_RATE,
-    MIN_RATE,
-    NEVER,
-    PROBE_HOLD_SECONDS,
-    QUOTA_TRIAL_SECONDS,
-    RECOVERY_FACTOR,
-    RECOVERY_PERIOD_SECONDS,
-    SPREAD_SECONDS,
     Ask,
     Decision,
     PlanState,
@@ -62,6 +50,7 @@ from brave_search_mcp.state.redis_keys import (
 )
 from brave_search_mcp.state.redis_once import ONCE_KEPT_MS, UnsureCalls
 from brave_search_mcp.state.redis_peers import RedisHeartbeat
+from brave_search_mcp.state.redis_plans import fields_of, plan_of, reserve_args, shifted, text_of
 from brave_search_mcp.state.redis_scripts import (
     BOOK,
     CACHE_CLEAR,
@@ -75,10 +64,10 @@ from brave_search_mcp.state.redis_scripts import (
     PUT_RELEASE,
     RENEW,
     RESERVE,
+    RETIME,
     UNBOOK,
 )
 from brave_search_mcp.state.shared import SharedBackend
-from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, MONTH_SECONDS
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -88,44 +77,10 @@ T = TypeVar("T")
 
 MAX_SWAP_RETRIES = 16
 MERGED_KEPT_MS = 7 * 86400 * 1000  # how long a merged outage batch's token is remembered
-TIME_FIELDS = ("penalty_at", "strike_at", "blocked_until", "probe_until", "quota_until", "quota_trial_at")
-# The bounds of a sound plan, as the reservation script reads them after its own arguments.
-BOUNDS = (
-    MIN_RATE,
-    MAX_RATE,
-    MAX_BURST,
-    CLOCK_SKEW_SECONDS,
-    MONTH_SECONDS,
-    MAX_SERVER_WAIT_SECONDS,
-    QUOTA_TRIAL_SECONDS,
-)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def fields_of(plan: PlanState) -> dict[str, str]:
-    """A plan as the hash the script reads: PlanState's set fields, numbers in full precision."""
-    return {name: repr(value) for name, value in plan.to_json().items() if value is not None}
-
-
-def plan_of(flat: list[bytes | str]) -> PlanState:
-    """A plan from the hash's field/value pairs."""
-    items = [_text(x) for x in flat]
-    return PlanState.from_json({items[i]: float(items[i + 1]) for i in range(0, len(items), 2)})
 
 
 def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
-
-
-def shifted(plan: PlanState, by: float) -> PlanState:
-    """The plan with its times moved by ``by`` seconds (from one clock to another)."""
-    if by == 0:
-        return plan
-    moved = {name: getattr(plan, name) + by for name in TIME_FIELDS if getattr(plan, name) != NEVER}
-    return replace(plan, **moved) if moved else plan
 
 
 class RedisStore:
@@ -157,6 +112,7 @@ class RedisStore:
         self._expected: str | None = None  # the epoch bookings expect (``epoch``)
         self._unsure = UnsureCalls()  # failed bookings the server may have run: settled by the next merge
         self._reserve = client.register_script(RESERVE)
+        self._retime = client.register_script(RETIME)
         self._book = client.register_script(BOOK)
         self._unbook = client.register_script(UNBOOK)
         self._merge = client.register_script(MERGE)
@@ -194,30 +150,19 @@ class RedisStore:
         if ask.shared is not None:
             keys += [plan_key(ask.shared), starts_key(ask.shared)]
         keys.append(once_key(token))
-        pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
-        args: list[str | float] = [
-            repr(float(now)),
-            json.dumps(ask.init.to_json()),
-            token,
-            repr(ask.margin[0]),
-            repr(ask.margin[1]),
-            repr(KEEP_STARTS_SECONDS),
-            repr(RECOVERY_FACTOR),
-            repr(RECOVERY_PERIOD_SECONDS),
-            repr(PROBE_HOLD_SECONDS),
-            *pinned,
-            repr(SPREAD_SECONDS),
-            *(repr(float(bound)) for bound in BOUNDS),
-            "1" if self._clock is not None else "",
-            ONCE_KEPT_MS,
-        ]
+        args = reserve_args(ask, now, token, clocked=self._clock is not None)
         found = await self._call(lambda: self._reserve(keys=keys, args=args))
         granted, ready, reason, flat, shift, dropped, full = found
         if dropped:
             self.dropped.note("rate-limit plan in Redis", "not a plan any rule makes", logged=True)
         by = float(shift)
         plan = shifted(plan_of(flat), -by)
-        return Decision(bool(granted), float(ready) - by, _text(reason), plan, bool(dropped), bool(full))
+        return Decision(bool(granted), float(ready) - by, text_of(reason), plan, bool(dropped), bool(full), token)
+
+    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
+        """Move the start named ``token`` by ``late`` in each of ``ask``'s windows (the script renames it: once)."""
+        keys = [starts_key(name) for name in (ask.own, ask.shared) if name is not None]
+        await self._call(lambda: self._retime(keys=keys, args=[token, repr(float(late))]))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Read the stored plan (and the server's clock), change it, write it back only if it is still what was read
@@ -227,7 +172,7 @@ class RedisStore:
         async def attempt() -> PlanState:
             for _ in range(MAX_SWAP_RETRIES):
                 flat, seconds, micros = await self._plan_read(keys=[key], args=[])
-                items = [_text(x) for x in flat]
+                items = [text_of(x) for x in flat]
                 raw = {items[i]: items[i + 1] for i in range(0, len(items) - 1, 2)}
                 by = 0.0 if self._clock is None else int(seconds) + int(micros) / 1e6 - self._clock()
                 old = self._decoded(raw, ask.init, by)
@@ -280,7 +225,7 @@ class RedisStore:
         epoch, damaged = await self._call(lambda: self._epoch(keys=[EPOCH_KEY], args=args))
         if damaged:
             self._epoch_damaged()
-        self._expected = _text(epoch)
+        self._expected = text_of(epoch)
         return self._expected
 
     def _epoch_damaged(self) -> None:
@@ -313,7 +258,7 @@ class RedisStore:
             self._unreadable("a script found it broken")
         if damaged:
             self._epoch_damaged()
-        self._expected = _text(epoch)  # the counts this process knew are in: book on this server from now on
+        self._expected = text_of(epoch)  # the counts this process knew are in: book on this server from now on
         return int(merged)
 
     async def unbook(self, counter: str) -> None:
@@ -384,7 +329,7 @@ class RedisStore:
         args: list[str | int | bytes] = [owner, *stored, key, *bounds]
         evicted = await self._call(lambda: self._put_release(keys=keys, args=args))
         if evicted:  # their bookkeeping is gone; their values go now (a script is handed, never makes, its keys)
-            names = [cache_key(_text(member)) for member in evicted]
+            names = [cache_key(text_of(member)) for member in evicted]
             await self._call(lambda: self._r.unlink(*names))
         await self._call(lambda: self._flights.ended(key, owner))
 

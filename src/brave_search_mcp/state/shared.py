@@ -249,6 +249,14 @@ class SharedSlots:
         self._memory.remember(ask.own, plan)
         return plan
 
+    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
+        """Move a start that left late wherever it was booked: memory (during or just after an outage) and the store
+        (a store that is down meanwhile keeps it where it was: the margin is all there is then)."""
+        await self._memory.retime(ask, at, token, late)
+        if not self.degraded:
+            with contextlib.suppress(StoreUnavailable):
+                await self._stored(lambda: self._b.store.retime(ask, at, token, late))
+
     def note_dropped(self, what: str, why: str) -> None:
         """A stored plan the limiter refused: the store's drop log names it in status (logged already)."""
         self._b.store.dropped.note(what, why, logged=True)

@@ -18,23 +18,20 @@ import json
 import logging
 import math
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 import anyio
 from cachetools import LRUCache
 
 from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.ratelimit.plan import (
-    CLOCK_SKEW_SECONDS,
     MAX_MONTH_REQUESTS,
     Ask,
     Decision,
     PlanState,
     decide,
-    keep_after,
-    matters_after,
 )
 from brave_search_mcp.state.base import DropLog, StateBackend, StateOptions
 from brave_search_mcp.state.journal import Journal
@@ -45,51 +42,13 @@ from brave_search_mcp.state.sqlite_epoch import MERGED_PREFIX, RESTORED_PREFIX, 
 from brave_search_mcp.state.sqlite_file import ALL_TABLES, CACHE_TABLES, STATE_TABLES, connect
 from brave_search_mcp.state.sqlite_legacy import adopt_legacy
 from brave_search_mcp.state.sqlite_peers import SqliteHeartbeat
+from brave_search_mcp.state.sqlite_starts import recent_starts, retime_start
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-PRUNE_BATCH_SECONDS = 1.0  # starts past keeping are deleted once they span this long (never read meanwhile)
 PLANS_KEPT = 256  # plans whose stored JSON a store remembers (each upstream's latest one or two)
 MERGED_KEPT_SECONDS = 7 * 86400.0
-
-
-class _NewestStarts(Sequence[float]):
-    """The newest ``cap`` starts of one upstream after ``since``, ascending, as ``plan.decide`` reads them: its length
-    and a few positions counted from the end. Each is one indexed query over the starts after ``since`` alone (older
-    ones cannot delay a start: ``plan.matters_after``), so a plan of 1,000 a second neither loads its starts into
-    Python nor walks the 10 s of them the store keeps on every reservation."""
-
-    def __init__(self, conn: sqlite3.Connection, name: str, cap: int, since: float, until: float = math.inf) -> None:
-        self._conn, self._name, self._cap, self._since, self._until = conn, name, cap, since, until
-        self._len: int | None = None
-
-    def __len__(self) -> int:
-        if self._len is None:
-            sql = (
-                "SELECT count(*) FROM (SELECT 1 FROM starts WHERE upstream = ? AND t > ? AND t <= ? "
-                "ORDER BY t DESC LIMIT ?)"
-            )
-            found = self._conn.execute(sql, (self._name, self._since, self._until, self._cap)).fetchone()
-            self._len = int(found[0])
-        return self._len
-
-    @overload
-    def __getitem__(self, index: int) -> float: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[float]: ...
-
-    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
-        size = len(self)
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(size))]
-        position = index + size if index < 0 else index  # 0: the oldest of the newest ``cap``
-        if not 0 <= position < size:
-            raise IndexError(index)
-        sql = "SELECT t FROM starts WHERE upstream = ? AND t > ? AND t <= ? ORDER BY t DESC LIMIT 1 OFFSET ?"
-        found = self._conn.execute(sql, (self._name, self._since, self._until, size - 1 - position)).fetchone()
-        return float(found[0])
 
 
 class SqliteStore:
@@ -155,23 +114,6 @@ class SqliteStore:
             self._plan_of[text] = plan
         return text
 
-    @staticmethod
-    def _starts(
-        conn: sqlite3.Connection, name: str, now: float, limits: tuple[float, int] | None, ask: Ask
-    ) -> _NewestStarts:
-        """The recent starts of ``name``, read only where the rule looks; older ones are deleted on the way, a
-        ``PRUNE_BATCH_SECONDS`` worth at a time (a start deleted with every one recorded wrote two more pages)."""
-        keep = keep_after(now, limits, ask.margin)
-        oldest, newest = conn.execute("SELECT min(t), max(t) FROM starts WHERE upstream = ?", (name,)).fetchone()
-        if oldest is not None and oldest <= keep - PRUNE_BATCH_SECONDS:
-            conn.execute("DELETE FROM starts WHERE upstream = ? AND t <= ?", (name, keep))
-        future = now + CLOCK_SKEW_SECONDS  # a start no process's clock could have made yet is a broken record
-        if newest is not None and newest > future:
-            conn.execute("DELETE FROM starts WHERE upstream = ? AND t > ?", (name, future))
-        if limits is None:  # no plan: the rule reads no start
-            return _NewestStarts(conn, name, 0, now)
-        return _NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin), future)
-
     async def reserve(self, ask: Ask, now: float) -> Decision:
         """One transaction: read the plan(s) and recent starts, decide by the one rule, record a granted start."""
 
@@ -180,21 +122,31 @@ class SqliteStore:
             assert own is not None
             shared = self._plan(conn, ask.shared, None) if ask.shared is not None else None
             ruling = own if own.trusted(now) else ask.init  # the plan the rule will read (``decide``)
-            own_starts = self._starts(conn, ask.own, now, ruling.pinned(ask.pinned).in_force(now), ask)
+            own_starts = recent_starts(conn, ask.own, now, ruling.pinned(ask.pinned).in_force(now), ask)
             shared_limits = shared.in_force(now) if shared is not None and shared.trusted(now) else None
-            shared_starts = self._starts(conn, ask.shared, now, shared_limits, ask) if ask.shared is not None else []
+            shared_starts = recent_starts(conn, ask.shared, now, shared_limits, ask) if ask.shared is not None else []
             decision = decide(ask, own, own_starts, now, shared=shared, shared_starts=shared_starts)
             if decision.dropped:  # the limiter logs it; status names it
                 self.dropped.note("rate-limit plan", "not a plan any rule makes", logged=True)
             if decision.plan != own:
                 self._put(conn, ask.own, decision.plan)
             if decision.granted:
-                conn.execute("INSERT INTO starts VALUES (?, ?)", (ask.own, now))
-                if ask.shared is not None:
-                    conn.execute("INSERT INTO starts VALUES (?, ?)", (ask.shared, now))
+                for name in (ask.own, ask.shared):
+                    if name is not None:
+                        conn.execute("INSERT INTO starts VALUES (?, ?)", (name, now))
             return decision
 
         return await self.state.run(work)
+
+    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
+        """Move the start booked at ``at`` by ``late`` in each of ``ask``'s windows, in one transaction."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            for name in (ask.own, ask.shared):
+                if name is not None:
+                    retime_start(conn, name, at, late)
+
+        await self.state.run(work)
 
     def _put(self, conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
         conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (self._encoded(plan), name))
