@@ -174,6 +174,25 @@ async def late_start_counts_from_when_it_left(backend: StateBackend, clock: Fake
     assert clock() - t2 == pytest.approx(one, abs=0.01)
 
 
+async def starts_counted_in_a_window(backend: StateBackend, clock: FakeClock) -> None:
+    """The starts the key's window holds between two times, the ends as ``(since, until]``, a moved one where it
+    moved to, another family's counted in the key's (primary) window, a key never seen holding none."""
+    search = backend.limiter("key", rate=50.0, burst=50, family="search", primary="search")
+    answers = backend.limiter("key", rate=2.0, burst=2, family="answers", primary="search")
+    t0 = clock()
+    grants = []
+    for _ in range(3):
+        grants.append(await search.acquire())
+        await clock.sleep(0.1)
+    await answers.acquire()  # at t0 + 0.3
+    await search.retime(grants[0], t0 + 0.25)  # the first left late: counted at t0 + 0.25
+    counted = search.slots.started
+    assert await counted(search.ask, t0 - 1, t0 + 1, clock()) == 4
+    assert await counted(search.ask, t0, t0 + 0.2, clock()) == 2  # t0 + 0.1 and t0 + 0.2; t0's start moved away
+    assert await counted(answers.ask, t0 + 0.2, t0 + 0.31, clock()) == 2  # t0 + 0.25 and the answer at t0 + 0.3
+    assert await counted(backend.limiter("never seen", rate=1.0, burst=1).ask, t0 - 1, t0 + 1, clock()) == 0
+
+
 async def quota_gate_half_opens(backend: StateBackend, clock: FakeClock) -> None:
     """A spent month refuses starts until the reset, except one trial every ``every`` seconds (all processes)."""
     limiter = backend.limiter("brave", rate=RATE, burst=BURST)

@@ -301,6 +301,22 @@ async def test_a_request_that_left_late_is_counted_from_when_it_left_and_its_spe
     assert ft.clock() == pytest.approx(sent + horizon(1, 1))
 
 
+async def test_a_spent_window_filled_by_a_start_booked_after_the_request_is_ours() -> None:
+    """A request booked after this one may leave and arrive first, and Brave counted it: this start did not fill
+    the window as it was booked, but the starts recorded up to when it left do, so its spent window pauses nothing."""
+    ft = FakeClock()
+    limiter = memory_limiter("brave", rate=2.0, burst=2, clock=ft.clock, sleep=ft.sleep)
+    admission = Admission(limiter, clock=ft.clock, adaptive=False)
+    first = await admission.admit(None)
+    assert first.grant is not None and not first.grant.full
+    await ft.sleep(0.004)
+    await admission.admit(None)  # booked 4 ms later
+    await ft.sleep(0.002)  # the first left 6 ms after its booking (under ``LATE_SECONDS``: not moved)
+    info = RateLimitInfo(per_second=2.0, remaining_second=0, reset_seconds=1.0, observed_at=ft.clock())
+    await admission.observe(info, ticket=first)
+    assert limiter.plan.blocked_until == -math.inf
+
+
 async def test_a_spent_window_the_starts_do_not_explain_pauses_every_start_from_its_send_time() -> None:
     """Another program on the key: the window was not full by our starts, yet Brave says it is spent; every start
     waits for its reset (with the margin) from when that request was sent."""

@@ -19,6 +19,7 @@ import pytest
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.models import errors
+from brave_search_mcp.ratelimit.plan import horizon
 from testkit.brave.brave import FakeBrave
 from testkit.clock import FakeClock
 from tests.brave_client_support import Upstream, make_client, settings
@@ -56,16 +57,20 @@ async def test_a_closed_client_streams_nothing_and_says_so_as_a_get_does() -> No
 
 
 async def test_a_streamed_answers_rate_headers_set_the_answers_plan() -> None:
-    """A 200 stream stating 1/s with 0 left: the Answers family shows that plan and waits out the spent second."""
+    """A 200 stream stating 1/s with 0 left: the Answers family shows that plan and waits out the spent second (the
+    window holds the next start: its own start spent it, so no pause is needed on top), with no 429."""
     clock = FakeClock()
     fake = FakeBrave(rate_per_second=1, clock=clock)
     fake.answers.stream_rate_headers = True
     async with on_fake(fake, clock) as client:
         assert (await client.admission())["answers"]["plan_per_second"] == 2.0  # Brave's published Answers rate
+        started = clock()
         assert await payloads(client)
         answers = (await client.admission())["answers"]
+        assert await payloads(client)  # the second's one request is spent: the next waits for the window
+        waited = clock() - started
     assert answers["plan_per_second"] == 1.0 and answers["rate_in_force_per_second"] == 1.0
-    assert answers["paused_for_seconds"] > 0  # the second's one request is spent
+    assert waited == pytest.approx(horizon(1, 1), abs=0.01) and fake.rate_limited_count == 0
     assert client.last_rate_limit is not None and client.last_rate_limit.per_second == 1.0
 
 

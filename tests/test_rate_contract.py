@@ -176,8 +176,8 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
     written on the server's clock, and the rule is run at the moment the script read (the caller's time plus the
     shift the script reports, which adds up exactly: both clocks are within a factor of two)."""
     from brave_search_mcp.state.redis import RedisStore
-    from brave_search_mcp.state.redis_plans import fields_of, plan_of, shifted
     from brave_search_mcp.state.redis_keys import plan_key, starts_key
+    from brave_search_mcp.state.redis_plans import fields_of, plan_of, shifted
 
     assert isinstance(store, RedisStore)
     r = store._r
@@ -235,6 +235,29 @@ async def test_the_lua_reservation_decides_exactly_as_the_python_rule(
 
 
 @pytest.mark.anyio
+async def test_a_moved_start_and_a_windows_count_read_on_the_callers_times_whichever_clock_redis_keeps(
+    store: object,
+) -> None:
+    """Redis keeps the starts on the clock the reservation decided on (the server's, in production): a start moved
+    to when its request left, once, and the starts counted between two times are on the caller's times all the same."""
+    from brave_search_mcp.state.redis import RedisStore
+
+    assert isinstance(store, RedisStore)
+    ask = Ask("brave:key", "search", init=PlanState.known(50.0, 50), primary="search")
+
+    def caller() -> float:  # a replica whose clock is 1000 s ahead of the server's
+        return time.time() + 1000.0
+
+    now = caller()
+    first, second = await store.reserve(ask, now), await store.reserve(ask, now)
+    assert first.granted and second.granted and first.token != second.token
+    await store.retime(ask, now, first.token, now + 0.5, caller())
+    await store.retime(ask, now, first.token, now + 0.9, caller())  # a retry's copy: found no more, moves nothing
+    spans = ((now - 0.2, now + 0.2), (now + 0.3, now + 0.7), (now + 0.7, now + 2.0))
+    assert [await store.started(ask, since, until, caller()) for since, until in spans] == [1, 1, 0]
+
+
+@pytest.mark.anyio
 async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_path: Path) -> None:
     """SQLite reads only a few of the newest starts; the decisions are those of the full lists (400 random cases,
     after the full-window ones)."""
@@ -272,8 +295,8 @@ async def test_the_sqlite_reservation_decides_exactly_as_the_python_rule(tmp_pat
 
 def test_sqlite_reads_the_newest_starts_as_the_list_of_them(tmp_path: Path) -> None:
     """The rule may index or slice what SQLite hands it; each answer is the plain list's, capped at the burst."""
-    from brave_search_mcp.state.sqlite_starts import NewestStarts
     from brave_search_mcp.state.sqlite_file import connect
+    from brave_search_mcp.state.sqlite_starts import NewestStarts
 
     conn = connect(tmp_path / "state.db")
     starts = _random_starts(random.Random(5), 12)

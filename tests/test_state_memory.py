@@ -22,6 +22,7 @@ CASES: list[Callable[[StateBackend, FakeClock], Awaitable[None]]] = [
     contract.block_until_pauses,
     contract.other_family_fits_the_keys_window,
     contract.late_start_counts_from_when_it_left,
+    contract.starts_counted_in_a_window,
     contract.quota_gate_half_opens,
     contract.month_counter_books_to_the_cap,
 ]

@@ -11,45 +11,49 @@ import pytest
 from brave_search_mcp.brave.client import BraveClient
 from brave_search_mcp.brave.facts import Endpoint
 from brave_search_mcp.ratelimit.admission import Admission, Ticket
-from brave_search_mcp.upstream.sent import on_sent
+from brave_search_mcp.upstream.sent import Sent
 from testkit.brave.http_server import FakeBraveServer
 from tests.brave_client_support import settings
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_the_hook_runs_once_the_request_is_written_and_before_its_answer_comes() -> None:
-    """A loopback server that answers only once the hook has run: the hook cannot wait for the answer (the call
-    would hang), so it runs as soon as the request (its body too) is written; once per request."""
-    runs: list[str] = []
-    hooked = anyio.Event()
+async def test_the_departure_is_noted_once_the_request_is_written_and_before_its_answer_comes() -> None:
+    """A loopback server that answers only once the callback has run: the callback cannot wait for the answer (the
+    call would hang), so it runs as soon as the request (its body too) is written; once per request, with the time
+    it noted."""
+    noted: list[float] = []
+    called = anyio.Event()
 
-    async def hook() -> None:
-        runs.append("sent")
-        hooked.set()
+    async def then(at: float) -> None:
+        noted.append(at)
+        called.set()
 
     async def serve(stream: anyio.abc.SocketStream) -> None:
         async with stream:
             data = b""
             with anyio.fail_after(5):
-                while b"\r\n\r\n" not in data or not data.endswith((b"\r\n\r\n", b"}")):  # the headers, then a body
+                while not data.endswith((b"\r\n\r\n", b"}")):  # the headers, then a JSON body if there is one
                     data += await stream.receive()
-                await hooked.wait()  # no answer before the hook ran
+                await called.wait()  # no answer before the callback ran
             await stream.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 
+    ticks = iter(range(1, 10))
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     async with listener, anyio.create_task_group() as tasks:
         tasks.start_soon(listener.serve, serve)
         async with httpx2.AsyncClient() as http:
             for method, body in (("GET", None), ("POST", b'{"q": "x"}')):
-                runs.clear()
-                hooked = anyio.Event()
+                noted.clear()
+                called = anyio.Event()
+                sent = Sent(lambda: float(next(ticks)), then)
+                assert sent.at is None
                 with anyio.fail_after(5):
                     answer = await http.request(
-                        method, f"http://127.0.0.1:{port}/", content=body, extensions=on_sent(hook)
+                        method, f"http://127.0.0.1:{port}/", content=body, extensions=sent.extensions
                     )
-                assert (answer.text, runs) == ("ok", ["sent"])
+                assert answer.text == "ok" and noted == [sent.at] and sent.at is not None
         tasks.cancel_scope.cancel()
 
 

@@ -47,7 +47,7 @@ from brave_search_mcp.state.response_cache import (
 from brave_search_mcp.upstream.bodies import decode_json_object, read_capped_gzip, read_error_body
 from brave_search_mcp.upstream.retry import RetryPolicy
 from brave_search_mcp.upstream.retrying import Retrier
-from brave_search_mcp.upstream.sent import on_sent
+from brave_search_mcp.upstream.sent import Sent
 from brave_search_mcp.upstream.transport_errors import typed_transport_errors
 
 logger = logging.getLogger(__name__)
@@ -321,14 +321,15 @@ class BraveClient:
                     on_send()
                 with request, typed_transport_errors("Brave", timeout, self._safe):  # an error body can fail too
                     with anyio.fail_after(timeout):  # until the answer starts; then each chunk has the read timeout
-                        left = on_sent(lambda: admission.left(ticket, self.clock()))
-                        post = http.build_request("POST", url, headers=headers, json=body, extensions=left)
+                        left = Sent(self.clock, lambda at: admission.left(ticket, at))
+                        post = http.build_request("POST", url, headers=headers, json=body, extensions=left.extensions)
                         response = await http.send(post, stream=True)
                     request.status = response.status_code
+                    sent_at = request.started if left.at is None else left.at  # Brave counts it from then
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
                         if not 200 <= response.status_code < 300:
-                            await self._handle(endpoint, response, admission, request.started, ticket)  # raises
-                        await self._observe(response, admission, request.started, ticket)
+                            await self._handle(endpoint, response, admission, sent_at, ticket)  # raises
+                        await self._observe(response, admission, sent_at, ticket)
                         await admission.succeeded()
                     except BaseException:
                         with anyio.CancelScope(shield=True):
@@ -390,12 +391,14 @@ class BraveClient:
         request = self.observer.request("brave", ENDPOINT_NAMES[endpoint], self.clock)
         try:
             with request, typed_transport_errors("Brave", timeout, self._safe), anyio.fail_after(timeout):
-                left = on_sent(lambda: admission.left(ticket, self.clock()))  # the window counts it from then
-                get = http.build_request("GET", url, headers=self._headers() | dict(extra_headers), extensions=left)
+                left = Sent(self.clock, lambda at: admission.left(ticket, at))  # the window counts it from then
+                headers = self._headers() | dict(extra_headers)
+                get = http.build_request("GET", url, headers=headers, extensions=left.extensions)
                 response = await http.send(get, stream=True)
                 try:
                     request.status = response.status_code
-                    return await self._handle(endpoint, response, admission, request.started, ticket)
+                    sent_at = request.started if left.at is None else left.at
+                    return await self._handle(endpoint, response, admission, sent_at, ticket)
                 finally:
                     await response.aclose()
         except errors.BraveSearchError:

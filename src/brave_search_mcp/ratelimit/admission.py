@@ -27,7 +27,7 @@ from brave_search_mcp.logs import OnceEach
 from brave_search_mcp.models import errors
 from brave_search_mcp.ratelimit.info import RateLimitInfo
 from brave_search_mcp.ratelimit.limiter import GateClosed, Grant, Limiter
-from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_SECONDS, PlanState
+from brave_search_mcp.ratelimit.plan import PENALTY_WINDOW_SECONDS, QUOTA_TRIAL_SECONDS, PlanState, horizon
 from brave_search_mcp.render.text import seconds_text
 from brave_search_mcp.upstream.retry import MAX_SERVER_WAIT_SECONDS, start_margin
 
@@ -40,6 +40,8 @@ DEFAULT_QUOTA_PAUSE_SECONDS = 60.0
 CAP_SETTING = "BRAVE_SEARCH_MONTHLY_REQUESTS"
 TRIAL_SETTING = "BRAVE_SEARCH_QUOTA_RETRY_SECONDS"
 COUNTER_DAYS = 40  # a month's counter outlives its month
+# A request that left up to this after another may arrive first (the network's jitter): a spent window counts both.
+ARRIVAL_SLACK_SECONDS = 0.01
 
 
 def when(seconds: float) -> str:
@@ -319,22 +321,39 @@ class Admission:
             await self._change(lambda p: p.quota_closed(until, now, self._trial_every) if until > p.quota_until else p)
         elif info.remaining_month is not None:
             await self._change(lambda p: p.quota_opened())
-        # A spent window our recorded starts do not explain (the request did not fill the key's window as the store
-        # counts it: another program used the key) frees its next slot within the reset of when the request was
-        # sent (Brave counts it on arrival; counted from its answer, each answer's latency would be added to every
-        # window: issue 36), with the window rule's margin (Brave rounds the reset up to whole seconds; requests
-        # leave later than booked). One they explain (the ticket's start filled the window) pauses nothing: the
-        # window rule already holds the next start until the window's oldest start ages out, up to a whole window
-        # before that reset; the starts are when requests left, not when they were booked (``left``), so the rule
-        # and Brave count the same window.
-        explained = ticket is not None and ticket.grant is not None and ticket.grant.full
-        if info.remaining_second == 0 and info.reset_seconds is not None and not limited and not explained:
+        # A spent window our recorded starts do not explain (another program used the key) frees its next slot
+        # within the reset of when the request was sent (Brave counts it on arrival; counted from its answer, each
+        # answer's latency would be added to every window: issue 36), with the window rule's margin (Brave rounds
+        # the reset up to whole seconds). One they explain (``_ours``) pauses nothing: the window rule already holds
+        # the next start until the window's oldest start ages out, up to a whole window before that reset.
+        if (
+            info.remaining_second == 0
+            and info.reset_seconds is not None
+            and not limited
+            and not await self._ours(info, ticket)
+        ):
             factor, extra = self.limiter.ask.margin
             wait = min(info.reset_seconds * factor + extra, MAX_SERVER_WAIT_SECONDS)
             until = self._there(info.observed_at) + wait
             await self._change(lambda p: p.blocked(until))
         if not limited:  # what it stated is stored: this process's held starts go (a 429: once ``refused`` paused)
             self.limiter.heard()
+
+    async def _ours(self, info: RateLimitInfo, ticket: Ticket | None) -> bool:
+        """Whether the window an answer reports spent is full of this key's recorded starts: the request's start
+        filled it as it was booked (``Decision.full``), or the starts recorded up to when it left do (requests booked
+        after it may arrive first, and Brave counted them). Starts are when requests left (``left``), so the rule and
+        Brave count the same window; an answer without the plan is read by the plan in force."""
+        grant = ticket.grant if ticket is not None else None
+        if grant is None or grant.full:
+            return grant is not None
+        per_second = info.per_second
+        limits = self.limiter.in_force() if per_second is None else (per_second, max(1, int(per_second)))
+        if limits is None:
+            return False
+        sent, now = self._there(info.observed_at), self.limiter.clock()
+        since = sent - horizon(*limits, self.limiter.ask.margin)
+        return await self.limiter.slots.started(self.limiter.ask, since, sent + ARRIVAL_SLACK_SECONDS, now) >= limits[1]
 
     @degrades(None)
     async def succeeded(self) -> None:

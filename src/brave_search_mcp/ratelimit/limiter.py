@@ -91,9 +91,13 @@ class SlotNumbers(Protocol):
         """Apply ``change`` to the stored plan of ``ask``'s family atomically and return the result."""
         ...
 
-    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
-        """The start ``reserve`` granted at ``at`` (named ``token`` where the store names starts) left ``late``
-        seconds after it: the window counts it from then (once; a start no longer kept is left alone)."""
+    async def retime(self, ask: Ask, at: float, token: str, sent: float, now: float) -> None:
+        """The start ``reserve`` granted at ``at`` (named ``token`` where the store names starts) left at ``sent``:
+        the window counts it from then (once; a start no longer kept is left alone). ``now``: the caller's clock."""
+        ...
+
+    async def started(self, ask: Ask, since: float, until: float, now: float) -> int:
+        """How many starts the key's window (``ask``'s primary family's) holds within ``(since, until]``."""
         ...
 
     async def book(self, counter: str, cap: int | None, expires: float, now: float) -> tuple[bool, int]:
@@ -248,9 +252,8 @@ class Limiter:
         """The request ``grant`` let out left at ``sent`` (this limiter's clock). One that left more than
         ``LATE_SECONDS`` after its booking is counted from then in the store every process reads: the upstream
         counts it on arrival, and a window that took it at its booking would free its slot that much too soon."""
-        late = sent - grant.at
-        if late > LATE_SECONDS:  # not for a grant without a booking (NaN)
-            await self.slots.retime(self.ask, grant.at, grant.token, late)
+        if sent - grant.at > LATE_SECONDS:  # not for a grant without a booking (NaN)
+            await self.slots.retime(self.ask, grant.at, grant.token, sent, self.clock())
 
     def answered(self) -> None:
         """One request ``acquire(answers=True)`` let out has ended (answered, refused or failed)."""

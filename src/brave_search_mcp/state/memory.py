@@ -78,14 +78,19 @@ class MemorySlots:
                 bisect.insort(shared_starts, now)
         return decision
 
-    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
-        """Move the start booked at ``at`` to ``at + late`` in each of ``ask``'s windows (starts go unnamed here)."""
+    async def retime(self, ask: Ask, at: float, token: str, sent: float, now: float) -> None:
+        """Move the start booked at ``at`` to ``sent`` in each of ``ask``'s windows (starts go unnamed here)."""
         for name in (ask.own, ask.shared):
             starts = self._starts.get(name) if name is not None else None
             found = bisect.bisect_left(starts, at) if starts is not None else 0
             if starts is not None and found < len(starts) and starts[found] == at:
                 del starts[found]
-                bisect.insort(starts, at + late)
+                bisect.insort(starts, sent)
+
+    async def started(self, ask: Ask, since: float, until: float, now: float) -> int:
+        """Starts recorded here in the key's window within ``(since, until]``."""
+        starts = self._starts.get(ask.shared or ask.own) or []
+        return bisect.bisect_right(starts, until) - bisect.bisect_right(starts, since)
 
     def fill(self, ask: Ask, at: float) -> None:
         """Take the windows ``ask`` starts in as full at ``at``: a shared store was lost then, with the starts every

@@ -64,9 +64,9 @@ from brave_search_mcp.state.redis_scripts import (
     PUT_RELEASE,
     RENEW,
     RESERVE,
-    RETIME,
     UNBOOK,
 )
+from brave_search_mcp.state.redis_window import RETIME, STARTED
 from brave_search_mcp.state.shared import SharedBackend
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class RedisStore:
         self._unsure = UnsureCalls()  # failed bookings the server may have run: settled by the next merge
         self._reserve = client.register_script(RESERVE)
         self._retime = client.register_script(RETIME)
+        self._started = client.register_script(STARTED)
         self._book = client.register_script(BOOK)
         self._unbook = client.register_script(UNBOOK)
         self._merge = client.register_script(MERGE)
@@ -150,7 +151,7 @@ class RedisStore:
         if ask.shared is not None:
             keys += [plan_key(ask.shared), starts_key(ask.shared)]
         keys.append(once_key(token))
-        args = reserve_args(ask, now, token, clocked=self._clock is not None)
+        args = reserve_args(ask, now, token, server_clock=self._clock is not None)
         found = await self._call(lambda: self._reserve(keys=keys, args=args))
         granted, ready, reason, flat, shift, dropped, full = found
         if dropped:
@@ -159,10 +160,17 @@ class RedisStore:
         plan = shifted(plan_of(flat), -by)
         return Decision(bool(granted), float(ready) - by, text_of(reason), plan, bool(dropped), bool(full), token)
 
-    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
-        """Move the start named ``token`` by ``late`` in each of ``ask``'s windows (the script renames it: once)."""
+    async def retime(self, ask: Ask, at: float, token: str, sent: float, now: float) -> None:
+        """Move the start named ``token`` to ``sent`` in each of ``ask``'s windows (the script renames it: once)."""
         keys = [starts_key(name) for name in (ask.own, ask.shared) if name is not None]
-        await self._call(lambda: self._retime(keys=keys, args=[token, repr(float(late))]))
+        args = [token, repr(float(now)), repr(float(sent)), "1" if self._clock is not None else ""]
+        await self._call(lambda: self._retime(keys=keys, args=args))
+
+    async def started(self, ask: Ask, since: float, until: float, now: float) -> int:
+        """Starts in the key's window (the primary family's) within ``(since, until]``, on the caller's clock."""
+        keys = [starts_key(ask.shared or ask.own)]
+        args = [repr(float(t)) for t in (since, now, until)] + ["1" if self._clock is not None else ""]
+        return int(await self._call(lambda: self._started(keys=keys, args=args)))
 
     async def modify(self, ask: Ask, change: Callable[[PlanState], PlanState]) -> PlanState:
         """Read the stored plan (and the server's clock), change it, write it back only if it is still what was read

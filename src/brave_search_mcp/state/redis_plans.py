@@ -61,9 +61,9 @@ def shifted(plan: PlanState, by: float) -> PlanState:
     return replace(plan, **moved) if moved else plan
 
 
-def reserve_args(ask: Ask, now: float, token: str, *, clocked: bool) -> list[str | float]:
-    """The reservation script's arguments, in its order (``redis_scripts.RESERVE``); ``clocked``: the store runs on
-    the caller's clock (``now``), not the server's ``TIME`` (tests)."""
+def reserve_args(ask: Ask, now: float, token: str, *, server_clock: bool) -> list[str | float]:
+    """The reservation script's arguments, in its order (``redis_scripts.RESERVE``); ``server_clock``: decide on the
+    server's ``TIME`` (production), else on ``now`` (a test's clock)."""
     pinned = ("", "") if ask.pinned is None else (repr(float(ask.pinned[0])), str(int(ask.pinned[1])))
     return [
         repr(float(now)),
@@ -78,6 +78,6 @@ def reserve_args(ask: Ask, now: float, token: str, *, clocked: bool) -> list[str
         *pinned,
         repr(SPREAD_SECONDS),
         *(repr(float(bound)) for bound in BOUNDS),
-        "1" if clocked else "",
+        "1" if server_clock else "",
         ONCE_KEPT_MS,
     ]

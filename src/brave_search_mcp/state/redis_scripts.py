@@ -183,18 +183,6 @@ for i = 2, #KEYS - 1, 2 do
 end
 return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped, full}
 """)
-# KEYS: the starts of each family a start was granted in.  ARGV: its member, how late (s) its request left.
-# The start is counted from when its request left: moved, and renamed so that a retry (a lost reply) finds nothing.
-RETIME = """
-for _, key in ipairs(KEYS) do
-  local at = redis.call('TYPE', key)['ok'] == 'zset' and redis.call('ZSCORE', key, ARGV[1])
-  if at then
-    redis.call('ZREM', key, ARGV[1])
-    redis.call('ZADD', key, tonumber(at) + tonumber(ARGV[2]), ARGV[1] .. ':left')
-  end
-end
-return 0
-"""
 # A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
 # instead of closing the spending cap (or failing every booking, or the outage's counts on their way back) for the
 # rest of the month. Returns the count, and 1 when it was broken (0 otherwise).

@@ -249,13 +249,22 @@ class SharedSlots:
         self._memory.remember(ask.own, plan)
         return plan
 
-    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
+    async def retime(self, ask: Ask, at: float, token: str, sent: float, now: float) -> None:
         """Move a start that left late wherever it was booked: memory (during or just after an outage) and the store
         (a store that is down meanwhile keeps it where it was: the margin is all there is then)."""
-        await self._memory.retime(ask, at, token, late)
+        await self._memory.retime(ask, at, token, sent, now)
         if not self.degraded:
             with contextlib.suppress(StoreUnavailable):
-                await self._stored(lambda: self._b.store.retime(ask, at, token, late))
+                await self._stored(lambda: self._b.store.retime(ask, at, token, sent, now))
+
+    async def started(self, ask: Ask, since: float, until: float, now: float) -> int:
+        """The starts in the key's window the store holds, or memory's while it is down."""
+        if self.degraded:
+            return await self._memory.started(ask, since, until, now)
+        try:
+            return await self._stored(lambda: self._b.store.started(ask, since, until, now))
+        except StoreUnavailable:
+            return await self._memory.started(ask, since, until, now)
 
     def note_dropped(self, what: str, why: str) -> None:
         """A stored plan the limiter refused: the store's drop log names it in status (logged already)."""

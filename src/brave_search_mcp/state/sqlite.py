@@ -138,15 +138,24 @@ class SqliteStore:
 
         return await self.state.run(work)
 
-    async def retime(self, ask: Ask, at: float, token: str, late: float) -> None:
-        """Move the start booked at ``at`` by ``late`` in each of ``ask``'s windows, in one transaction."""
+    async def retime(self, ask: Ask, at: float, token: str, sent: float, now: float) -> None:
+        """Move the start booked at ``at`` to ``sent`` in each of ``ask``'s windows, in one transaction."""
 
         def work(conn: sqlite3.Connection) -> None:
             for name in (ask.own, ask.shared):
                 if name is not None:
-                    retime_start(conn, name, at, late)
+                    retime_start(conn, name, at, sent)
 
         await self.state.run(work)
+
+    async def started(self, ask: Ask, since: float, until: float, now: float) -> int:
+        """Starts in the key's window within ``(since, until]`` (one indexed count)."""
+
+        def work(conn: sqlite3.Connection) -> int:
+            sql = "SELECT count(*) FROM starts WHERE upstream = ? AND t > ? AND t <= ?"
+            return int(conn.execute(sql, (ask.shared or ask.own, since, until)).fetchone()[0])
+
+        return await self.state.run(work)
 
     def _put(self, conn: sqlite3.Connection, name: str, plan: PlanState) -> None:
         conn.execute("UPDATE plans SET state = ? WHERE upstream = ?", (self._encoded(plan), name))

@@ -72,8 +72,8 @@ def recent_starts(
     return NewestStarts(conn, name, limits[1], matters_after(now, limits, ask.margin), future)
 
 
-def retime_start(conn: sqlite3.Connection, name: str, at: float, late: float) -> None:
-    """Move one start of ``name`` recorded at ``at`` (the reservation's own time, stored exactly) to ``at + late``;
+def retime_start(conn: sqlite3.Connection, name: str, at: float, sent: float) -> None:
+    """Move one start of ``name`` recorded at ``at`` (the reservation's own time, stored exactly) to ``sent``;
     none is found once it was moved or deleted, so a second call changes nothing."""
     sql = "UPDATE starts SET t = ? WHERE rowid = (SELECT rowid FROM starts WHERE upstream = ? AND t = ? LIMIT 1)"
-    conn.execute(sql, (at + late, name, at))
+    conn.execute(sql, (sent, name, at))
