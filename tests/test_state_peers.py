@@ -95,6 +95,16 @@ async def back(backend: SharedBackend, clock: FakeClock, peers: int) -> None:
     await clock.sleep(wait)
 
 
+async def on_its_share_until_redis_restarts(server: RedisServer, fleet: list[SharedBackend], clock: FakeClock) -> None:
+    """Three replicas count each other, Redis is killed, the first grants its third of the window on memory, and
+    Redis is started again (empty)."""
+    await beat_all(fleet, clock)
+    server.kill()
+    await store_lost(fleet[0], clock, 3)
+    assert (await burst(fleet[0], clock))[0] == 16
+    server.start()
+
+
 async def test_three_replicas_on_a_killed_redis_each_grant_a_third_of_the_window(clock: FakeClock) -> None:
     """Without the share each replica granted all 50 at once on its memory: 150 in Brave's 1-second window."""
     with RedisServer() as server:
@@ -154,11 +164,7 @@ async def test_a_redis_back_empty_is_not_sent_the_starts_made_alone_on_top_of_th
     still rules (else it started the whole plan again at once); after them, the store alone."""
     with RedisServer() as server:
         async with replicas(server, clock, 3) as fleet:
-            await beat_all(fleet, clock)
-            server.kill()
-            await store_lost(fleet[0], clock, 3)
-            assert (await burst(fleet[0], clock))[0] == 16
-            server.start()
+            await on_its_share_until_redis_restarts(server, fleet, clock)
             await clock.sleep(0.5)  # the store's next try is due
             granted, wait = await burst(fleet[0], clock)
             assert granted == 0 and wait == pytest.approx(horizon(16.0, 16) - 0.5, abs=1e-6)
@@ -173,11 +179,7 @@ async def test_a_store_found_back_by_another_call_keeps_the_share_for_a_window(c
     after it keep to the share for one window."""
     with RedisServer() as server:
         async with replicas(server, clock, 3) as fleet:
-            await beat_all(fleet, clock)
-            server.kill()
-            await store_lost(fleet[0], clock, 3)
-            assert (await burst(fleet[0], clock))[0] == 16
-            server.start()
+            await on_its_share_until_redis_restarts(server, fleet, clock)
             await clock.sleep(1.2)  # its own starts are out of the window; the others' may not be
             assert await fleet[0].cache.get_or_fetch("web?q=x", answer, 60.0) == (b"x", False)
             assert fleet[0].health()["degraded"] is False

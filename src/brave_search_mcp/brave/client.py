@@ -325,7 +325,7 @@ class BraveClient:
                         post = http.build_request("POST", url, headers=headers, json=body, extensions=left.extensions)
                         response = await http.send(post, stream=True)
                     request.status = response.status_code
-                    sent_at = request.started if left.at is None else left.at  # Brave counts it from then
+                    sent_at = left.at_or(request.started)  # Brave counts it from then
                     try:  # whatever fails from here on (a refusal, a cancellation) closes the response
                         if not 200 <= response.status_code < 300:
                             await self._handle(endpoint, response, admission, sent_at, ticket)  # raises
@@ -397,7 +397,7 @@ class BraveClient:
                 response = await http.send(get, stream=True)
                 try:
                     request.status = response.status_code
-                    sent_at = request.started if left.at is None else left.at
+                    sent_at = left.at_or(request.started)
                     return await self._handle(endpoint, response, admission, sent_at, ticket)
                 finally:
                     await response.aclose()

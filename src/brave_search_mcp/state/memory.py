@@ -82,8 +82,10 @@ class MemorySlots:
         """Move the start booked at ``at`` to ``sent`` in each of ``ask``'s windows (starts go unnamed here)."""
         for name in (ask.own, ask.shared):
             starts = self._starts.get(name) if name is not None else None
-            found = bisect.bisect_left(starts, at) if starts is not None else 0
-            if starts is not None and found < len(starts) and starts[found] == at:
+            if not starts:
+                continue
+            found = bisect.bisect_left(starts, at)
+            if found < len(starts) and starts[found] == at:
                 del starts[found]
                 bisect.insort(starts, sent)
 

@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 
+def server_shift(now: str, flag: str) -> str:
+    """Lua that sets ``shift``: the server's clock minus the caller's ``now`` (an argument, on the caller's clock)
+    when ``flag`` is '1' (production: times are kept on the server's clock, whatever the replicas' clocks say), else
+    0 (a test's clock, used as it is)."""
+    return f"""
+local shift = 0
+if {flag} == '1' then
+  local t = redis.call('TIME')
+  shift = tonumber(t[1]) + tonumber(t[2]) / 1000000 - tonumber({now})
+end
+"""
+
+
 def once(body: str) -> str:
     """``body`` run at most once per call: a call whose reply was lost (a command timeout while the server was busy or
     paused) is sent again by the client (``redis_client``), and a paused server, once back, runs both copies. The last
@@ -35,17 +48,12 @@ return out
 # the shared family's window when there is one)}; ready and the plan's times are on the clock decided on. Run
 # ``once`` (its marker the last key, after the starts; its ms the last argument): a retried reservation records one
 # start and is decided once.
-RESERVE = once("""
+RESERVE = once(
+    server_shift("ARGV[1]", "ARGV[20]")
+    + """
 local NEVER = -math.huge
 local SHARED = #KEYS > 3  -- a shared family's plan and starts, before the ``once`` marker
-local now = tonumber(ARGV[1])
-local shift = 0  -- the server's clock minus the caller's, when the server's clock is used
-if ARGV[20] == '1' then
-  local t = redis.call('TIME')
-  local server = tonumber(t[1]) + tonumber(t[2]) / 1000000
-  shift = server - now
-  now = server
-end
+local now = tonumber(ARGV[1]) + shift
 local TIMES = {penalty_at = true, strike_at = true, blocked_until = true, probe_until = true, quota_until = true,
   quota_trial_at = true}
 local SHIFT = string.format('%.17g', shift)
@@ -182,7 +190,8 @@ for i = 2, #KEYS - 1, 2 do
   redis.call('PEXPIRE', KEYS[i], ms)
 end
 return {1, string.format('%.17g', now), 'ok', pairs_of(own), SHIFT, dropped, full}
-""")
+"""
+)
 # A stored count that is not a whole number a month can reach (``most``) is a broken record: it restarts from 0
 # instead of closing the spending cap (or failing every booking, or the outage's counts on their way back) for the
 # rest of the month. Returns the count, and 1 when it was broken (0 otherwise).

@@ -2,19 +2,13 @@
 records them): a start whose request left late is moved to when it left, and a spent window an answer reports is
 checked against the starts recorded around that request."""
 
-# Both scripts take the caller's now and times on the caller's clock, then '1' to work on the server's clock (the
-# starts' own): each time is moved by the server's clock minus ``now``.
-_SHIFT = """
-local shift = 0
-if ARGV[#ARGV] == '1' then
-  local t = redis.call('TIME')
-  shift = tonumber(t[1]) + tonumber(t[2]) / 1000000 - tonumber(ARGV[#ARGV - 2])
-end
-"""
-# KEYS: the starts of each family a start was granted in.  ARGV: its member, now, when its request left, clock.
+from brave_search_mcp.state.redis_scripts import server_shift
+
+# KEYS: the starts of each family a start was granted in.  ARGV: its member, now, when its request left (both on the
+# caller's clock), then '1' to keep it on the server's clock (``server_shift``).
 # The start is counted from when its request left: moved, and renamed so that a retry (a lost reply) finds nothing.
 RETIME = (
-    _SHIFT
+    server_shift("ARGV[2]", "ARGV[4]")
     + """
 for _, key in ipairs(KEYS) do
   if redis.call('TYPE', key)['ok'] == 'zset' and redis.call('ZSCORE', key, ARGV[1]) then
@@ -25,9 +19,10 @@ end
 return 0
 """
 )
-# KEYS: the starts of the key's window.  ARGV: since, now, until, clock.  Returns how many fall in (since, until].
+# KEYS: the starts of the key's window.  ARGV: since, now, until (on the caller's clock), then the clock flag.
+# Returns how many starts fall in (since, until].
 STARTED = (
-    _SHIFT
+    server_shift("ARGV[2]", "ARGV[4]")
     + """
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'zset' then return 0 end
 local since = string.format('%.17g', tonumber(ARGV[1]) + shift)

@@ -26,6 +26,10 @@ class Sent:
         self._then = then
         self.extensions: dict[str, Any] = {"trace": self._trace}
 
+    def at_or(self, before: float) -> float:
+        """When the request left; ``before`` (when sending began) if httpx never said (a transport without traces)."""
+        return before if self.at is None else self.at
+
     async def _trace(self, event: str, info: dict[str, Any]) -> None:
         if self.at is None and event.endswith(SENT_EVENT):
             self.at = self._clock()
